@@ -1,0 +1,54 @@
+package stream
+
+import "time"
+
+// OutputKind says which field of an [Output] is set.
+type OutputKind int
+
+// Output kinds.
+const (
+	OutputText    OutputKind = iota + 1 // Output.Text: the display text grew or changed
+	OutputSegment                       // Output.Segment: a whole sentence of audio
+	OutputAnomaly                       // Output.Anomaly: a stream inconsistency, reported and survived
+	OutputEnd                           // Output.End: the reply ended; nothing follows
+)
+
+// Output is one result of an [Assembler], popped with [Assembler.Next].
+// Exactly the field named by Kind is meaningful.
+type Output struct {
+	Kind    OutputKind
+	Text    string  // OutputText: the whole display text so far
+	Segment Segment // OutputSegment
+	Anomaly Anomaly // OutputAnomaly
+	End     End     // OutputEnd
+}
+
+// Segment is the audio of one sentence (one segmentSequence), emitted once
+// all its chunks arrived and every earlier segment was emitted or skipped.
+type Segment struct {
+	Index      int           // segmentSequence
+	SampleRate int           // Hz, as declared by reply.audio.start (never reinterpreted)
+	Samples    []int16       // mono PCM; owned by the caller once returned
+	Offset     time.Duration // start of the segment within the reply's emitted audio
+	Duration   time.Duration // len(Samples) at SampleRate
+}
+
+// EndState is how a reply ended.
+type EndState int
+
+// End states.
+const (
+	EndCompleted EndState = iota + 1 // reply.completed
+	EndCancelled                     // reply.cancelled
+	EndFailed                        // request.error, or a bound of [Options] was exceeded
+)
+
+// End is the last output of a reply.
+type End struct {
+	State     EndState
+	Reason    string // EndCancelled: reply.cancelled reason
+	Code      string // EndFailed: request.error code, or a local Code* constant for a bound violation
+	Message   string // EndFailed: human-readable explanation
+	Retryable bool   // EndFailed: request.error retryable
+	Final     *TextCompleted // when reply.text.completed arrived (not modified afterwards)
+}
