@@ -46,9 +46,9 @@ const (
 // End is the last output of a reply.
 type End struct {
 	State     EndState
-	Reason    string // EndCancelled: reply.cancelled reason
-	Code      string // EndFailed: request.error code, or a local Code* constant for a bound violation
-	Message   string // EndFailed: human-readable explanation
-	Retryable bool   // EndFailed: request.error retryable
+	Reason    string         // EndCancelled: reply.cancelled reason
+	Code      string         // EndFailed: request.error code, or a local Code* constant for a bound violation
+	Message   string         // EndFailed: human-readable explanation
+	Retryable bool           // EndFailed: request.error retryable
 	Final     *TextCompleted // when reply.text.completed arrived (not modified afterwards)
 }
