@@ -1,0 +1,54 @@
+package audio
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoDevice reports that no sound device can be opened: the program was
+// built without cgo, the machine has no sound card, or the backend refused.
+// Callers branch on it to fall back (for example to writing WAV files).
+var ErrNoDevice = errors.New("audio: no sound device available")
+
+// ErrClosed is returned by methods of a closed [Player], [Mixer] or
+// [Recorder].
+var ErrClosed = errors.New("audio: closed")
+
+// ErrQueueFull is returned by [Player.Enqueue] when the segment does not fit
+// in the player's bounded ring. Nothing is queued; retry once the player
+// has drained, or raise [PlayerOptions.Buffer].
+var ErrQueueFull = errors.New("audio: player queue full")
+
+// ErrCaptureLimit is reported by [Recorder] when the capture reached
+// [RecorderOptions.MaxDuration] (30 s by default) and stopped on its own.
+var ErrCaptureLimit = errors.New("audio: capture reached its maximum duration")
+
+// ErrSilentInput is reported by [Recorder.Stop] when every captured sample
+// was exactly zero: on macOS this is how a missing microphone permission
+// shows up.
+var ErrSilentInput = errors.New("audio: microphone delivered only zeros (missing permission?)")
+
+// FormatError describes malformed or unsupported PCM or WAV input: what was
+// wrong and the byte offset where it was found.
+type FormatError struct {
+	// Offset is the byte offset in the input where the problem was found.
+	Offset int64
+	// Reason says what was wrong, in lowercase.
+	Reason string
+	// Unsupported is true when the input is well formed but uses a feature
+	// this package does not decode (for example 8-bit or A-law WAV).
+	Unsupported bool
+}
+
+// Error implements error.
+func (e *FormatError) Error() string {
+	kind := "malformed"
+	if e.Unsupported {
+		kind = "unsupported"
+	}
+	return fmt.Sprintf("audio: %s input at byte %d: %s", kind, e.Offset, e.Reason)
+}
+
+func formatErrorf(off int64, unsupported bool, format string, args ...any) error {
+	return &FormatError{Offset: off, Reason: fmt.Sprintf(format, args...), Unsupported: unsupported}
+}

@@ -1,0 +1,246 @@
+package audio
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Filter design for the resampler (see doc.go, # Resampling). The stop band
+// starts at stopFrac times the lower Nyquist frequency when downsampling
+// (9 kHz for a 16 kHz output: tones between 8 and 9 kHz fold into the
+// 7-8 kHz edge, which speech does not use) and at the input Nyquist
+// frequency when upsampling (so images are removed). attenuationDB is the
+// Kaiser design target, a few dB above the 107 dB the tests assert.
+const (
+	attenuationDB   = 112.0
+	downCutoffFrac  = 0.97  // -6 dB point, fraction of the output Nyquist
+	downStopFrac    = 1.125 // stop band edge, fraction of the output Nyquist
+	upCutoffFrac    = 0.90  // -6 dB point, fraction of the input Nyquist
+	upStopFrac      = 1.0   // stop band edge, fraction of the input Nyquist
+	maxExactPhases  = 640   // ratios needing more phases interpolate a table
+	interpPhases    = 512   // table size for interpolated ratios
+	tapMultiple     = 8     // taps per phase are padded to this for unrolling
+	minResampleRate = 1000
+	maxResampleRate = 768000
+)
+
+// Resampler converts interleaved float32 audio from one sample rate to
+// another with a windowed-sinc polyphase FIR (Kaiser window, 112 dB design
+// attenuation). It streams: each call to [Resampler.Append] consumes all of
+// its input and emits every output sample that input determines, so nothing
+// is held back beyond the filter's fixed [Resampler.Delay].
+//
+// A Resampler is a passive value and is not safe for concurrent use.
+type Resampler struct {
+	inRate, outRate, channels int
+
+	l, m   int       // out/in = l/m in lowest terms
+	taps   int       // filter taps per phase (a multiple of tapMultiple)
+	phases int       // rows in coef (l when exact, interpPhases+1 otherwise)
+	exact  bool      // one row per phase; otherwise interpolate rows
+	coef   []float32 // phases rows of taps, reversed for an ascending dot product
+
+	bufs [][]float32 // per channel: taps-1 history then new input
+	pos  int         // buffer index of the newest input of the next output
+	frac int         // phase of the next output, 0..l-1
+}
+
+// NewResampler returns a Resampler from inRate to outRate Hz (each 1000 to
+// 768000) for interleaved audio of channels channels (1 to 64).
+func NewResampler(inRate, outRate, channels int) (*Resampler, error) {
+	if inRate < minResampleRate || inRate > maxResampleRate || outRate < minResampleRate || outRate > maxResampleRate {
+		return nil, fmt.Errorf("audio: new resampler: rates %d -> %d Hz outside %d..%d", inRate, outRate, minResampleRate, maxResampleRate)
+	}
+	if channels < 1 || channels > 64 {
+		return nil, fmt.Errorf("audio: new resampler: channel count %d outside 1..64", channels)
+	}
+	g := gcd(inRate, outRate)
+	r := &Resampler{inRate: inRate, outRate: outRate, channels: channels, l: outRate / g, m: inRate / g}
+	r.design()
+	r.bufs = make([][]float32, channels)
+	for c := range r.bufs {
+		r.bufs[c] = make([]float32, r.taps-1, r.taps-1+1024)
+	}
+	r.Reset()
+	return r, nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// design computes the polyphase table.
+func (r *Resampler) design() {
+	in := float64(r.inRate)
+	var cutoff, stop float64 // Hz
+	if r.outRate < r.inRate {
+		cutoff, stop = downCutoffFrac*float64(r.outRate)/2, downStopFrac*float64(r.outRate)/2
+	} else {
+		cutoff, stop = upCutoffFrac*in/2, upStopFrac*in/2
+	}
+	width := 2 * (stop - cutoff) / in // transition width, cycles per input sample
+	taps := int(math.Ceil((attenuationDB-7.95)/(14.36*width))) + 1
+	taps = (taps + tapMultiple - 1) / tapMultiple * tapMultiple
+	r.taps = taps
+	r.exact = r.l <= maxExactPhases
+	step := r.l // phases of the prototype filter
+	r.phases = r.l
+	if !r.exact {
+		step = interpPhases
+		r.phases = interpPhases + 1
+	}
+	beta := 0.1102 * (attenuationDB - 8.7)
+	fc := cutoff / in
+	center := float64(taps*step) / 2
+	i0b := besselI0(beta)
+	h := func(x float64) float64 { // x in prototype samples, 0..taps*step
+		d := (x - center) / center
+		if d < -1 || d > 1 {
+			return 0
+		}
+		t := (x - center) / float64(step)
+		s := 2 * fc
+		if t != 0 {
+			s = math.Sin(2*math.Pi*fc*t) / (math.Pi * t)
+		}
+		return s * besselI0(beta*math.Sqrt(1-d*d)) / i0b
+	}
+	r.coef = make([]float32, r.phases*taps)
+	row := make([]float64, taps)
+	for p := range r.phases {
+		var sum float64
+		for q := range taps {
+			row[q] = h(float64(p + (taps-1-q)*step))
+			sum += row[q]
+		}
+		for q := range taps { // unity DC gain in every phase
+			r.coef[p*taps+q] = float32(row[q] / sum)
+		}
+	}
+}
+
+func besselI0(x float64) float64 {
+	sum, term := 1.0, 1.0
+	for k := 1; k < 50; k++ {
+		term *= (x / (2 * float64(k))) * (x / (2 * float64(k)))
+		sum += term
+		if term < sum*1e-17 {
+			break
+		}
+	}
+	return sum
+}
+
+// Reset clears the filter history, as if the Resampler were new.
+func (r *Resampler) Reset() {
+	for c := range r.bufs {
+		b := r.bufs[c][:r.taps-1]
+		clear(b)
+		r.bufs[c] = b
+	}
+	r.pos, r.frac = r.taps-1, 0
+}
+
+// Delay returns the filter's group delay: an impulse at input time t comes
+// out at t+Delay. It is constant and is the only latency the Resampler adds.
+func (r *Resampler) Delay() time.Duration {
+	return time.Duration(float64(r.taps) / 2 / float64(r.inRate) * float64(time.Second))
+}
+
+// MaxOutFrames returns an upper bound on the frames one [Resampler.Append]
+// of inFrames frames can emit, for sizing dst.
+func (r *Resampler) MaxOutFrames(inFrames int) int {
+	return int((int64(inFrames)*int64(r.l))/int64(r.m)) + 2
+}
+
+// Append resamples src (interleaved frames) and appends the output frames to
+// dst, returning the extended slice. All of src is consumed. Append does not
+// allocate once dst and the internal buffer have grown to the chunk size in
+// use. It fails only when src is not a whole number of frames; dst is then
+// returned unchanged.
+func (r *Resampler) Append(dst, src []float32) ([]float32, error) {
+	if len(src)%r.channels != 0 {
+		return dst, fmt.Errorf("audio: resample: %d samples is not a whole number of %d-channel frames", len(src), r.channels)
+	}
+	frames := len(src) / r.channels
+	for c, b := range r.bufs {
+		n := len(b)
+		b = slices.Grow(b, frames)[:n+frames]
+		if r.channels == 1 {
+			copy(b[n:], src)
+		} else {
+			for i := range frames {
+				b[n+i] = src[i*r.channels+c]
+			}
+		}
+		r.bufs[c] = b
+	}
+	return r.run(dst), nil
+}
+
+// Flush appends the output still determined by the filter's tail (about
+// [Resampler.Delay] of it), as if the input had ended with silence, and
+// resets the Resampler for a new stream.
+func (r *Resampler) Flush(dst []float32) []float32 {
+	pad := make([]float32, (r.taps/2+1)*r.channels)
+	dst, _ = r.Append(dst, pad)
+	r.Reset()
+	return dst
+}
+
+// run emits every output whose window lies in the buffers, then keeps the
+// last taps-1 inputs as history.
+func (r *Resampler) run(dst []float32) []float32 {
+	n := len(r.bufs[0])
+	if r.pos < n {
+		outs := int((int64(n-1-r.pos)*int64(r.l)+int64(r.l-1-r.frac))/int64(r.m)) + 1
+		start := len(dst)
+		dst = slices.Grow(dst, outs*r.channels)[:start+outs*r.channels]
+		out := dst[start:]
+		var pos, frac int
+		for c, b := range r.bufs {
+			pos, frac = r.filter(out, b, c)
+		}
+		r.pos, r.frac = pos, frac
+	}
+	keep := r.taps - 1
+	for c, b := range r.bufs {
+		copy(b, b[n-keep:])
+		r.bufs[c] = b[:keep]
+	}
+	r.pos -= n - keep
+	return dst
+}
+
+// filter computes channel c of the outputs into out (interleaved) from the
+// buffer b, returning the next position and phase.
+func (r *Resampler) filter(out, b []float32, c int) (pos, frac int) {
+	pos, frac = r.pos, r.frac
+	taps, l, m, ch := r.taps, r.l, r.m, r.channels
+	adv, step := m/l, m%l
+	for o := c; o < len(out); o += ch {
+		w := b[pos+1-taps : pos+1]
+		if r.exact {
+			out[o] = dot(r.coef[frac*taps:(frac+1)*taps], w)
+		} else {
+			x := uint64(frac) * interpPhases
+			p := int(x / uint64(l))
+			t := float32(x%uint64(l)) / float32(l)
+			a := dot(r.coef[p*taps:(p+1)*taps], w)
+			z := dot(r.coef[(p+1)*taps:(p+2)*taps], w)
+			out[o] = a + t*(z-a)
+		}
+		pos += adv
+		frac += step
+		if frac >= l {
+			frac -= l
+			pos++
+		}
+	}
+	return pos, frac
+}
