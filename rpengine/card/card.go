@@ -1,0 +1,132 @@
+package card
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"strconv"
+	"sync"
+)
+
+// MaxSize is the largest document Parse accepts: the protocol's message
+// limit, 8 MiB.
+const MaxSize = 8 << 20
+
+// Card is a parsed card that keeps every byte of meaning of its input:
+// unknown fields, extension data and the source's key order are kept,
+// because the card is kept as the document it was parsed from.
+//
+// A Card is immutable; all its methods may be called concurrently.
+type Card struct {
+	raw    []byte
+	digest Digest
+	unsafe bool // holds a number the engine may canonicalize differently
+
+	nameOnce sync.Once
+	name     string
+}
+
+// Parse checks data and returns the card it holds. data is copied. It
+// rejects documents over [MaxSize], invalid JSON, duplicate keys (also
+// after unescaping), invalid UTF-8, lone surrogates, numbers beyond the
+// double range and a root that is not an object, with a *[ParseError]
+// carrying the JSON Pointer of the fault. Parse does not check the
+// Character Card V2 rules: see [Card.Validate].
+//
+// Parse canonicalizes and hashes the card once, so [Card.Hash] is free.
+// The result is memoized by an xxh3 hash of data in a bounded cache, so
+// parsing bytes seen before costs little more than the copy.
+func Parse(data []byte) (*Card, error) {
+	if len(data) > MaxSize {
+		return nil, &ParseError{Msg: "document of " + strconv.Itoa(len(data)) + " bytes exceeds the limit of " + strconv.Itoa(MaxSize), Err: ErrTooLarge}
+	}
+	if !rootIsObject(data) {
+		return nil, &ParseError{Msg: "a card must be a JSON object"}
+	}
+	c := &Card{raw: append([]byte(nil), data...)}
+	key := memoKey(data)
+	if e, ok := memo.get(key); ok {
+		c.digest, c.unsafe = e.digest, e.unsafe
+		return c, nil
+	}
+	d, unsafe, err := hashDocument(data)
+	if err != nil {
+		return nil, err
+	}
+	c.digest, c.unsafe = d, unsafe
+	memo.put(key, memoEntry{digest: d, unsafe: unsafe})
+	return c, nil
+}
+
+func rootIsObject(data []byte) bool {
+	for _, b := range data {
+		switch b {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return b == '{'
+	}
+	return false
+}
+
+// hashDocument canonicalizes data and returns its SHA-256 and whether it
+// holds a hash-unsafe number.
+func hashDocument(data []byte) (Digest, bool, error) {
+	c := getCanon(data, nil)
+	c.out = c.buf[:0]
+	err := c.run()
+	d := Digest(sha256.Sum256(c.out))
+	unsafe := c.unsafe
+	c.buf = c.out[:0]
+	putCanon(c)
+	return d, unsafe, err
+}
+
+// Bytes returns the card's JSON document as parsed. The caller must not
+// modify it.
+func (c *Card) Bytes() []byte { return c.raw }
+
+// Hash returns the SHA-256 of the card's RFC 8785 canonical JSON, the
+// engine's targetHash. It is computed by Parse, so it costs nothing and
+// the error is always nil for a card returned by Parse. A card that is
+// not hash-safe (see [Card.HashSafe]) still has a Hash; the engine may
+// compute a different one.
+func (c *Card) Hash() (Digest, error) { return c.digest, nil }
+
+// HashSafe returns nil when every number in the card canonicalizes the
+// same in RFC 8785 and in the engine (spec section 4.2), else an
+// *[UnsafeNumberError] naming the first unsafe number's pointer.
+func (c *Card) HashSafe() error {
+	if !c.unsafe {
+		return nil
+	}
+	return firstUnsafe(c.raw)
+}
+
+// firstUnsafe walks data and reports its first hash-unsafe number.
+func firstUnsafe(data []byte) error {
+	c := getCanon(data, nil)
+	defer putCanon(c)
+	c.stopUnsafe = true
+	c.out = c.buf[:0]
+	_ = c.run()
+	c.buf = c.out[:0]
+	if c.err == nil {
+		return nil
+	}
+	return &UnsafeNumberError{Pointer: c.err.Pointer, Literal: c.unsafeLit}
+}
+
+// Name returns data.name, or "" when it is missing or not a string.
+func (c *Card) Name() string {
+	c.nameOnce.Do(func() {
+		var v struct {
+			Data struct {
+				Name json.RawMessage `json:"name"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(c.raw, &v) == nil {
+			_ = json.Unmarshal(v.Data.Name, &c.name)
+		}
+	})
+	return c.name
+}

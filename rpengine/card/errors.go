@@ -1,0 +1,94 @@
+package card
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrTooLarge is wrapped by the error returned for a document over the
+// size limit.
+var ErrTooLarge = errors.New("card: document too large")
+
+// ParseError reports malformed input: invalid JSON, a duplicate key,
+// invalid UTF-8, a lone surrogate, a number out of range, or a root that is
+// not an object. Pointer is the RFC 6901 JSON Pointer of the value where
+// the fault was found ("" is the root); Offset is its byte offset.
+type ParseError struct {
+	Pointer string
+	Offset  int
+	Msg     string
+	Err     error // ErrTooLarge, or nil
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("card: parse: %s at %q (byte %d)", e.Msg, e.Pointer, e.Offset)
+}
+
+// ValidationError lists every Character Card V2 rule a card breaks
+// (spec section 4.1), in document order of the rules.
+type ValidationError struct{ Violations []Violation }
+
+// Violation is one broken rule: where (RFC 6901 JSON Pointer) and what.
+type Violation struct{ Pointer, Message string }
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "card: invalid character card (%d violations)", len(e.Violations))
+	for i, v := range e.Violations {
+		if i == 3 {
+			fmt.Fprintf(&b, "; ...")
+			break
+		}
+		fmt.Fprintf(&b, "; %s: %s", v.Pointer, v.Message)
+	}
+	return b.String()
+}
+
+// String formats a violation as "pointer: message".
+func (v Violation) String() string { return v.Pointer + ": " + v.Message }
+
+// UnsafeNumberError reports a number whose canonical form may differ
+// between RFC 8785 and the engine (spec section 4.2): a non-integer, an
+// exponent, negative zero, or an integer beyond ±2^53.
+type UnsafeNumberError struct {
+	Pointer string // where the number is
+	Literal string // the number as written
+}
+
+func (e *UnsafeNumberError) Error() string {
+	return fmt.Sprintf("card: not hash-safe: number %s at %q may canonicalize differently in the engine", e.Literal, e.Pointer)
+}
+
+// PatchError reports an RFC 6902 operation that is malformed or does not
+// apply. Index is the operation's position in the patch (-1 when the patch
+// as a whole is at fault).
+type PatchError struct {
+	Index int
+	Op    string
+	Path  string
+	Err   error
+}
+
+func (e *PatchError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("card: patch: %v", e.Err)
+	}
+	return fmt.Sprintf("card: patch op %d (%s %q): %v", e.Index, e.Op, e.Path, e.Err)
+}
+
+func (e *PatchError) Unwrap() error { return e.Err }
+
+// ResyncError is returned by [Planner.Resync] when no retry can succeed:
+// the engine refused a snapshot sent without targetHash, so it cannot be
+// a hash disagreement and resending would loop.
+type ResyncError struct {
+	Key    Key
+	Reason string
+}
+
+func (e *ResyncError) Error() string {
+	return fmt.Sprintf("card: resync of %s/%s impossible: %s", e.Key.IntegrationID, e.Key.CharacterID, e.Reason)
+}

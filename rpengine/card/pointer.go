@@ -1,0 +1,49 @@
+package card
+
+import "strings"
+
+var tokenEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+var tokenUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
+// escapeToken escapes one RFC 6901 reference token.
+func escapeToken(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return tokenEscaper.Replace(s)
+}
+
+// splitPointer splits an RFC 6901 pointer into unescaped tokens. It
+// rejects a pointer that does not start with '/' and a '~' not followed by
+// '0' or '1'.
+func splitPointer(p string) ([]string, bool) {
+	if p == "" {
+		return nil, true
+	}
+	if p[0] != '/' {
+		return nil, false
+	}
+	toks := strings.Split(p[1:], "/")
+	for i, t := range toks {
+		for j := 0; j < len(t); j++ {
+			if t[j] == '~' && (j+1 == len(t) || (t[j+1] != '0' && t[j+1] != '1')) {
+				return nil, false
+			}
+		}
+		toks[i] = tokenUnescaper.Replace(t)
+	}
+	return toks, true
+}
+
+// isIndex reports whether tok is an RFC 6901 array index: 0 or [1-9][0-9]*.
+func isIndex(tok string) bool {
+	if tok == "" || len(tok) > 9 || (tok[0] == '0' && len(tok) > 1) {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
