@@ -40,7 +40,9 @@ var requiredStrings = []string{"name", "description", "personality", "scenario",
 
 type validator struct{ out []Violation }
 
-func (v *validator) add(ptr, msg string) { v.out = append(v.out, Violation{Pointer: ptr, Message: msg}) }
+func (v *validator) add(ptr, msg string) {
+	v.out = append(v.out, Violation{Pointer: ptr, Message: msg})
+}
 
 func (v *validator) card(root any) {
 	obj := root.(map[string]any) // Parse guarantees an object
