@@ -183,11 +183,11 @@ func (r *Resampler) Append(dst, src []float32) ([]float32, error) {
 	return r.run(dst), nil
 }
 
-// Flush appends the output still determined by the filter's tail (about
-// [Resampler.Delay] of it), as if the input had ended with silence, and
-// resets the Resampler for a new stream.
+// Flush appends the filter's whole tail (2×[Resampler.Delay] of output) as
+// if the input had ended with silence, so no input is lost, and resets the
+// Resampler for a new stream. It allocates a small zero buffer.
 func (r *Resampler) Flush(dst []float32) []float32 {
-	pad := make([]float32, (r.taps/2+1)*r.channels)
+	pad := make([]float32, r.taps*r.channels)
 	dst, _ = r.Append(dst, pad)
 	r.Reset()
 	return dst

@@ -67,27 +67,28 @@ func DecodeWAV(w *WAV, data []byte) error {
 		}
 		return formatErrorf(0, false, "not a RIFF/WAVE file")
 	}
-	var fmtc *wavFormat
+	var fmtc wavFormat
+	haveFmt := false
 	var pcm []byte
 	var pcmOff int64
 	off := 12
-	for off+8 <= len(data) && (pcm == nil || fmtc == nil) {
-		id := string(data[off : off+4])
+	for off+8 <= len(data) && (pcm == nil || !haveFmt) {
+		id := [4]byte(data[off : off+4])
 		size := int64(binary.LittleEndian.Uint32(data[off+4:]))
 		body := int64(off + 8)
-		if id == "data" && size == 0xFFFFFFFF {
+		if id == [4]byte{'d', 'a', 't', 'a'} && size == 0xFFFFFFFF {
 			size = int64(len(data)) - body
 		}
 		if body+size > int64(len(data)) {
 			return formatErrorf(int64(off), false, "chunk %q claims %d bytes but only %d remain", id, size, int64(len(data))-body)
 		}
-		switch id {
+		switch string(id[:]) {
 		case "fmt ":
 			f, err := parseWAVFormat(data[body:body+size], body)
 			if err != nil {
 				return err
 			}
-			fmtc = &f
+			fmtc, haveFmt = f, true
 		case "data":
 			if pcm == nil {
 				pcm, pcmOff = data[body:body+size], body
@@ -95,7 +96,7 @@ func DecodeWAV(w *WAV, data []byte) error {
 		}
 		off = int(body + size + size&1)
 	}
-	if fmtc == nil {
+	if !haveFmt {
 		return formatErrorf(int64(off), false, "no fmt chunk")
 	}
 	if pcm == nil {
@@ -105,7 +106,7 @@ func DecodeWAV(w *WAV, data []byte) error {
 		return formatErrorf(pcmOff+int64(len(pcm)), false, "data size %d is not a whole number of %d-byte frames", len(pcm), fmtc.blockAlign)
 	}
 	*w = WAV{SampleRate: fmtc.rate, Channels: fmtc.channels, BitsPerSample: fmtc.bits, Float: fmtc.float, Samples: w.Samples[:0]}
-	w.Samples = appendWAVSamples(w.Samples, pcm, fmtc)
+	w.Samples = appendWAVSamples(w.Samples, pcm, &fmtc)
 	return nil
 }
 
