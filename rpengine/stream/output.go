@@ -1,6 +1,9 @@
 package stream
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // OutputKind says which field of an [Output] is set.
 type OutputKind int
@@ -51,4 +54,32 @@ type End struct {
 	Message   string         // EndFailed: human-readable explanation
 	Retryable bool           // EndFailed: request.error retryable
 	Final     *TextCompleted // when reply.text.completed arrived (not modified afterwards)
+}
+
+// String returns the kind's name.
+func (k OutputKind) String() string {
+	switch k {
+	case OutputText:
+		return "text"
+	case OutputSegment:
+		return "segment"
+	case OutputAnomaly:
+		return "anomaly"
+	case OutputEnd:
+		return "end"
+	}
+	return "OutputKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// String returns the state's name.
+func (s EndState) String() string {
+	switch s {
+	case EndCompleted:
+		return "completed"
+	case EndCancelled:
+		return "cancelled"
+	case EndFailed:
+		return "failed"
+	}
+	return "EndState(" + strconv.Itoa(int(s)) + ")"
 }

@@ -1,0 +1,10 @@
+package stream
+
+// Local End.Code values of a reply that [Assembler] ended as [EndFailed]
+// because a bound of [Options] was exceeded. They never collide with the
+// engine's request.error codes, which carry no "stream_" prefix.
+const (
+	CodeHeldAudioLimit = "stream_held_audio_limit" // Options.MaxHeldAudio exceeded
+	CodeHeldTextLimit  = "stream_held_text_limit"  // Options.MaxHeldText exceeded
+	CodeTextLimit      = "stream_text_limit"       // Options.MaxText exceeded
+)
