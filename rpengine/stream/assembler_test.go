@@ -1,0 +1,177 @@
+package stream_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
+)
+
+type assemblerCase struct {
+	name   string
+	opts   *stream.Options
+	events []stream.Event
+	want   []stream.Output // outputs, drained after every push
+	stats  *stream.Stats   // when set, the final counters
+}
+
+func strp(s string) *string { return &s }
+
+// assemblerCases covers every message kind and every anomaly. It also seeds
+// the fuzz corpus.
+func assemblerCases() []assemblerCase {
+	tc := textCompleted("abc")
+	odd := base64Of([]byte{1, 2, 3})
+	big := base64Of(make([]byte, 32<<10+2))
+	return []assemblerCase{
+		{name: "text in order", events: []stream.Event{
+			&stream.Accepted{RequestID: rid, EventID: "e", QueueDepth: 1}, delta(0, "a"), delta(1, "b"), delta(2, "c"), tc, completed()},
+			want: []stream.Output{outText("a"), outText("ab"), outText("abc"), outEnd(stream.End{State: stream.EndCompleted, Final: tc})}},
+		{name: "gap holds later deltas back", events: []stream.Event{delta(2, "c"), delta(1, "b"), delta(0, "a")},
+			want: []stream.Output{outText("abc")}},
+		{name: "duplicate delta ignored", events: []stream.Event{delta(0, "a"), delta(0, "a"), delta(2, "c"), delta(2, "c")},
+			want:  []stream.Output{outText("a")},
+			stats: &stream.Stats{Duplicates: 2}},
+		{name: "conflicting delta keeps the first", events: []stream.Event{delta(0, "a"), delta(0, "x"), delta(2, "c"), delta(2, "y"), delta(1, "b")},
+			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyConflictingDelta, 0, 0), outAnomaly(stream.AnomalyConflictingDelta, 0, 2), outText("abc")}},
+		{name: "negative delta sequence", events: []stream.Event{delta(-1, "a")},
+			want: []stream.Output{outAnomaly(stream.AnomalyInvalidDelta, 0, -1)}},
+		{name: "completed text wins over deltas", events: []stream.Event{delta(0, "a"), delta(1, "b"), tc},
+			want: []stream.Output{outText("a"), outText("ab"), outAnomaly(stream.AnomalyTextMismatch, 0), outText("abc")}},
+		{name: "completed text fills a gap", events: []stream.Event{delta(0, "a"), delta(2, "c"), tc},
+			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyTextMismatch, 0, 1), outText("abc")}},
+		{name: "completed text equal to held deltas", events: []stream.Event{delta(0, "ab"), delta(2, "c"), tc},
+			want: []stream.Output{outText("ab"), outText("abc")}},
+		{name: "delta after completed text", events: []stream.Event{delta(0, "abc"), tc, delta(1, "d")},
+			want: []stream.Output{outText("abc"), outAnomaly(stream.AnomalyLateDelta, 0, 1)}},
+		{name: "text gap at the end is skipped", events: []stream.Event{delta(0, "a"), delta(2, "c"), delta(4, "e"), completed()},
+			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyTextGap, 0, 1, 3), outText("ace"), outEnd(stream.End{State: stream.EndCompleted})}},
+		{name: "duplicate and conflicting text.completed", events: []stream.Event{tc, textCompleted("abc"), textCompleted("abd")},
+			want:  []stream.Output{outAnomaly(stream.AnomalyTextMismatch, 0), outText("abc"), outAnomaly(stream.AnomalyConflictingMessage, 0)},
+			stats: &stream.Stats{Duplicates: 1}},
+		{name: "duplicate and conflicting accepted", events: []stream.Event{
+			&stream.Accepted{RequestID: rid, QueueDepth: 1}, &stream.Accepted{RequestID: rid, QueueDepth: 1}, &stream.Accepted{RequestID: rid, QueueDepth: 2}},
+			want:  []stream.Output{outAnomaly(stream.AnomalyConflictingMessage, 0)},
+			stats: &stream.Stats{Duplicates: 1}},
+		{name: "segment of two chunks", events: []stream.Event{start(), chunk(0, 0, 0, 2, 1, 2), chunk(1, 0, 1, 2, 3)},
+			want:  []stream.Output{outSeg(0, 44100, 0, 1, 2, 3)},
+			stats: &stream.Stats{Chunks: 2, Bytes: 6, Segments: 1}},
+		{name: "chunks out of order within a segment", events: []stream.Event{start(), chunk(2, 0, 2, 3, 5), chunk(1, 0, 1, 3, 3, 4), chunk(0, 0, 0, 3, 1, 2)},
+			want: []stream.Output{outSeg(0, 44100, 0, 1, 2, 3, 4, 5)}},
+		{name: "segments in order with offsets", events: []stream.Event{start(), chunk(1, 1, 0, 1, 7, 8, 9), chunk(0, 0, 0, 1, 1, 2), chunk(2, 2, 0, 1, 4)},
+			want: []stream.Output{outSeg(0, 44100, 0, 1, 2), outSeg(1, 44100, 2, 7, 8, 9), outSeg(2, 44100, 5, 4)}},
+		{name: "chunks before start wait for it", events: []stream.Event{chunk(0, 0, 0, 1, 1), start()},
+			want: []stream.Output{outSeg(0, 44100, 0, 1)}},
+		{name: "other rate passed through", events: []stream.Event{
+			&stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 48000, Channels: 1}, chunk(0, 0, 0, 1, 1, 2)},
+			want: []stream.Output{outAnomaly(stream.AnomalyUnexpectedRate, 0), outSeg(0, 48000, 0, 1, 2)}},
+		{name: "unsupported format drops audio, keeps text", events: []stream.Event{
+			&stream.AudioStart{RequestID: rid, Format: "opus", SampleRate: 48000, Channels: 1}, chunk(0, 0, 0, 1, 1), delta(0, "a"), audioCompleted(1, 2, 1), completed()},
+			want: []stream.Output{outAnomaly(stream.AnomalyUnsupportedAudio, 0), outText("a"), outEnd(stream.End{State: stream.EndCompleted})}},
+		{name: "stereo unsupported", events: []stream.Event{
+			&stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 44100, Channels: 2}},
+			want: []stream.Output{outAnomaly(stream.AnomalyUnsupportedAudio, 0)}},
+		{name: "duplicate and conflicting audio.start", events: []stream.Event{start(), start(),
+			&stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 16000, Channels: 1}},
+			want:  []stream.Output{outAnomaly(stream.AnomalyConflictingMessage, 0)},
+			stats: &stream.Stats{Duplicates: 1}},
+		{name: "invalid chunks", events: []stream.Event{start(),
+			chunk(-1, 0, 0, 1, 1), chunk(1, -1, 0, 1, 1), chunk(2, 0, -1, 1, 1), chunk(3, 0, 0, 0, 1), chunk(4, 0, 1, 1, 1), rawChunk(5, 0, 0, 1, "!!!!")},
+			want: []stream.Output{outAnomaly(stream.AnomalyInvalidChunk, 0, -1), outAnomaly(stream.AnomalyInvalidChunk, -1, 1),
+				outAnomaly(stream.AnomalyInvalidChunk, 0, 2), outAnomaly(stream.AnomalyInvalidChunk, 0, 3),
+				outAnomaly(stream.AnomalyInvalidChunk, 0, 4), outAnomaly(stream.AnomalyInvalidChunk, 0, 5)}},
+		{name: "chunk too large", events: []stream.Event{start(), rawChunk(0, 0, 0, 1, big)},
+			want: []stream.Output{outAnomaly(stream.AnomalyChunkTooLarge, 0, 0)}},
+		{name: "chunk of exactly 32 KiB", events: []stream.Event{start(), rawChunk(0, 0, 0, 1, base64Of(make([]byte, 32<<10)))},
+			want: []stream.Output{outSeg(0, 44100, 0, make([]int16, 16<<10)...)}},
+		{name: "odd chunk", events: []stream.Event{start(), rawChunk(0, 0, 0, 1, odd)},
+			want: []stream.Output{outAnomaly(stream.AnomalyOddChunk, 0, 0)}},
+		{name: "chunk count mismatch", events: []stream.Event{start(), chunk(0, 0, 0, 2, 1), chunk(1, 0, 1, 3, 2), chunk(2, 0, 1, 2, 3)},
+			want: []stream.Output{outAnomaly(stream.AnomalyChunkCountMismatch, 0, 1), outSeg(0, 44100, 0, 1, 3)}},
+		{name: "conflicting chunks keep the first", events: []stream.Event{start(),
+			chunk(0, 0, 0, 3, 1), chunk(0, 0, 0, 3, 9), chunk(2, 0, 2, 3, 3), chunk(7, 0, 2, 3, 3), chunk(1, 0, 1, 3, 2)},
+			want: []stream.Output{outAnomaly(stream.AnomalyConflictingChunk, 0, 0), outAnomaly(stream.AnomalyConflictingChunk, 0, 2, 7), outSeg(0, 44100, 0, 1, 2, 3)}},
+		{name: "duplicate chunks ignored", events: []stream.Event{start(), chunk(0, 0, 0, 3, 1), chunk(0, 0, 0, 3, 1), chunk(2, 0, 2, 3, 3), chunk(2, 0, 2, 3, 3), chunk(1, 0, 1, 3, 2)},
+			want:  []stream.Output{outSeg(0, 44100, 0, 1, 2, 3)},
+			stats: &stream.Stats{Duplicates: 2, Chunks: 3, Bytes: 6, Segments: 1}},
+		{name: "stale chunks", events: []stream.Event{start(), chunk(0, 0, 0, 1, 1), chunk(0, 0, 0, 1, 1), audioCompleted(1, 2, 1), chunk(1, 1, 0, 1, 2)},
+			want: []stream.Output{outSeg(0, 44100, 0, 1), outAnomaly(stream.AnomalyStaleChunk, 0, 0), outAnomaly(stream.AnomalyStaleChunk, 1, 1)}},
+		{name: "totals match", events: []stream.Event{start(), chunk(0, 0, 0, 2, 1), chunk(1, 0, 1, 2, 2, 3), audioCompleted(2, 6, 1)},
+			want: []stream.Output{outSeg(0, 44100, 0, 1, 2, 3)}},
+		{name: "totals mismatch", events: []stream.Event{start(), chunk(0, 0, 0, 1, 1),
+			&stream.AudioCompleted{RequestID: rid, ChunkCount: 2, TotalBytes: 3, SegmentCount: 4, DurationSeconds: 1}},
+			want: []stream.Output{outSeg(0, 44100, 0, 1), outAnomaly(stream.AnomalyTotalsMismatch, 0), outAnomaly(stream.AnomalyTotalsMismatch, 0),
+				outAnomaly(stream.AnomalyTotalsMismatch, 0), outAnomaly(stream.AnomalyTotalsMismatch, 0), outAnomaly(stream.AnomalyMissingSegments, 0, 1, 2, 3)}},
+		{name: "duplicate and conflicting audio.completed", events: []stream.Event{start(), audioCompleted(0, 0, 0), audioCompleted(0, 0, 0), audioCompleted(1, 0, 0)},
+			want:  []stream.Output{outAnomaly(stream.AnomalyConflictingMessage, 0)},
+			stats: &stream.Stats{Duplicates: 1}},
+		{name: "gaps at the end are skipped", events: []stream.Event{start(),
+			chunk(0, 0, 0, 1, 1), chunk(2, 1, 1, 3, 5), chunk(4, 3, 0, 1, 7), chunk(5, 5, 0, 1, 8), audioCompleted(6, 10, 6)},
+			// chunkCount, totalBytes and segmentCount differ; durationSeconds is within 1 ms.
+			want: []stream.Output{outSeg(0, 44100, 0, 1), outAnomaly(stream.AnomalyTotalsMismatch, 0), outAnomaly(stream.AnomalyTotalsMismatch, 0),
+				outAnomaly(stream.AnomalyTotalsMismatch, 0),
+				outAnomaly(stream.AnomalyMissingSegments, 0, 2, 4),
+				outAnomaly(stream.AnomalyMissingChunks, 1, 0, 2), outSeg(3, 44100, 1, 7), outSeg(5, 44100, 2, 8)}},
+		{name: "audio without start at the end", events: []stream.Event{chunk(0, 0, 0, 1, 1), chunk(1, 2, 0, 1, 1), audioCompleted(2, 4, 2)},
+			want: []stream.Output{outAnomaly(stream.AnomalyMissingAudioStart, 0, 0, 2)}},
+		{name: "reply.completed ends the audio", events: []stream.Event{start(), chunk(0, 1, 0, 1, 4), completed()},
+			want: []stream.Output{outAnomaly(stream.AnomalyMissingAudioCompleted, 0), outAnomaly(stream.AnomalyMissingSegments, 0, 0),
+				outSeg(1, 44100, 0, 4), outEnd(stream.End{State: stream.EndCompleted})}},
+		{name: "cancelled drops what is held", events: []stream.Event{start(), delta(1, "b"), chunk(1, 0, 1, 2, 1),
+			&stream.Cancelled{RequestID: rid, Reason: "requested_by_game"}, delta(0, "a"), completed()},
+			want:  []stream.Output{outEnd(stream.End{State: stream.EndCancelled, Reason: "requested_by_game"})},
+			stats: &stream.Stats{Late: 2, Chunks: 1, Bytes: 2}},
+		{name: "failed keeps the final text", events: []stream.Event{tc,
+			&stream.Failed{RequestID: strp(rid), SourceMessageID: "m", Code: "unsupported_voice", Message: "no voice", Retryable: false}},
+			want: []stream.Output{outAnomaly(stream.AnomalyTextMismatch, 0), outText("abc"),
+				outEnd(stream.End{State: stream.EndFailed, Code: "unsupported_voice", Message: "no voice", Final: tc})}},
+		{name: "failed without request id", events: []stream.Event{&stream.Failed{Code: "capacity_exceeded", Message: "full", Retryable: true}},
+			want: []stream.Output{outEnd(stream.End{State: stream.EndFailed, Code: "capacity_exceeded", Message: "full", Retryable: true})}},
+		{name: "wrong request", opts: &stream.Options{RequestID: rid}, events: []stream.Event{
+			&stream.TextDelta{RequestID: "other", Delta: "x"}, &stream.Failed{RequestID: strp("other")}, &stream.Cancelled{RequestID: "other"}},
+			want: []stream.Output{outAnomaly(stream.AnomalyWrongRequest, 0), outAnomaly(stream.AnomalyWrongRequest, 0), outAnomaly(stream.AnomalyWrongRequest, 0)}},
+		{name: "first request id adopted", events: []stream.Event{delta(0, "a"), &stream.TextDelta{RequestID: "other", Sequence: 1, Delta: "x"}},
+			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyWrongRequest, 0)}},
+		{name: "unexpected events", events: []stream.Event{nil, (*stream.TextDelta)(nil), (*stream.AudioChunk)(nil), (*stream.Failed)(nil), &stream.CaptureLevel{RequestID: rid}},
+			want: []stream.Output{outAnomaly(stream.AnomalyUnexpectedEvent, 0), outAnomaly(stream.AnomalyUnexpectedEvent, 0), outAnomaly(stream.AnomalyUnexpectedEvent, 0),
+				outAnomaly(stream.AnomalyUnexpectedEvent, 0), outAnomaly(stream.AnomalyUnexpectedEvent, 0)}},
+		{name: "held audio bound", opts: &stream.Options{MaxHeldAudio: 10 * time.Millisecond}, // 441 samples
+			events: []stream.Event{start(), chunk(0, 1, 0, 1, make([]int16, 300)...), chunk(1, 2, 0, 1, make([]int16, 100)...), delta(0, "a")},
+			want:   []stream.Output{outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldAudioLimit})},
+			stats:  &stream.Stats{Late: 1, Chunks: 1, Bytes: 600}},
+		{name: "emitted audio does not count against the bound", opts: &stream.Options{MaxHeldAudio: 10 * time.Millisecond},
+			events: []stream.Event{start(), chunk(0, 0, 0, 1, make([]int16, 300)...), chunk(1, 1, 0, 1, make([]int16, 300)...)},
+			want:   []stream.Output{outSeg(0, 44100, 0, make([]int16, 300)...), outSeg(1, 44100, 300, make([]int16, 300)...)}},
+		{name: "held text bound", opts: &stream.Options{MaxHeldText: 100},
+			events: []stream.Event{delta(1, "b"), delta(2, strings.Repeat("c", 40))},
+			want:   []stream.Output{outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldTextLimit})}},
+		{name: "text bound", opts: &stream.Options{MaxText: 100},
+			events: []stream.Event{delta(0, strings.Repeat("a", 60)), delta(1, strings.Repeat("b", 30))},
+			want:   []stream.Output{outText(strings.Repeat("a", 60)), outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeTextLimit})}},
+	}
+}
+
+func base64Of(b []byte) string { return pcmBytes(b) }
+
+func TestAssembler_Push(t *testing.T) {
+	t.Parallel()
+	for _, tt := range assemblerCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := stream.NewAssembler(tt.opts)
+			var got []stream.Output
+			for _, ev := range tt.events {
+				a.Push(ev)
+				got = append(got, drain(a)...)
+			}
+			testutil.Equal(t, "outputs", got, tt.want)
+			if tt.stats != nil {
+				testutil.Equal(t, "stats", a.Stats(), *tt.stats)
+			}
+			ended := len(got) > 0 && got[len(got)-1].Kind == stream.OutputEnd
+			testutil.Equal(t, "Done", a.Done(), ended)
+		})
+	}
+}

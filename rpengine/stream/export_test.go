@@ -1,0 +1,8 @@
+package stream
+
+// Held reports what a holds back, for the bounded-memory checks of the
+// tests: held audio in samples (with bookkeeping), its bound, held text in
+// bytes (with bookkeeping), and pending outputs.
+func (a *Assembler) Held() (audio, maxAudio, text, pending int) {
+	return a.aud.held, a.aud.maxHeld, a.txt.heldCost, len(a.queue) - a.head
+}
