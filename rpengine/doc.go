@@ -1,0 +1,62 @@
+// Package rpengine is the game side of RPEngine protocol v3
+// (gemtavern.rp_engine, spec sections 1-6): a loopback-only WebSocket
+// server that the RPEngine browser page connects to, and the API a game
+// uses to send Character Card V2 characters and events and to consume
+// streamed replies (text and 44.1 kHz speech, sentence by sentence).
+//
+// The five-line integration:
+//
+//	server, err := rpengine.NewServer(nil) // 127.0.0.1:38471
+//	go server.ListenAndServe()
+//	reply, err := server.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "my-game", CharacterID: "ari", Card: c, Text: "Hello!"})
+//	for ev := range reply.Events() { /* ev.Text, ev.Segment */ }
+//	result, err := reply.Wait(ctx)
+//
+// # Protocol
+//
+// The engine connects to ws://127.0.0.1:PORT/rp-engine/socket and sends
+// hello; the server answers welcome with a new sessionId. Every outbound
+// message carries protocol, protocolVersion 3, a unique messageId, the
+// sessionId and an ISO 8601 timestamp, and is tracked until the engine
+// acks it ([Server.MessageStatus]). Inbound messages are acknowledged
+// (unless [ServerOptions.DisableAcks]) and deduplicated by messageId over
+// a window of 2000 per session. A request.error invalid_payload carries
+// no ids: the server attributes it to the oldest message the engine has
+// not acked, which over one ordered connection is the one refused.
+//
+// Cards go through the session's card.Planner: a snapshot first, then
+// patches or references; card_resync_required is retried with the
+// planner's snapshot, same requestId and eventId, new messageId, at most
+// twice, so it never loops. Reply streams go through stream.Assembler.
+//
+// The session logic is transport-independent: the WebSocket connection is
+// one transport; the file mailbox of spec section 7 plugs in beside it.
+//
+// # Concurrency
+//
+// All Server and Reply methods may be called concurrently. Constructors
+// start no goroutine; Serve runs one goroutine per connection (net/http's)
+// and Shutdown/Close returns only after all of them ended. Each connection
+// has one reader, which never waits for the game: see [Reply] for the
+// slow-consumer policy. Requests wait (bounded by their context) for a
+// connected engine that accepts requests, or fail at once with
+// [ServerOptions.FailFast]. Every request ends: a lost or superseded
+// connection ends it with [ErrConnectionLost], a message with neither ack
+// nor answer with [ErrNoAnswer] after [ServerOptions.AckTimeout], a reply
+// that goes silent after [ServerOptions.IdleTimeout].
+//
+// # Security
+//
+// The server binds 127.0.0.1 only (any other address is a *ConfigError).
+// It accepts only the path /rp-engine/socket (else 404), a Host of
+// 127.0.0.1:PORT or localhost:PORT (DNS-rebinding defence, else 403), and
+// an Origin compared exactly with the allow-list (https://rpengine.gemtavern.com,
+// https://rp-engine.gemtavern.com, http://127.0.0.1:5173 only in
+// DevelopmentMode, plus ExtraOrigins); a missing, null or look-alike Origin
+// gets 403, before the upgrade. Messages are limited to 8 MiB (close 1009),
+// text frames only (close 1003), and the first message must be a valid
+// hello within HandshakeTimeout (close 1008). At most MaxHandshakes
+// sockets may be waiting for hello; they cannot disturb the live session.
+// What this cannot stop: a native process on the player's machine, which
+// can send any Origin.
+package rpengine

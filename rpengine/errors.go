@@ -1,0 +1,114 @@
+package rpengine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors a game branches on with [errors.Is].
+var (
+	// ErrServerClosed is returned by Serve and ListenAndServe after
+	// Shutdown or Close, and by requests made after it.
+	ErrServerClosed = errors.New("rpengine: server closed")
+	// ErrConnectionLost ends every pending request when the engine's
+	// connection closes or is superseded by a newer one, and matches a
+	// reply.cancelled with reason connection_lost.
+	ErrConnectionLost = errors.New("rpengine: connection to the engine lost")
+	// ErrNotConnected is returned with ServerOptions.FailFast when no
+	// engine is connected.
+	ErrNotConnected = errors.New("rpengine: no engine connected")
+	// ErrBusy is returned with ServerOptions.FailFast when the engine says
+	// it is not accepting requests (capacity.update).
+	ErrBusy = errors.New("rpengine: engine is not accepting requests")
+	// ErrNoAnswer ends a request whose message got neither an ack nor any
+	// answer within ServerOptions.AckTimeout, or whose reply went silent
+	// for ServerOptions.IdleTimeout.
+	ErrNoAnswer = errors.New("rpengine: engine did not answer in time")
+	// ErrSlowConsumer ends a reply whose events the game did not consume
+	// while more than ServerOptions.MaxPendingAudio of audio piled up; the
+	// request is cancelled on the engine.
+	ErrSlowConsumer = errors.New("rpengine: reply events not consumed in time")
+	// ErrCancelled matches every *CancelledError.
+	ErrCancelled = errors.New("rpengine: reply cancelled")
+	// ErrResyncLoop ends a request whose card the engine kept refusing
+	// after the planner's resynchronisation; it never loops.
+	ErrResyncLoop = errors.New("rpengine: card resynchronisation did not converge")
+)
+
+// Sentinels for the request.error codes a game branches on. A
+// *RequestError matches the sentinel of its code with errors.Is.
+var (
+	ErrInvalidPayload       = errors.New("rpengine: invalid_payload")
+	ErrCardResyncRequired   = errors.New("rpengine: card_resync_required")
+	ErrInvalidCharacterCard = errors.New("rpengine: invalid_character_card")
+	ErrServiceNotStarted    = errors.New("rpengine: service_not_started")
+	ErrCapacityExceeded     = errors.New("rpengine: capacity_exceeded")
+	ErrDuplicateRequest     = errors.New("rpengine: duplicate_request")
+	ErrMicrophoneNotEnabled = errors.New("rpengine: microphone_not_enabled")
+	ErrVoiceCaptureActive   = errors.New("rpengine: voice_capture_active")
+	ErrPromptTooLarge       = errors.New("rpengine: prompt_too_large")
+	ErrEmptySpeech          = errors.New("rpengine: empty_speech")
+)
+
+var codeSentinels = map[string]error{
+	"invalid_payload":        ErrInvalidPayload,
+	"card_resync_required":   ErrCardResyncRequired,
+	"invalid_character_card": ErrInvalidCharacterCard,
+	"service_not_started":    ErrServiceNotStarted,
+	"capacity_exceeded":      ErrCapacityExceeded,
+	"duplicate_request":      ErrDuplicateRequest,
+	"microphone_not_enabled": ErrMicrophoneNotEnabled,
+	"voice_capture_active":   ErrVoiceCaptureActive,
+	"prompt_too_large":       ErrPromptTooLarge,
+	"empty_speech":           ErrEmptySpeech,
+}
+
+// RequestError is a request.error from the engine. Unknown codes are kept
+// as they are.
+type RequestError struct {
+	Code            string // e.g. "unsupported_voice"
+	Message         string // the engine's message
+	Retryable       bool
+	RequestID       string // "" when the engine sent null or none
+	SourceMessageID string // the game message the error answers, when known
+}
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("rpengine: engine refused request %q: %s: %s", e.RequestID, e.Code, e.Message)
+}
+
+// Is reports whether target is the sentinel of e's code.
+func (e *RequestError) Is(target error) bool {
+	s, ok := codeSentinels[e.Code]
+	return ok && s == target
+}
+
+// CancelledError ends a reply the engine cancelled (reply.cancelled).
+// Reason is the engine's reason: requested_by_game, connection_lost,
+// service_stopped, not_active.
+type CancelledError struct{ Reason string }
+
+func (e *CancelledError) Error() string { return "rpengine: reply cancelled: " + e.Reason }
+
+// Is matches ErrCancelled, and ErrConnectionLost for reason connection_lost.
+func (e *CancelledError) Is(target error) bool {
+	return target == ErrCancelled || (target == ErrConnectionLost && e.Reason == "connection_lost")
+}
+
+// FieldError says which field of an outbound request is invalid, before
+// anything is sent. Field is the wire name as a dotted path
+// ("output.audio.voice").
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return "rpengine: invalid " + e.Field + ": " + e.Reason }
+
+// ConfigError reports an invalid ServerOptions field at construction.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ConfigError) Error() string { return "rpengine: option " + e.Field + ": " + e.Reason }

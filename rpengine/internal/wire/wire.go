@@ -1,0 +1,209 @@
+// Package wire holds the RPEngine protocol v3 envelope codec shared by the
+// game-side server (package rpengine) and the fake engine (enginetest):
+// envelope constants, header decoding with the checks upstream's engine
+// applies, splicing envelope fields in front of a flat payload, and the
+// bounded messageId duplicate window.
+package wire
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Protocol constants (spec section 2).
+const (
+	Protocol        = "gemtavern.rp_engine"
+	ProtocolVersion = 3
+	// MaxMessageBytes is the 8 MiB limit on one message, both directions.
+	MaxMessageBytes = 8 << 20
+)
+
+// Message types of the catalogue (spec sections 3, 5, 6).
+const (
+	TypeHello             = "hello"
+	TypeWelcome           = "welcome"
+	TypeAck               = "ack"
+	TypeCapacity          = "capacity.update"
+	TypeCharacterSync     = "character.sync"
+	TypeCharacterSynced   = "character.synced"
+	TypeReplyRequest      = "reply.request"
+	TypeReplyAccepted     = "reply.accepted"
+	TypeTextDelta         = "reply.text.delta"
+	TypeTextCompleted     = "reply.text.completed"
+	TypeAudioStart        = "reply.audio.start"
+	TypeAudioChunk        = "reply.audio.chunk"
+	TypeAudioCompleted    = "reply.audio.completed"
+	TypeReplyCompleted    = "reply.completed"
+	TypeReplyCancelled    = "reply.cancelled"
+	TypeRequestError      = "request.error"
+	TypeRequestCancel     = "request.cancel"
+	TypeCaptureStart      = "voice.capture.start"
+	TypeCaptureStop       = "voice.capture.stop"
+	TypeCaptureCancel     = "voice.capture.cancel"
+	TypeCaptureLevel      = "voice.capture.level"
+	TypeCaptureState      = "voice.capture.state"
+	TypeCaptureTranscript = "voice.capture.transcript"
+)
+
+// Header is the envelope part of a message, plus the fields the router
+// needs. Payload fields are decoded separately from the same bytes.
+type Header struct {
+	Protocol        string          `json:"protocol"`
+	ProtocolVersion json.RawMessage `json:"protocolVersion"`
+	Type            string          `json:"type"`
+	MessageID       string          `json:"messageId"`
+	SessionID       *string         `json:"sessionId"`
+	Timestamp       string          `json:"timestamp"`
+	RequestID       *string         `json:"requestId"`
+}
+
+// Sentinel causes of a refused envelope; DecodeHeader wraps them.
+var (
+	ErrNotJSON         = errors.New("not a JSON object")
+	ErrProtocol        = errors.New("unsupported protocol")
+	ErrProtocolVersion = errors.New("unsupported protocol version")
+	ErrMissingField    = errors.New("missing required envelope field")
+	ErrTooBig          = errors.New("message exceeds 8 MiB")
+)
+
+// DecodeHeader decodes and checks the envelope of one message: a JSON
+// object, protocol exactly "gemtavern.rp_engine", protocolVersion exactly
+// the integer 3, non-empty string type, messageId and timestamp.
+func DecodeHeader(data []byte) (Header, error) {
+	var h Header
+	if len(data) > MaxMessageBytes {
+		return h, fmt.Errorf("%w: %d bytes", ErrTooBig, len(data))
+	}
+	d := bytes.TrimLeft(data, " \t\r\n")
+	if len(d) == 0 || d[0] != '{' {
+		return h, ErrNotJSON
+	}
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, fmt.Errorf("%w: %v", ErrNotJSON, err)
+	}
+	if h.Protocol != Protocol {
+		return h, fmt.Errorf("%w: %q", ErrProtocol, h.Protocol)
+	}
+	if string(h.ProtocolVersion) != strconv.Itoa(ProtocolVersion) {
+		return h, fmt.Errorf("%w: %s", ErrProtocolVersion, h.ProtocolVersion)
+	}
+	switch {
+	case h.Type == "":
+		return h, fmt.Errorf("%w: type", ErrMissingField)
+	case h.MessageID == "":
+		return h, fmt.Errorf("%w: messageId", ErrMissingField)
+	case h.Timestamp == "":
+		return h, fmt.Errorf("%w: timestamp", ErrMissingField)
+	}
+	return h, nil
+}
+
+// NewID returns a random UUIDv4 string.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
+
+// Timestamp formats t as ISO 8601 UTC with milliseconds.
+func Timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// Encode returns the message: envelope fields followed by the fields of
+// payload, which must marshal to a JSON object (or be nil). sessionID ""
+// omits the sessionId field.
+func Encode(typ, messageID, sessionID string, now time.Time, payload any) ([]byte, error) {
+	var body []byte
+	if payload != nil {
+		var err error
+		if body, err = json.Marshal(payload); err != nil {
+			return nil, err
+		}
+		if len(body) < 2 || body[0] != '{' {
+			return nil, fmt.Errorf("wire: payload of %s is not an object", typ)
+		}
+	}
+	b := make([]byte, 0, 160+len(body))
+	b = append(b, `{"protocol":"`+Protocol+`","protocolVersion":3,"type":`...)
+	b = strconv.AppendQuote(b, typ)
+	b = append(b, `,"messageId":`...)
+	b = appendString(b, messageID)
+	if sessionID != "" {
+		b = append(b, `,"sessionId":`...)
+		b = appendString(b, sessionID)
+	}
+	b = append(b, `,"timestamp":"`...)
+	b = append(b, Timestamp(now)...)
+	b = append(b, '"')
+	if len(body) > 2 {
+		b = append(b, ',')
+		b = append(b, body[1:]...)
+	} else {
+		b = append(b, '}')
+	}
+	return b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// Ack is the payload of an ack.
+type Ack struct {
+	AcknowledgedMessageID string `json:"acknowledgedMessageId"`
+	Duplicate             bool   `json:"duplicate,omitempty"`
+}
+
+// Window remembers the last N message ids to detect duplicates. It is a
+// passive value, not safe for concurrent use.
+type Window struct {
+	seen map[string]struct{}
+	ring []string
+	next int
+}
+
+// NewWindow returns a window remembering n ids (n >= 1).
+func NewWindow(n int) *Window {
+	if n < 1 {
+		n = 1
+	}
+	return &Window{seen: make(map[string]struct{}, n), ring: make([]string, n)}
+}
+
+// Seen records id and reports whether it was already in the window. The
+// oldest id is forgotten when the window is full.
+func (w *Window) Seen(id string) bool {
+	if _, ok := w.seen[id]; ok {
+		return true
+	}
+	if old := w.ring[w.next]; old != "" {
+		delete(w.seen, old)
+	}
+	w.ring[w.next] = id
+	w.next = (w.next + 1) % len(w.ring)
+	w.seen[id] = struct{}{}
+	return false
+}
+
+// Len reports how many ids the window holds.
+func (w *Window) Len() int { return len(w.seen) }

@@ -1,0 +1,178 @@
+package rpengine
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/card"
+)
+
+// Default values of ServerOptions.
+const (
+	DefaultPort             = 38471
+	DefaultHandshakeTimeout = 3 * time.Second
+	DefaultAckTimeout       = 15 * time.Second
+	DefaultIdleTimeout      = 2 * time.Minute
+	DefaultWriteTimeout     = 10 * time.Second
+	DefaultMaxPendingAudio  = 60 * time.Second
+	DefaultDedupWindow      = 2000
+	DefaultMaxHandshakes    = 4
+)
+
+// The browser origins accepted by default (spec section 1), and the
+// development origin accepted only with ServerOptions.DevelopmentMode.
+const (
+	OriginProduction  = "https://rpengine.gemtavern.com"
+	OriginAlias       = "https://rp-engine.gemtavern.com"
+	OriginDevelopment = "http://127.0.0.1:5173"
+)
+
+// SocketPath is the only path the server accepts.
+const SocketPath = "/rp-engine/socket"
+
+// ServerOptions configures a Server. The zero value (or nil) is a
+// production setup on 127.0.0.1:38471.
+type ServerOptions struct {
+	// Addr is the loopback address to listen on, "127.0.0.1:PORT" or
+	// "localhost:PORT". If empty, "127.0.0.1:38471" is used. Port 0 picks
+	// an ephemeral port (tests). Any other host is an error at NewServer.
+	Addr string
+	// ServerVersion is sent in welcome. If empty, "gamelink" is used.
+	ServerVersion string
+	// DevelopmentMode also accepts the origin http://127.0.0.1:5173 (a
+	// local build of the RPEngine page).
+	DevelopmentMode bool
+	// ExtraOrigins are more exact origins, "scheme://host[:port]", each
+	// checked at NewServer.
+	ExtraOrigins []string
+	// InsecureSkipOriginCheck accepts any Origin, including none. It
+	// exists for tools, and lets every web page the player visits talk to
+	// the game.
+	InsecureSkipOriginCheck bool
+	// HandshakeTimeout bounds how long a new socket may take to send a
+	// valid hello. If zero, 3 s is used.
+	HandshakeTimeout time.Duration
+	// MaxHandshakes caps sockets that have not yet sent hello; more are
+	// refused with HTTP 503. If zero, 4 is used.
+	MaxHandshakes int
+	// WriteTimeout bounds one message write. If zero, 10 s is used. A
+	// write that times out closes the connection.
+	WriteTimeout time.Duration
+	// AckTimeout is how long a request's message may go without an ack or
+	// any answer before the request fails with ErrNoAnswer. If zero, 15 s
+	// is used. Negative disables it.
+	AckTimeout time.Duration
+	// IdleTimeout is how long an accepted reply may go without any message
+	// before it fails with ErrNoAnswer (and is cancelled on the engine).
+	// If zero, 2 min is used (a queue of 20 long replies can take that
+	// long). Negative disables it.
+	IdleTimeout time.Duration
+	// MaxPendingAudio is how much audio (at the reply's sample rate) one
+	// reply may hold for a game that does not consume its events; beyond
+	// it the reply ends with ErrSlowConsumer. If zero, 60 s is used
+	// (about 5.3 MB at 44.1 kHz).
+	MaxPendingAudio time.Duration
+	// DedupWindow is how many engine messageIds are remembered to drop
+	// duplicates. If zero, 2000 (as upstream) is used.
+	DedupWindow int
+	// DisableAcks stops the game acking engine messages. Acks are on by
+	// default, as the spec says both sides acknowledge.
+	DisableAcks bool
+	// FailFast makes requests fail at once with ErrNotConnected or
+	// ErrBusy instead of waiting (bounded by their ctx) for an engine that
+	// is connected and accepting requests.
+	FailFast bool
+	// Planner configures the per-session card planner. Nil means defaults.
+	Planner *card.PlannerOptions
+	// Logger receives rejections (warn), anomalies and debug lines. If
+	// nil, slog.Default() is used.
+	Logger *slog.Logger
+	// Recorder, if set, receives every message in and out as JSON Lines
+	// (internal/jsonl format). The server never closes it.
+	Recorder io.Writer
+	// OnSession, if set, is called when a session starts (info.ID set) and
+	// when the live session ends (ended true). It is called synchronously
+	// on the connection's goroutine and must not block.
+	OnSession func(info SessionInfo, ended bool)
+}
+
+type serverOptions struct {
+	ServerOptions
+	host    string
+	port    int
+	origins map[string]bool
+}
+
+func (o *ServerOptions) withDefaults() (serverOptions, error) {
+	var so serverOptions
+	if o != nil {
+		so.ServerOptions = *o
+	}
+	d := &so.ServerOptions
+	if d.Addr == "" {
+		d.Addr = "127.0.0.1:" + strconv.Itoa(DefaultPort)
+	}
+	host, port, err := net.SplitHostPort(d.Addr)
+	if err != nil {
+		return so, &ConfigError{"Addr", err.Error()}
+	}
+	if host != "127.0.0.1" && host != "localhost" {
+		return so, &ConfigError{"Addr", "host " + strconv.Quote(host) + " is not 127.0.0.1 or localhost: the server listens on loopback only"}
+	}
+	so.host = "127.0.0.1"
+	if so.port, err = strconv.Atoi(port); err != nil || so.port < 0 || so.port > 65535 {
+		return so, &ConfigError{"Addr", "bad port " + strconv.Quote(port)}
+	}
+	so.origins = map[string]bool{OriginProduction: true, OriginAlias: true}
+	if d.DevelopmentMode {
+		so.origins[OriginDevelopment] = true
+	}
+	for _, origin := range d.ExtraOrigins {
+		if !validOrigin(origin) {
+			return so, &ConfigError{"ExtraOrigins", strconv.Quote(origin) + " is not an exact scheme://host[:port] origin"}
+		}
+		so.origins[origin] = true
+	}
+	if d.ServerVersion == "" {
+		d.ServerVersion = "gamelink"
+	}
+	setDur(&d.HandshakeTimeout, DefaultHandshakeTimeout)
+	setDur(&d.WriteTimeout, DefaultWriteTimeout)
+	setDur(&d.AckTimeout, DefaultAckTimeout)
+	setDur(&d.IdleTimeout, DefaultIdleTimeout)
+	setDur(&d.MaxPendingAudio, DefaultMaxPendingAudio)
+	if d.MaxHandshakes <= 0 {
+		d.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if d.DedupWindow <= 0 {
+		d.DedupWindow = DefaultDedupWindow
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return so, nil
+}
+
+func setDur(p *time.Duration, def time.Duration) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+// validOrigin reports whether s is exactly scheme://host[:port] with a
+// lowercase http or https scheme and nothing else (no path, user, query).
+func validOrigin(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	if u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "#") {
+		return false
+	}
+	return s == u.Scheme+"://"+u.Host && u.Hostname() != ""
+}

@@ -1,0 +1,529 @@
+package rpengine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
+)
+
+func newID() string { return wire.NewID() }
+
+// EventKind says which field of an Event is set.
+type EventKind int
+
+// Event kinds.
+const (
+	EventText       EventKind = iota + 1 // Text: the whole display text so far
+	EventSegment                         // Segment: the next complete audio sentence, in order
+	EventLevel                           // Level: microphone level of a voice capture
+	EventState                           // State: voice capture state
+	EventTranscript                      // Transcript: the capture's transcript
+	EventAnomaly                         // Anomaly: the engine's stream broke a rule (logged, tolerated)
+	EventEnd                             // Err: the reply ended; nil on success
+)
+
+// Event is one thing the game consumes from a Reply, in order.
+type Event struct {
+	Kind       EventKind
+	Text       string
+	Segment    stream.Segment
+	Level      stream.CaptureLevel
+	State      stream.CaptureState
+	Transcript stream.CaptureTranscript
+	Anomaly    stream.Anomaly
+	Err        error
+}
+
+// Result is the outcome of a successful reply.
+type Result struct {
+	RequestID string
+	// Text is the complete display text.
+	Text string
+	// Final is reply.text.completed when it arrived (token count,
+	// extracted content).
+	Final *stream.TextCompleted
+	// CardHash is the card hash the engine resolved (reply.accepted).
+	CardHash card.Digest
+}
+
+// maxQueuedEvents bounds the events other than audio segments that a
+// Reply holds for a consumer (text and levels coalesce, so these are
+// anomalies, capture states and transcripts).
+const maxQueuedEvents = 1024
+
+// Reply is a request in flight and its stream of events.
+//
+// Slow-consumer policy: the connection's reader never waits for the game.
+// Text updates coalesce (only the latest whole text is kept), microphone
+// levels coalesce, and audio segments queue up to
+// ServerOptions.MaxPendingAudio; when a game leaves more than that
+// unconsumed, the reply ends with ErrSlowConsumer and is cancelled on the
+// engine. Memory per reply is therefore bounded.
+//
+// Events, Next and Wait may be called from any goroutine, but the events
+// are meant for one consumer. Every reply ends: on completion, error,
+// cancellation, lost connection, server close, or timeout.
+type Reply struct {
+	sess     *session
+	id       string
+	key      card.Key
+	card     *card.Card
+	capture  bool
+	payload  *requestPayload
+	maxAudio time.Duration
+	got      atomic.Bool
+	done     chan struct{}
+	notify   chan struct{}
+
+	mu        sync.Mutex // guards following
+	asm       *stream.Assembler
+	sent      card.Transfer
+	msgID     string
+	resyncs   int
+	hash      card.Digest
+	queue     []Event
+	head      int
+	audio     time.Duration // queued, unconsumed segment audio
+	delivered bool          // the End event was consumed
+	ended     bool
+	err       error
+	final     *stream.TextCompleted
+	text      string
+	idle      *time.Timer
+	active    bool // the engine started producing (capture or reply)
+	spoke     bool // a capture's speech ended: the reply phase began
+}
+
+// Reply sends a reply.request and returns its handle once the message is
+// written. It first waits, bounded by ctx, for an engine that is connected
+// and accepting requests (unless FailFast). Invalid requests fail with a
+// *FieldError before anything is sent. ctx bounds only this call: use
+// Cancel to stop the reply.
+func (s *Server) Reply(ctx context.Context, req ReplyRequest) (_ *Reply, err error) {
+	defer errd.Wrap(&err, "rpengine: reply")
+	p, err := req.payload()
+	if err != nil {
+		return nil, err
+	}
+	return s.start(ctx, wire.TypeReplyRequest, p, req.Card, false)
+}
+
+// Capture starts a voice capture through the RPEngine page's microphone
+// (voice.capture.start). The returned Reply carries capture level, state
+// and transcript events, then the reply to what the player said. Stop
+// ends the recording; Cancel discards it.
+func (s *Server) Capture(ctx context.Context, req CaptureRequest) (_ *Reply, err error) {
+	defer errd.Wrap(&err, "rpengine: voice capture")
+	p, err := req.payload()
+	if err != nil {
+		return nil, err
+	}
+	return s.start(ctx, wire.TypeCaptureStart, p, req.Card, true)
+}
+
+func (s *Server) start(ctx context.Context, typ string, p *requestPayload, c *card.Card, capture bool) (*Reply, error) {
+	sess, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reply{
+		sess: sess, id: p.RequestID, card: c, capture: capture, payload: p,
+		key:      card.Key{IntegrationID: p.IntegrationID, CharacterID: p.CharacterID},
+		maxAudio: s.opts.MaxPendingAudio,
+		done:     make(chan struct{}),
+		notify:   make(chan struct{}, 1),
+		asm:      stream.NewAssembler(nil),
+	}
+	t, err := sess.plan(r.key, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := sess.addReply(r); err != nil {
+		return nil, err
+	}
+	if err := r.attempt(typ, t); err != nil {
+		sess.removeReply(r)
+		return nil, err
+	}
+	return r, nil
+}
+
+// attempt sends the request with transfer t.
+func (r *Reply) attempt(typ string, t card.Transfer) error {
+	r.mu.Lock()
+	r.sent = t
+	p := *r.payload
+	r.mu.Unlock()
+	p.Card = t
+	id, err := r.sess.send(typ, &p, r)
+	r.mu.Lock()
+	r.msgID = id
+	r.mu.Unlock()
+	return err
+}
+
+// RequestID returns the request's id.
+func (r *Reply) RequestID() string { return r.id }
+
+// MessageID returns the messageId of the request's latest attempt (a
+// resync retry sends a new one); see Server.MessageStatus.
+func (r *Reply) MessageID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.msgID
+}
+
+// Done is closed when the reply has ended (its result is known).
+func (r *Reply) Done() <-chan struct{} { return r.done }
+
+// Next returns the next event, waiting for it bounded by ctx. After the
+// EventEnd event it returns io.EOF.
+func (r *Reply) Next(ctx context.Context) (Event, error) {
+	for {
+		r.mu.Lock()
+		if r.head < len(r.queue) {
+			ev := r.queue[r.head]
+			r.queue[r.head] = Event{}
+			r.head++
+			if r.head == len(r.queue) {
+				r.queue, r.head = r.queue[:0], 0
+			}
+			if ev.Kind == EventSegment {
+				r.audio -= ev.Segment.Duration
+			}
+			if ev.Kind == EventEnd {
+				r.delivered = true
+			}
+			r.mu.Unlock()
+			return ev, nil
+		}
+		if r.delivered {
+			r.mu.Unlock()
+			return Event{}, io.EOF
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.notify:
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		}
+	}
+}
+
+// Events returns the reply's events in order, ending with EventEnd. It is
+// Next in a range loop; stopping the loop early is fine.
+func (r *Reply) Events() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for {
+			ev, err := r.Next(context.Background())
+			if err != nil || !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Wait waits, bounded by ctx, for the reply to end, and returns its result
+// or the error that ended it (*RequestError, *CancelledError,
+// ErrConnectionLost, ErrNoAnswer, ErrSlowConsumer, ...). Wait does not
+// consume events.
+func (r *Reply) Wait(ctx context.Context) (*Result, error) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &Result{RequestID: r.id, Text: r.text, Final: r.final, CardHash: r.hash}, nil
+}
+
+// Cancel asks the engine to cancel the reply (request.cancel, or
+// voice.capture.cancel while a capture is still listening). The reply
+// then ends with a *CancelledError, or normally if it finished first.
+func (r *Reply) Cancel(ctx context.Context) error {
+	typ := wire.TypeRequestCancel
+	r.mu.Lock()
+	if r.capture && !r.replying() {
+		typ = wire.TypeCaptureCancel
+	}
+	r.mu.Unlock()
+	return r.control(ctx, typ)
+}
+
+// Stop ends a voice capture's recording now (voice.capture.stop); the
+// reply to what was said follows.
+func (r *Reply) Stop(ctx context.Context) error {
+	if !r.capture {
+		return fmt.Errorf("rpengine: stop: request %s is not a voice capture", r.id)
+	}
+	return r.control(ctx, wire.TypeCaptureStop)
+}
+
+func (r *Reply) control(ctx context.Context, typ string) (err error) {
+	defer errd.Wrap(&err, "rpengine: "+typ)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case <-r.done:
+		return nil
+	default:
+	}
+	_, err = r.sess.send(typ, idPayload{RequestID: r.id}, nil)
+	return err
+}
+
+// replying reports whether a capture has moved on to the reply; r.mu held.
+func (r *Reply) replying() bool { return r.spoke }
+
+func (r *Reply) answered() bool { return r.got.Load() }
+
+// fail ends the reply with err (idempotent).
+func (r *Reply) fail(err error) {
+	r.mu.Lock()
+	r.finishLocked(err)
+	r.mu.Unlock()
+	r.wake()
+	r.sess.removeReply(r)
+}
+
+func (r *Reply) wake() {
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Reply) finishLocked(err error) {
+	if r.ended {
+		return
+	}
+	r.ended, r.err = true, err
+	if r.idle != nil {
+		r.idle.Stop()
+	}
+	r.queue = append(r.queue, Event{Kind: EventEnd, Err: err})
+	close(r.done)
+}
+
+// handle processes one engine message of this reply; reader goroutine.
+func (r *Reply) handle(typ string, data []byte) {
+	r.got.Store(true)
+	var ev stream.Event
+	switch typ {
+	case wire.TypeReplyAccepted:
+		ev = &stream.Accepted{}
+	case wire.TypeTextDelta:
+		ev = &stream.TextDelta{}
+	case wire.TypeTextCompleted:
+		ev = &stream.TextCompleted{}
+	case wire.TypeAudioStart:
+		ev = &stream.AudioStart{}
+	case wire.TypeAudioChunk:
+		ev = &stream.AudioChunk{}
+	case wire.TypeAudioCompleted:
+		ev = &stream.AudioCompleted{}
+	case wire.TypeReplyCompleted:
+		ev = &stream.Completed{}
+	case wire.TypeReplyCancelled:
+		ev = &stream.Cancelled{}
+	case wire.TypeCaptureLevel:
+		ev = &stream.CaptureLevel{}
+	case wire.TypeCaptureState:
+		ev = &stream.CaptureState{}
+	case wire.TypeCaptureTranscript:
+		ev = &stream.CaptureTranscript{}
+	default:
+		r.sess.log.Debug("rpengine: ignored engine message", "type", typ, "requestId", r.id)
+		return
+	}
+	if err := json.Unmarshal(data, ev); err != nil {
+		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", err.Error())
+		return
+	}
+	if a, ok := ev.(*stream.Accepted); ok {
+		if h, err := card.ParseDigest(a.ResolvedCardHash); err == nil {
+			r.sess.cardAccepted(r.key, r.card, h)
+			r.mu.Lock()
+			r.hash = h
+			r.mu.Unlock()
+		} else {
+			r.sess.log.Warn("rpengine: reply.accepted with a bad resolvedCardHash", "requestId", r.id, "resolvedCardHash", a.ResolvedCardHash)
+		}
+	}
+	r.push(ev)
+}
+
+// handleError processes a request.error for this reply; reader goroutine.
+func (r *Reply) handleError(f *stream.Failed) {
+	r.got.Store(true)
+	if f.Code != "card_resync_required" {
+		r.push(f)
+		return
+	}
+	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: r.id, SourceMessageID: f.SourceMessageID}
+	r.mu.Lock()
+	sent, n := r.sent, r.resyncs
+	r.resyncs++
+	r.mu.Unlock()
+	if n >= maxResyncs {
+		r.fail(fmt.Errorf("%w after %d retries: %w", ErrResyncLoop, n, rerr))
+		return
+	}
+	t, err := r.sess.resync(r.key, r.card, sent)
+	if err != nil {
+		r.fail(fmt.Errorf("%w (engine: %w)", err, rerr))
+		return
+	}
+	typ := wire.TypeReplyRequest
+	if r.capture {
+		typ = wire.TypeCaptureStart
+	}
+	if err := r.attempt(typ, t); err != nil {
+		r.fail(err)
+	}
+}
+
+// push feeds one event through the assembler and queues its outputs.
+func (r *Reply) push(ev stream.Event) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.touchLocked(ev)
+	switch ev.(type) {
+	case *stream.TextDelta, *stream.AudioStart, *stream.TextCompleted:
+		r.spoke = true
+	}
+	switch e := ev.(type) {
+	case *stream.CaptureLevel:
+		r.enqueueLocked(Event{Kind: EventLevel, Level: *e})
+	case *stream.CaptureState:
+		r.spoke = r.spoke || e.State == "speech_ended"
+		r.enqueueLocked(Event{Kind: EventState, State: *e})
+	case *stream.CaptureTranscript:
+		r.spoke = true
+		r.enqueueLocked(Event{Kind: EventTranscript, Transcript: *e})
+	default:
+		if tc, ok := ev.(*stream.TextCompleted); ok {
+			r.final = tc
+		}
+		r.asm.Push(ev)
+		r.drainLocked()
+	}
+	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
+	ended := r.ended
+	r.mu.Unlock()
+	r.wake()
+	if ended {
+		r.sess.removeReply(r)
+	}
+	if slow {
+		_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+	}
+}
+
+func (r *Reply) drainLocked() {
+	for !r.ended {
+		out, ok := r.asm.Next()
+		if !ok {
+			return
+		}
+		switch out.Kind {
+		case stream.OutputText:
+			r.text = out.Text
+			r.enqueueLocked(Event{Kind: EventText, Text: out.Text})
+		case stream.OutputSegment:
+			r.enqueueLocked(Event{Kind: EventSegment, Segment: out.Segment})
+		case stream.OutputAnomaly:
+			r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", out.Anomaly.Detail)
+			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: out.Anomaly})
+		case stream.OutputEnd:
+			r.finishLocked(r.endError(out.End))
+		}
+	}
+}
+
+func (r *Reply) endError(e stream.End) error {
+	if e.Final != nil {
+		r.final = e.Final
+	}
+	if t := r.asm.Text(); t != "" {
+		r.text = t
+	}
+	switch e.State {
+	case stream.EndCompleted:
+		return nil
+	case stream.EndCancelled:
+		return &CancelledError{Reason: e.Reason}
+	}
+	return &RequestError{Code: e.Code, Message: e.Message, Retryable: e.Retryable, RequestID: r.id}
+}
+
+// enqueueLocked queues ev for the consumer, coalescing text and levels and
+// enforcing the slow-consumer bound.
+func (r *Reply) enqueueLocked(ev Event) {
+	if n := len(r.queue); n > r.head {
+		last := &r.queue[n-1]
+		if last.Kind == ev.Kind && (ev.Kind == EventText || ev.Kind == EventLevel) {
+			*last = ev
+			return
+		}
+	}
+	if ev.Kind == EventSegment {
+		r.audio += ev.Segment.Duration
+		if r.audio > r.maxAudio {
+			r.finishLocked(fmt.Errorf("%w: %v of audio not consumed (limit %v)", ErrSlowConsumer, r.audio, r.maxAudio))
+			return
+		}
+	}
+	if len(r.queue)-r.head >= maxQueuedEvents {
+		r.finishLocked(fmt.Errorf("%w: %d events not consumed", ErrSlowConsumer, maxQueuedEvents))
+		return
+	}
+	r.queue = append(r.queue, ev)
+}
+
+// touchLocked arms or resets the idle timer once the engine is producing.
+func (r *Reply) touchLocked(ev stream.Event) {
+	d := r.sess.srv.opts.IdleTimeout
+	if d <= 0 {
+		return
+	}
+	if _, ok := ev.(*stream.Accepted); ok && !r.active {
+		return // queued: the engine may take long to start it
+	}
+	r.active = true
+	if r.idle == nil {
+		r.idle = time.AfterFunc(d, r.idleExpired)
+		return
+	}
+	r.idle.Reset(d)
+}
+
+func (r *Reply) idleExpired() {
+	r.mu.Lock()
+	ended := r.ended
+	r.mu.Unlock()
+	if ended {
+		return
+	}
+	r.fail(fmt.Errorf("%w: reply %s silent for %v", ErrNoAnswer, r.id, r.sess.srv.opts.IdleTimeout))
+	_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+}

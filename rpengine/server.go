@@ -1,0 +1,358 @@
+package rpengine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// SessionInfo describes one engine session (one hello/welcome).
+type SessionInfo struct {
+	ID            string    // the sessionId sent in welcome
+	ClientVersion string    // from the engine's hello
+	Started       time.Time // when welcome was sent
+}
+
+// Server is the game side of RPEngine: a loopback WebSocket server that the
+// RPEngine browser page connects to, and the API the game uses to send
+// characters and requests. All methods may be called concurrently.
+//
+// At most one engine session is live at a time: a newer connection that
+// completes its hello supersedes the older one (closed with 3000), and
+// every request pending on the older one ends with ErrConnectionLost.
+type Server struct {
+	opts serverOptions
+	rec  *jsonl.Recorder
+
+	mu        sync.Mutex // guards following
+	http      *http.Server
+	port      int
+	live      *session
+	changed   chan struct{} // closed and replaced on session or capacity change
+	conns     map[transport]struct{}
+	handshake int // connections that have not yet sent hello
+	closed    bool
+
+	wg sync.WaitGroup // connection goroutines and closers
+}
+
+// NewServer checks opts and returns a Server. It starts nothing: call
+// ListenAndServe or Serve. A non-loopback Addr or a malformed extra
+// origin is a *ConfigError.
+func NewServer(opts *ServerOptions) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{
+		opts:    o,
+		rec:     jsonl.New(o.Recorder),
+		changed: make(chan struct{}),
+		conns:   make(map[transport]struct{}),
+	}, nil
+}
+
+// ListenAndServe listens on the configured loopback address and serves
+// until Shutdown or Close, after which it returns ErrServerClosed.
+func (s *Server) ListenAndServe() error {
+	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host, strconv.Itoa(s.opts.port)))
+	if err != nil {
+		return fmt.Errorf("rpengine: listen: %w", err)
+	}
+	return s.Serve(l)
+}
+
+// Serve accepts engine connections on l, which must be a loopback TCP
+// listener, until Shutdown or Close; it then returns ErrServerClosed.
+// Serve closes l.
+func (s *Server) Serve(l net.Listener) error {
+	t, ok := l.Addr().(*net.TCPAddr)
+	if !ok || !t.IP.IsLoopback() {
+		l.Close()
+		return &ConfigError{"listener", l.Addr().String() + " is not a loopback TCP address"}
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.HandshakeTimeout}
+	s.mu.Lock()
+	if s.closed || s.http != nil {
+		closed := s.closed
+		s.mu.Unlock()
+		l.Close()
+		if closed {
+			return ErrServerClosed
+		}
+		return errors.New("rpengine: Serve called twice")
+	}
+	s.http, s.port = hs, t.Port
+	s.mu.Unlock()
+	err := hs.Serve(l)
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// URL returns the address a player opens to connect RPEngine to this game
+// (https://rpengine.gemtavern.com/#port=N), or "" before Serve.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.http == nil {
+		return ""
+	}
+	return OriginProduction + "/#port=" + strconv.Itoa(s.port)
+}
+
+// SocketURL returns ws://127.0.0.1:PORT/rp-engine/socket, or "" before
+// Serve.
+func (s *Server) SocketURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.http == nil {
+		return ""
+	}
+	return "ws://127.0.0.1:" + strconv.Itoa(s.port) + SocketPath
+}
+
+// Shutdown stops accepting connections, closes the live session (pending
+// requests end with ErrServerClosed) and waits, bounded by ctx, for every
+// goroutine the server started.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	hs := s.http
+	conns := make([]transport, 0, len(s.conns))
+	for t := range s.conns {
+		conns = append(conns, t)
+	}
+	live := s.live
+	s.notifyLocked()
+	s.mu.Unlock()
+	var err error
+	if hs != nil {
+		err = hs.Shutdown(ctx)
+	}
+	if live != nil {
+		live.end(ErrServerClosed)
+	}
+	for _, t := range conns {
+		t.close(closeGoingAway, "game shutting down")
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("rpengine: shutdown: %w", ctx.Err())
+	}
+	return err
+}
+
+// Close is Shutdown without a deadline.
+func (s *Server) Close() error {
+	return s.Shutdown(context.Background())
+}
+
+// Session returns the live session, if any.
+func (s *Server) Session() (SessionInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live == nil {
+		return SessionInfo{}, false
+	}
+	return s.live.info, true
+}
+
+// WaitSession waits, bounded by ctx, until an engine session is live.
+func (s *Server) WaitSession(ctx context.Context) (SessionInfo, error) {
+	for {
+		s.mu.Lock()
+		live, closed, ch := s.live, s.closed, s.changed
+		s.mu.Unlock()
+		switch {
+		case closed:
+			return SessionInfo{}, ErrServerClosed
+		case live != nil:
+			return live.info, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return SessionInfo{}, fmt.Errorf("rpengine: wait for session: %w", ctx.Err())
+		}
+	}
+}
+
+// Capacity returns the live session's last capacity.update, and false
+// when no session is live.
+func (s *Server) Capacity() (Capacity, bool) {
+	sess := s.current()
+	if sess == nil {
+		return Capacity{}, false
+	}
+	return sess.capacitySnapshot(), true
+}
+
+// MessageStatus reports what the engine did with an outbound message of
+// the live session (by messageId, see Reply.MessageID). Settled states are
+// remembered for the last DedupWindow messages.
+func (s *Server) MessageStatus(messageID string) MessageState {
+	sess := s.current()
+	if sess == nil {
+		return MessageUnknown
+	}
+	return sess.status(messageID)
+}
+
+func (s *Server) current() *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// acquire returns the live session once it accepts requests, waiting
+// (bounded by ctx) unless FailFast.
+func (s *Server) acquire(ctx context.Context) (*session, error) {
+	for {
+		s.mu.Lock()
+		live, closed, ch := s.live, s.closed, s.changed
+		s.mu.Unlock()
+		if closed {
+			return nil, ErrServerClosed
+		}
+		if live != nil && live.accepting() {
+			return live, nil
+		}
+		if s.opts.FailFast {
+			if live == nil {
+				return nil, ErrNotConnected
+			}
+			return nil, ErrBusy
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			what := "an engine connection"
+			if live != nil {
+				what = "the engine to accept requests"
+			}
+			return nil, fmt.Errorf("rpengine: waiting for %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) notify() {
+	s.mu.Lock()
+	s.notifyLocked()
+	s.mu.Unlock()
+}
+
+// register tracks a new connection that has not yet said hello. It fails
+// when the server is closed or too many handshakes are pending.
+func (s *Server) register(t transport) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrServerClosed
+	}
+	if s.handshake >= s.opts.MaxHandshakes {
+		return fmt.Errorf("%d connections are already waiting to say hello", s.handshake)
+	}
+	s.handshake++
+	s.conns[t] = struct{}{}
+	s.wg.Add(1)
+	return nil
+}
+
+// unregister forgets a connection; helloDone says whether it had been
+// counted as a handshake still.
+func (s *Server) unregister(t transport, inHandshake bool) {
+	s.mu.Lock()
+	delete(s.conns, t)
+	if inHandshake {
+		s.handshake--
+	}
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+type hello struct {
+	ClientVersion *string `json:"clientVersion"`
+}
+
+// parseHello checks that data is a valid hello and returns its
+// clientVersion.
+func parseHello(data []byte) (string, error) {
+	h, err := wire.DecodeHeader(data)
+	if err != nil {
+		return "", err
+	}
+	if h.Type != wire.TypeHello {
+		return "", fmt.Errorf("first message is %q, not hello", h.Type)
+	}
+	var m hello
+	if err := json.Unmarshal(data, &m); err != nil {
+		return "", fmt.Errorf("hello: %v", err)
+	}
+	if m.ClientVersion == nil {
+		return "", errors.New("hello without clientVersion")
+	}
+	return *m.ClientVersion, nil
+}
+
+// attach starts a session on t after a valid hello (helloID is its
+// messageId): it supersedes the live session, acks the hello, sends
+// welcome and returns the session that t's reader feeds.
+func (s *Server) attach(t transport, helloID, clientVersion string) (*session, error) {
+	sess := newSession(s, t, SessionInfo{ID: wire.NewID(), ClientVersion: clientVersion, Started: time.Now()})
+	sess.window.Seen(helloID)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrServerClosed
+	}
+	s.handshake--
+	old := s.live
+	s.live = sess
+	s.notifyLocked()
+	s.mu.Unlock()
+	if old != nil {
+		old.t.close(closeSuperseded, "superseded by a newer engine connection")
+		old.end(fmt.Errorf("%w: superseded by a newer engine connection", ErrConnectionLost))
+	}
+	if err := sess.welcome(helloID); err != nil {
+		sess.end(fmt.Errorf("%w: %v", ErrConnectionLost, err))
+		return nil, err
+	}
+	if f := s.opts.OnSession; f != nil {
+		f(sess.info, false)
+	}
+	return sess, nil
+}
+
+// detach is called by a session that ended.
+func (s *Server) detach(sess *session) {
+	s.mu.Lock()
+	was := s.live == sess
+	if was {
+		s.live = nil
+		s.notifyLocked()
+	}
+	s.mu.Unlock()
+	if f := s.opts.OnSession; was && f != nil {
+		f(sess.info, true)
+	}
+}

@@ -1,0 +1,425 @@
+package rpengine
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
+)
+
+// owner is what an outbound message belongs to: a reply or a character
+// sync. Its methods may be called from any goroutine.
+type owner interface {
+	// answered reports whether the engine answered the request at all.
+	answered() bool
+	// fail ends the request with err (idempotent).
+	fail(err error)
+}
+
+// outMsg is an outbound message awaiting its ack.
+type outMsg struct {
+	id, typ string
+	owner   owner
+	timer   *time.Timer
+}
+
+// session is one engine session: everything between a welcome and the end
+// of its connection. It is transport-independent (see transport).
+type session struct {
+	srv  *Server
+	t    transport
+	info SessionInfo
+	log  *slog.Logger
+	acks bool
+
+	mu       sync.Mutex // guards following
+	window   *wire.Window
+	out      map[string]*outMsg // pending outbound messages by messageId
+	order    []*outMsg          // pending outbound messages in send order (lazily trimmed)
+	settled  map[string]MessageState
+	ring     []string // settled ids, oldest first, bounded by DedupWindow
+	replies  map[string]*Reply
+	syncs    map[string]*syncOp // by the messageId of their current attempt
+	planner  *card.Planner
+	capacity Capacity
+	ended    error
+}
+
+func newSession(srv *Server, t transport, info SessionInfo) *session {
+	return &session{
+		srv:     srv,
+		t:       t,
+		info:    info,
+		log:     srv.opts.Logger.With("session", info.ID),
+		acks:    !srv.opts.DisableAcks || t.mustAck(),
+		window:  wire.NewWindow(srv.opts.DedupWindow),
+		out:     make(map[string]*outMsg),
+		settled: make(map[string]MessageState),
+		replies: make(map[string]*Reply),
+		syncs:   make(map[string]*syncOp),
+		planner: card.NewPlanner(srv.opts.Planner),
+	}
+}
+
+type welcomePayload struct {
+	SessionID     string `json:"sessionId"`
+	ServerVersion string `json:"serverVersion"`
+}
+
+// welcome acks the hello (when acks are on) and sends welcome.
+func (s *session) welcome(helloID string) error {
+	if s.acks {
+		// The ack of hello goes before welcome and without a sessionId:
+		// the engine does not know the session yet.
+		if err := s.sendAck(helloID, false, ""); err != nil {
+			return err
+		}
+	}
+	var payload any = welcomePayload{SessionID: s.info.ID, ServerVersion: s.srv.opts.ServerVersion}
+	if extra := s.t.welcomeExtra(); extra != nil {
+		m := map[string]any{"sessionId": s.info.ID, "serverVersion": s.srv.opts.ServerVersion}
+		for k, v := range extra {
+			m[k] = v
+		}
+		payload = m
+	}
+	_, err := s.send(wire.TypeWelcome, payload, nil)
+	return err
+}
+
+// send encodes and writes one tracked message. owner, when not nil, is
+// failed with ErrNoAnswer if the message gets neither an ack nor any
+// answer within AckTimeout.
+func (s *session) send(typ string, payload any, o owner) (string, error) {
+	return s.sendRegistered(typ, payload, o, nil)
+}
+
+// sendRegistered is send; reg, when not nil, runs with s.mu held and the
+// new messageId before the write, so an answer cannot overtake the
+// registration. An error from reg aborts the send.
+func (s *session) sendRegistered(typ string, payload any, o owner, reg func(id string) error) (string, error) {
+	id := wire.NewID()
+	b, err := wire.Encode(typ, id, s.info.ID, time.Now(), payload)
+	if err != nil {
+		return "", fmt.Errorf("rpengine: encode %s: %w", typ, err)
+	}
+	if len(b) > wire.MaxMessageBytes {
+		return "", &FieldError{Field: "message", Reason: fmt.Sprintf("%s is %d bytes, over the 8 MiB limit", typ, len(b))}
+	}
+	m := &outMsg{id: id, typ: typ, owner: o}
+	s.mu.Lock()
+	if s.ended != nil {
+		err := s.ended
+		s.mu.Unlock()
+		return "", err
+	}
+	if reg != nil {
+		if err := reg(id); err != nil {
+			s.mu.Unlock()
+			return "", err
+		}
+	}
+	s.out[id] = m
+	s.order = append(s.order, m)
+	if d := s.srv.opts.AckTimeout; d > 0 {
+		m.timer = time.AfterFunc(d, func() { s.ackExpired(m) })
+	}
+	s.trimLocked()
+	s.mu.Unlock()
+	s.srv.rec.Record(jsonl.Out, b)
+	if err := s.t.send(b); err != nil {
+		return id, fmt.Errorf("%w: write %s: %v", ErrConnectionLost, typ, err)
+	}
+	return id, nil
+}
+
+// trimLocked drops settled messages from the front of order and bounds
+// the pending set when acks never come and AckTimeout is disabled.
+func (s *session) trimLocked() {
+	for len(s.order) > 0 && s.out[s.order[0].id] != s.order[0] {
+		s.order[0] = nil
+		s.order = s.order[1:]
+	}
+	for len(s.order) > s.srv.opts.DedupWindow {
+		s.settleLocked(s.order[0], MessageUnacked)
+		s.order = s.order[1:]
+	}
+}
+
+// settleLocked records the final state of a pending message.
+func (s *session) settleLocked(m *outMsg, st MessageState) {
+	if s.out[m.id] != m {
+		return
+	}
+	delete(s.out, m.id)
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	s.settled[m.id] = st
+	s.ring = append(s.ring, m.id)
+	if len(s.ring) > s.srv.opts.DedupWindow {
+		delete(s.settled, s.ring[0])
+		s.ring = s.ring[1:]
+	}
+}
+
+func (s *session) sendAck(id string, dup bool, sessionID string) error {
+	b, err := wire.Encode(wire.TypeAck, wire.NewID(), sessionID, time.Now(), wire.Ack{AcknowledgedMessageID: id, Duplicate: dup})
+	if err != nil {
+		return err
+	}
+	s.srv.rec.Record(jsonl.Out, b)
+	return s.t.send(b)
+}
+
+func (s *session) ackExpired(m *outMsg) {
+	s.mu.Lock()
+	pending := s.out[m.id] == m
+	s.settleLocked(m, MessageUnacked)
+	s.mu.Unlock()
+	if pending && m.owner != nil && !m.owner.answered() {
+		m.owner.fail(fmt.Errorf("%w: no ack or answer to %s %s within %v", ErrNoAnswer, m.typ, m.id, s.srv.opts.AckTimeout))
+	}
+}
+
+func (s *session) status(id string) MessageState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.out[id]; ok {
+		return MessagePending
+	}
+	return s.settled[id]
+}
+
+func (s *session) accepting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ended == nil && s.capacity.accepting()
+}
+
+func (s *session) capacitySnapshot() Capacity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.capacity
+}
+
+// receive handles one inbound message after the handshake. It is called
+// by the transport's reader goroutine only.
+func (s *session) receive(data []byte) {
+	s.srv.rec.Record(jsonl.In, data)
+	h, err := wire.DecodeHeader(data)
+	if err != nil {
+		s.log.Warn("rpengine: dropped engine message", "reason", err.Error())
+		return
+	}
+	if h.SessionID != nil && *h.SessionID != s.info.ID {
+		s.log.Warn("rpengine: dropped engine message for another session", "type", h.Type, "messageId", h.MessageID, "sessionId", *h.SessionID)
+		return
+	}
+	s.mu.Lock()
+	if s.ended != nil {
+		s.mu.Unlock()
+		return
+	}
+	dup := s.window.Seen(h.MessageID)
+	s.mu.Unlock()
+	if h.Type != wire.TypeAck && s.acks {
+		_ = s.sendAck(h.MessageID, dup, s.info.ID)
+	}
+	if dup {
+		s.log.Debug("rpengine: duplicate engine message dropped", "type", h.Type, "messageId", h.MessageID)
+		return
+	}
+	s.dispatch(h, data)
+}
+
+func (s *session) dispatch(h wire.Header, data []byte) {
+	switch h.Type {
+	case wire.TypeAck:
+		var a wire.Ack
+		if s.decode(h, data, &a) {
+			s.onAck(a)
+		}
+	case wire.TypeHello:
+		s.log.Warn("rpengine: closed connection", "reason", "second hello")
+		s.t.close(closePolicy, "second hello on one connection")
+	case wire.TypeCapacity:
+		var c Capacity
+		if s.decode(h, data, &c) {
+			c.Known = true
+			s.mu.Lock()
+			s.capacity = c
+			s.mu.Unlock()
+			s.srv.notify()
+		}
+	case wire.TypeCharacterSynced:
+		var m syncedPayload
+		if s.decode(h, data, &m) {
+			s.onSynced(m)
+		}
+	case wire.TypeRequestError:
+		var f stream.Failed
+		if s.decode(h, data, &f) {
+			s.onError(&f)
+		}
+	default:
+		if h.RequestID == nil || *h.RequestID == "" {
+			s.log.Debug("rpengine: ignored engine message", "type", h.Type)
+			return
+		}
+		if r := s.reply(*h.RequestID); r != nil {
+			r.handle(h.Type, data)
+			return
+		}
+		s.log.Debug("rpengine: engine message for no pending request", "type", h.Type, "requestId", *h.RequestID)
+	}
+}
+
+func (s *session) decode(h wire.Header, data []byte, v any) bool {
+	if err := json.Unmarshal(data, v); err != nil {
+		s.log.Warn("rpengine: dropped malformed engine message", "type", h.Type, "messageId", h.MessageID, "reason", err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *session) onAck(a wire.Ack) {
+	st := MessageAcked
+	if a.Duplicate {
+		st = MessageDuplicate
+	}
+	s.mu.Lock()
+	if m := s.out[a.AcknowledgedMessageID]; m != nil {
+		s.settleLocked(m, st)
+	}
+	s.mu.Unlock()
+}
+
+// onError routes a request.error: by requestId to a reply, by
+// sourceMessageId to a sync or reply, and otherwise (invalid_payload,
+// which carries neither) to the oldest message the engine has not acked:
+// over one ordered connection that is the one it refused.
+func (s *session) onError(f *stream.Failed) {
+	if f.RequestID != nil && *f.RequestID != "" {
+		if r := s.reply(*f.RequestID); r != nil {
+			r.handleError(f)
+			return
+		}
+	}
+	s.mu.Lock()
+	var o owner
+	var m *outMsg
+	if f.SourceMessageID != "" {
+		if op := s.syncs[f.SourceMessageID]; op != nil {
+			s.mu.Unlock()
+			op.handleError(f)
+			return
+		}
+		if m = s.out[f.SourceMessageID]; m != nil {
+			o = m.owner
+		}
+	} else {
+		s.trimLocked()
+		if len(s.order) > 0 {
+			m = s.order[0]
+			o = m.owner
+			s.settleLocked(m, MessageRejected)
+		}
+	}
+	s.mu.Unlock()
+	if o == nil {
+		s.log.Warn("rpengine: engine error for no pending request", "code", f.Code, "message", f.Message)
+		return
+	}
+	err := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, SourceMessageID: m.id}
+	if r, ok := o.(*Reply); ok {
+		err.RequestID = r.id
+	}
+	o.fail(err)
+}
+
+func (s *session) reply(id string) *Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replies[id]
+}
+
+func (s *session) addReply(r *Reply) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended != nil {
+		return s.ended
+	}
+	if _, ok := s.replies[r.id]; ok {
+		return &FieldError{Field: "requestId", Reason: fmt.Sprintf("%q is already active", r.id)}
+	}
+	s.replies[r.id] = r
+	return nil
+}
+
+func (s *session) removeReply(r *Reply) {
+	s.mu.Lock()
+	if s.replies[r.id] == r {
+		delete(s.replies, r.id)
+	}
+	s.mu.Unlock()
+}
+
+// Card planner access; the planner is not safe for concurrent use.
+
+func (s *session) plan(k card.Key, c *card.Card) (card.Transfer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planner.Plan(k, c)
+}
+
+func (s *session) cardAccepted(k card.Key, c *card.Card, h card.Digest) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.planner.Accepted(k, c, h)
+}
+
+func (s *session) resync(k card.Key, c *card.Card, sent card.Transfer) (card.Transfer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planner.Resync(k, c, sent)
+}
+
+// end finishes the session: every pending request fails with err. It is
+// idempotent.
+func (s *session) end(err error) {
+	s.mu.Lock()
+	if s.ended != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = err
+	for _, m := range s.out {
+		if m.timer != nil {
+			m.timer.Stop()
+		}
+	}
+	replies := make([]*Reply, 0, len(s.replies))
+	for _, r := range s.replies {
+		replies = append(replies, r)
+	}
+	syncs := make([]*syncOp, 0, len(s.syncs))
+	for _, op := range s.syncs {
+		syncs = append(syncs, op)
+	}
+	s.replies, s.syncs = map[string]*Reply{}, map[string]*syncOp{}
+	s.mu.Unlock()
+	for _, r := range replies {
+		r.fail(err)
+	}
+	for _, op := range syncs {
+		op.fail(err)
+	}
+	s.srv.detach(s)
+}

@@ -1,0 +1,184 @@
+package rpengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
+)
+
+// maxResyncs bounds card_resync_required retries of one request; the
+// planner already never offers the same failing transfer twice.
+const maxResyncs = 2
+
+// SyncRequest is a character.sync: preload or update a card without
+// inference.
+type SyncRequest struct {
+	IntegrationID string     // required
+	CharacterID   string     // required
+	Card          *card.Card // required; validated before sending
+}
+
+type syncPayload struct {
+	IntegrationID string        `json:"integrationId"`
+	CharacterID   string        `json:"characterId"`
+	Card          card.Transfer `json:"card"`
+}
+
+type syncedPayload struct {
+	SourceMessageID string `json:"sourceMessageId"`
+	IntegrationID   string `json:"integrationId"`
+	CharacterID     string `json:"characterId"`
+	TargetHash      string `json:"targetHash"`
+}
+
+// syncOp is one SyncCharacter call in flight.
+type syncOp struct {
+	sess    *session
+	key     card.Key
+	card    *card.Card
+	got     atomic.Bool
+	done    chan struct{}
+	once    sync.Once
+	hash    card.Digest
+	err     error
+	mu      sync.Mutex // guards following
+	sent    card.Transfer
+	msgID   string
+	resyncs int
+}
+
+// SyncCharacter sends character.sync and waits, bounded by ctx, for the
+// engine to accept the card; it returns the hash the engine accepted. The
+// card goes as a snapshot, patch or reference as the session's planner
+// decides, and card_resync_required is retried with a snapshot. Expiry of
+// ctx abandons the wait, not the connection.
+func (s *Server) SyncCharacter(ctx context.Context, req SyncRequest) (_ card.Digest, err error) {
+	defer errd.Wrap(&err, "rpengine: sync character")
+	if err := validateTarget(req.IntegrationID, req.CharacterID, req.Card); err != nil {
+		return card.Digest{}, err
+	}
+	sess, err := s.acquire(ctx)
+	if err != nil {
+		return card.Digest{}, err
+	}
+	op := &syncOp{sess: sess, key: card.Key{IntegrationID: req.IntegrationID, CharacterID: req.CharacterID}, card: req.Card, done: make(chan struct{})}
+	t, err := sess.plan(op.key, op.card)
+	if err != nil {
+		return card.Digest{}, err
+	}
+	if err := op.attempt(t); err != nil {
+		return card.Digest{}, err
+	}
+	select {
+	case <-op.done:
+		return op.hash, op.err
+	case <-ctx.Done():
+		op.forget()
+		return card.Digest{}, ctx.Err()
+	}
+}
+
+// attempt sends character.sync with transfer t and registers the op under
+// the new messageId.
+func (op *syncOp) attempt(t card.Transfer) error {
+	s := op.sess
+	op.mu.Lock()
+	op.sent = t
+	op.mu.Unlock()
+	// Register before sending so the answer cannot race the map: the id
+	// is reserved by sending through a placeholder owner first.
+	id, err := s.sendSync(op, syncPayload{IntegrationID: op.key.IntegrationID, CharacterID: op.key.CharacterID, Card: t})
+	if err != nil {
+		return err
+	}
+	op.mu.Lock()
+	op.msgID = id
+	op.mu.Unlock()
+	return nil
+}
+
+// sendSync is send with the op registered under the message's id before
+// the write.
+func (s *session) sendSync(op *syncOp, p syncPayload) (string, error) {
+	return s.sendRegistered(wire.TypeCharacterSync, p, op, func(id string) error {
+		if s.ended != nil {
+			return s.ended
+		}
+		s.syncs[id] = op
+		return nil
+	})
+}
+
+func (op *syncOp) forget() {
+	op.mu.Lock()
+	id := op.msgID
+	op.mu.Unlock()
+	op.sess.mu.Lock()
+	if op.sess.syncs[id] == op {
+		delete(op.sess.syncs, id)
+	}
+	op.sess.mu.Unlock()
+}
+
+func (op *syncOp) answered() bool { return op.got.Load() }
+
+func (op *syncOp) fail(err error) { op.finish(card.Digest{}, err) }
+
+func (op *syncOp) finish(h card.Digest, err error) {
+	op.once.Do(func() {
+		op.hash, op.err = h, err
+		close(op.done)
+	})
+	op.forget()
+}
+
+func (op *syncOp) handleError(f *stream.Failed) {
+	op.got.Store(true)
+	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, SourceMessageID: f.SourceMessageID}
+	if f.Code != "card_resync_required" {
+		op.fail(rerr)
+		return
+	}
+	op.forget()
+	op.mu.Lock()
+	sent, n := op.sent, op.resyncs
+	op.resyncs++
+	op.mu.Unlock()
+	if n >= maxResyncs {
+		op.fail(fmt.Errorf("%w after %d retries: %w", ErrResyncLoop, n, rerr))
+		return
+	}
+	t, err := op.sess.resync(op.key, op.card, sent)
+	if err != nil {
+		op.fail(errors.Join(err, rerr))
+		return
+	}
+	if err := op.attempt(t); err != nil {
+		op.fail(err)
+	}
+}
+
+func (s *session) onSynced(m syncedPayload) {
+	s.mu.Lock()
+	op := s.syncs[m.SourceMessageID]
+	s.mu.Unlock()
+	if op == nil {
+		s.log.Debug("rpengine: character.synced for no pending sync", "sourceMessageId", m.SourceMessageID)
+		return
+	}
+	op.got.Store(true)
+	h, err := card.ParseDigest(m.TargetHash)
+	if err != nil {
+		op.fail(fmt.Errorf("rpengine: engine sent a bad targetHash %q: %w", m.TargetHash, err))
+		return
+	}
+	s.cardAccepted(op.key, op.card, h)
+	op.finish(h, nil)
+}

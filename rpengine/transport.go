@@ -1,0 +1,36 @@
+package rpengine
+
+// transport carries whole encoded envelopes between one session and one
+// engine connection. The session logic (session.go) knows nothing else of
+// the transport: the WebSocket connection (ws.go) implements it, and the
+// file mailbox of spec section 7 is meant to be a second implementation.
+//
+// A transport delivers inbound messages by calling session.receive from a
+// single reader goroutine of its own, in arrival order, and calls
+// session.end when the connection is gone. Its first inbound message goes
+// to Server.handshake, which validates the hello and attaches a session.
+type transport interface {
+	// send writes one encoded message. It may be called from several
+	// goroutines at once, bounds its own duration, and on failure ends
+	// the connection (the reader then ends the session).
+	send(msg []byte) error
+	// close ends the connection with a WebSocket close code and reason
+	// (another transport maps them as it can). It is idempotent and does
+	// not block.
+	close(code int, reason string)
+	// mustAck reports whether every engine message must be acknowledged
+	// whatever ServerOptions.DisableAcks says (file mode: acks are how the
+	// engine deletes its files).
+	mustAck() bool
+	// welcomeExtra returns extra fields for welcome (file mode:
+	// peerInstanceId, nextAudioSlot), or nil.
+	welcomeExtra() map[string]any
+}
+
+// WebSocket close codes the server uses.
+const (
+	closePolicy      = 1008 // bad hello, second hello, wrong protocol
+	closeUnsupported = 1003 // binary frame
+	closeSuperseded  = 3000 // a newer engine connection took over
+	closeGoingAway   = 1001 // server shutting down
+)

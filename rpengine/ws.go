@@ -1,0 +1,128 @@
+package rpengine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// wsConn is the WebSocket transport.
+type wsConn struct {
+	c            *websocket.Conn
+	writeTimeout time.Duration
+	wg           *sync.WaitGroup
+	once         sync.Once
+}
+
+func (w *wsConn) send(msg []byte) error {
+	// The write is bounded by WriteTimeout, not by a caller's context: a
+	// context cancelled mid-write would tear the connection down.
+	ctx, cancel := context.WithTimeout(context.Background(), w.writeTimeout)
+	defer cancel()
+	return w.c.Write(ctx, websocket.MessageText, msg)
+}
+
+func (w *wsConn) close(code int, reason string) {
+	w.once.Do(func() {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			// Close waits (up to 5 s) for the peer's close frame, so it
+			// runs on its own goroutine and never holds up the caller.
+			_ = w.c.Close(websocket.StatusCode(code), reason)
+		}()
+	})
+}
+
+func (*wsConn) mustAck() bool                { return false }
+func (*wsConn) welcomeExtra() map[string]any { return nil }
+
+// serveHTTP applies the acceptance checks, upgrades and runs one engine
+// connection until it ends.
+func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
+	if rej := s.opts.check(r, localPort(r)); rej != nil {
+		s.opts.Logger.Warn("rpengine: refused connection", "reason", rej.reason, "remote", r.RemoteAddr, "status", rej.status)
+		http.Error(rw, http.StatusText(rej.status), rej.status)
+		return
+	}
+	w := &wsConn{writeTimeout: s.opts.WriteTimeout, wg: &s.wg}
+	if err := s.register(w); err != nil {
+		s.opts.Logger.Warn("rpengine: refused connection", "reason", err.Error(), "remote", r.RemoteAddr, "status", http.StatusServiceUnavailable)
+		http.Error(rw, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		return
+	}
+	// Origin was checked above, exactly; coder's own check is looser.
+	c, err := websocket.Accept(rw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		s.opts.Logger.Warn("rpengine: upgrade failed", "reason", err.Error(), "remote", r.RemoteAddr)
+		s.unregister(w, true)
+		return
+	}
+	c.SetReadLimit(wire.MaxMessageBytes)
+	w.c = c
+	s.run(w, r.RemoteAddr)
+}
+
+// run is the connection's reader: handshake, then every message in order.
+func (s *Server) run(w *wsConn, remote string) {
+	sess := s.handshakeWS(w, remote)
+	if sess == nil {
+		w.c.CloseNow()
+		s.unregister(w, true)
+		return
+	}
+	defer s.unregister(w, false)
+	for {
+		typ, data, err := w.c.Read(context.Background())
+		if err != nil {
+			reason := err.Error()
+			if errors.Is(err, websocket.ErrMessageTooBig) {
+				s.opts.Logger.Warn("rpengine: closed connection", "reason", "message over 8 MiB", "session", sess.info.ID)
+			}
+			sess.end(errors.Join(ErrConnectionLost, errors.New(reason)))
+			w.c.CloseNow()
+			return
+		}
+		if typ != websocket.MessageText {
+			s.opts.Logger.Warn("rpengine: closed connection", "reason", "binary frame", "session", sess.info.ID)
+			w.close(closeUnsupported, "binary frames are not accepted")
+			continue
+		}
+		sess.receive(data)
+	}
+}
+
+func (s *Server) handshakeWS(w *wsConn, remote string) *session {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+	typ, data, err := w.c.Read(ctx)
+	cancel()
+	if err != nil {
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", "no hello: "+err.Error(), "remote", remote)
+		return nil
+	}
+	s.rec.Record(jsonl.In, data)
+	if typ != websocket.MessageText {
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", "binary frame", "remote", remote)
+		_ = w.c.Close(closeUnsupported, "binary frames are not accepted")
+		return nil
+	}
+	version, err := parseHello(data)
+	if err != nil {
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", "bad hello: "+err.Error(), "remote", remote)
+		_ = w.c.Close(closePolicy, "first message must be a valid hello")
+		return nil
+	}
+	h, _ := wire.DecodeHeader(data)
+	sess, err := s.attach(w, h.MessageID, version)
+	if err != nil {
+		_ = w.c.Close(closeGoingAway, "game shutting down")
+		return nil
+	}
+	return sess
+}
