@@ -1,0 +1,235 @@
+package neurosan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+)
+
+// ConversationOptions configures a [Conversation]. A nil
+// *ConversationOptions means defaults.
+type ConversationOptions struct {
+	// Filter is the chat filter of every turn. If empty, FilterMinimal.
+	Filter ChatFilter
+	// MaxContextBytes is a budget for the stored chat_context. When an
+	// answer's chat_context is larger, it is dropped and the next turn
+	// starts a new conversation (sly_data is kept); ContextDrops counts
+	// this. If zero or negative, there is no budget.
+	MaxContextBytes int
+	// OnMessage, if not nil, is called with every message of a turn as it
+	// arrives, intermediate ones included (with FilterMaximal). It is
+	// called synchronously on Send's goroutine, so it must not block for
+	// long, and must not call the Conversation's methods.
+	OnMessage func(*ChatMessage)
+}
+
+// Conversation is a multi-turn chat with one agent network. NeuroSan keeps
+// no session: the conversation is the opaque chat_context of the last
+// answer, sent back verbatim on the next turn, and the sly_data the client
+// holds. A Conversation keeps both, and can be saved and restored with
+// MarshalJSON and UnmarshalJSON (one per save slot).
+//
+// All methods may be called concurrently, but only one Send may be in
+// flight: a second one returns ErrBusy.
+type Conversation struct {
+	client *Client
+	agent  string
+	opts   ConversationOptions
+
+	mu      sync.Mutex // guards following
+	busy    bool
+	context json.RawMessage
+	sly     map[string]json.RawMessage
+	answer  *ChatMessage
+	dropped int
+}
+
+// NewConversation starts a conversation with an agent network. It sends
+// nothing until Send.
+func NewConversation(c *Client, agent string, opts *ConversationOptions) *Conversation {
+	var o ConversationOptions
+	if opts != nil {
+		o = *opts
+	}
+	return &Conversation{client: c, agent: agent, opts: o, sly: map[string]json.RawMessage{}}
+}
+
+// Send sends one turn and returns the answer: the last AGENT_FRAMEWORK
+// message, whose Text and Structure are the reply. On success the answer's
+// chat_context replaces the stored one (unless it has none) and its sly_data
+// is merged into the stored sly_data, key by key. On error nothing changes,
+// so the turn can be sent again. ctx bounds the turn; see
+// [Client.StreamingChat].
+func (cv *Conversation) Send(ctx context.Context, text string) (_ *ChatMessage, err error) {
+	defer errd.Wrap(&err, "neurosan: conversation")
+	req, err := cv.begin(text)
+	if err != nil {
+		return nil, err
+	}
+	defer cv.end()
+	s, err := cv.client.StreamingChat(ctx, cv.agent, req)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if cv.opts.OnMessage != nil {
+		for {
+			m, err := s.Next()
+			if err != nil {
+				break // Answer returns the same error, or the answer at io.EOF
+			}
+			cv.opts.OnMessage(m)
+		}
+	}
+	ans, err := s.Answer()
+	if err != nil {
+		return nil, err
+	}
+	cv.commit(ans)
+	return ans, nil
+}
+
+func (cv *Conversation) begin(text string) (*ChatRequest, error) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if cv.busy {
+		return nil, ErrBusy
+	}
+	cv.busy = true
+	return &ChatRequest{Text: text, SlyData: maps.Clone(cv.sly), ChatContext: cv.context, Filter: cv.opts.Filter}, nil
+}
+
+func (cv *Conversation) end() {
+	cv.mu.Lock()
+	cv.busy = false
+	cv.mu.Unlock()
+}
+
+func (cv *Conversation) commit(ans *ChatMessage) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.answer = ans
+	maps.Copy(cv.sly, ans.SlyData)
+	if len(ans.ChatContext) == 0 {
+		return
+	}
+	if cv.opts.MaxContextBytes > 0 && len(ans.ChatContext) > cv.opts.MaxContextBytes {
+		cv.context = nil
+		cv.dropped++
+		return
+	}
+	cv.context = ans.ChatContext
+}
+
+// Answer returns the last turn's answer, or nil before the first one (and
+// after UnmarshalJSON, which does not restore it).
+func (cv *Conversation) Answer() *ChatMessage {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return cv.answer
+}
+
+// ChatContext returns the stored chat_context (nil for a new conversation).
+// The caller must not modify it.
+func (cv *Conversation) ChatContext() json.RawMessage {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return cv.context
+}
+
+// ContextDrops returns how many times the chat_context was dropped for
+// exceeding MaxContextBytes.
+func (cv *Conversation) ContextDrops() int {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return cv.dropped
+}
+
+// SlyData returns a copy of the stored sly_data.
+func (cv *Conversation) SlyData() map[string]json.RawMessage {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	return maps.Clone(cv.sly)
+}
+
+// SetSlyData stores v (encoded as JSON) under key, to be sent with every
+// following turn. A nil v deletes the key.
+func (cv *Conversation) SetSlyData(key string, v any) (err error) {
+	defer errd.Wrap(&err, "neurosan: set sly_data")
+	var raw []byte
+	if v != nil {
+		if raw, err = appendValue(nil, v); err != nil {
+			return err
+		}
+	}
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if raw == nil {
+		delete(cv.sly, key)
+	} else {
+		cv.sly[key] = raw
+	}
+	return nil
+}
+
+// Reset forgets the chat_context (the next turn starts a new conversation)
+// and the last answer; sly_data is kept.
+func (cv *Conversation) Reset() {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	cv.context, cv.answer = nil, nil
+}
+
+// saved is the save-slot form of a Conversation.
+type saved struct {
+	Version     int                        `json:"v"`
+	Agent       string                     `json:"agent"`
+	ChatContext json.RawMessage            `json:"chat_context,omitempty"`
+	SlyData     map[string]json.RawMessage `json:"sly_data,omitempty"`
+}
+
+// MarshalJSON returns the conversation's state for a save slot:
+// {"v":1,"agent":…,"chat_context":…,"sly_data":…}. chat_context is copied
+// verbatim, not re-encoded.
+func (cv *Conversation) MarshalJSON() ([]byte, error) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	w := objWriter{b: []byte{'{'}}
+	w.value("v", 1)
+	w.value("agent", cv.agent)
+	w.raw("chat_context", cv.context)
+	if len(cv.sly) > 0 {
+		w.object("sly_data", cv.sly)
+	}
+	return append(w.b, '}'), w.err
+}
+
+// UnmarshalJSON restores a state saved by MarshalJSON, replacing the stored
+// chat_context and sly_data. The saved agent must be this conversation's.
+func (cv *Conversation) UnmarshalJSON(b []byte) (err error) {
+	defer errd.Wrap(&err, "neurosan: restore conversation")
+	var s saved
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s.Version != 1 {
+		return fmt.Errorf("unknown save version %d", s.Version)
+	}
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if s.Agent != cv.agent {
+		return fmt.Errorf("saved for agent %q, not %q", s.Agent, cv.agent)
+	}
+	if string(s.ChatContext) == "null" {
+		s.ChatContext = nil
+	}
+	if s.SlyData == nil {
+		s.SlyData = map[string]json.RawMessage{}
+	}
+	cv.context, cv.sly, cv.answer = s.ChatContext, s.SlyData, nil
+	return nil
+}

@@ -1,0 +1,160 @@
+package neurosan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// frameKind classifies one object of a streaming_chat body.
+type frameKind int
+
+const (
+	frameMessage   frameKind = iota // {"response": {...}} with content
+	frameEmpty                      // {} or an object without a response
+	frameHeartbeat                  // AGENT_PROGRESS with no text, structure or anything else
+	frameError                      // {"error": ...}
+)
+
+// decoder reads the JSON objects of a streaming_chat body one at a time. It
+// uses encoding/json's streaming Decoder, so objects may share a line, a line
+// may have any length, and the last object needs no newline. It is passive:
+// no goroutines, no clock; the transport adds timeouts around it.
+type decoder struct {
+	dec *json.Decoder
+	lr  *limitReader
+	raw json.RawMessage
+	msg ChatMessage
+}
+
+// newDecoder returns a decoder of r. If maxObject > 0, an object (counted
+// from the end of the previous one) longer than maxObject bytes fails with
+// ErrMessageTooBig before it is buffered whole.
+func newDecoder(r io.Reader, maxObject int64) *decoder {
+	lr := &limitReader{r: r, max: maxObject}
+	d := &decoder{lr: lr, dec: json.NewDecoder(lr)}
+	return d
+}
+
+// next decodes the next object. It returns io.EOF at a clean end between
+// objects. The returned message and raw bytes are valid until the next call.
+func (d *decoder) next() (frameKind, error) {
+	d.lr.mark = d.dec.InputOffset()
+	d.raw = d.raw[:0]
+	if err := d.dec.Decode(&d.raw); err != nil {
+		if err == io.EOF {
+			return 0, io.EOF
+		}
+		off := d.dec.InputOffset()
+		if errors.Is(err, ErrMessageTooBig) {
+			return 0, &DecodeError{Offset: off, Err: err}
+		}
+		if d.lr.err != nil && !errors.Is(err, d.lr.err) {
+			err = d.lr.err // a transport error surfaces as a syntax error otherwise
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return 0, &DecodeError{Offset: off, Err: err}
+		}
+		return 0, err // transport error: the caller maps it
+	}
+	return d.classify()
+}
+
+func (d *decoder) offset() int64 { return d.dec.InputOffset() - int64(len(d.raw)) }
+
+func (d *decoder) classify() (frameKind, error) {
+	if len(d.raw) == 0 || d.raw[0] != '{' {
+		return 0, &DecodeError{Offset: d.offset(), Err: fmt.Errorf("want a JSON object, got %.40s", d.raw)}
+	}
+	var top struct {
+		Response *json.RawMessage `json:"response"`
+		Error    *json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(d.raw, &top); err != nil {
+		return 0, &DecodeError{Offset: d.offset(), Err: err}
+	}
+	if top.Error != nil {
+		return frameError, d.streamError(*top.Error)
+	}
+	if top.Response == nil || string(*top.Response) == "null" {
+		return frameEmpty, nil
+	}
+	if err := json.Unmarshal(*top.Response, &d.msg); err != nil {
+		return 0, &DecodeError{Offset: d.offset(), Err: fmt.Errorf("response: %w", err)}
+	}
+	if isHeartbeat(&d.msg) {
+		return frameHeartbeat, nil
+	}
+	return frameMessage, nil
+}
+
+func (d *decoder) streamError(v json.RawMessage) error {
+	e := &StreamError{Offset: d.offset(), Message: string(v)}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		e.Message = s
+	}
+	return e
+}
+
+// isHeartbeat reports a keep-alive frame: AGENT_PROGRESS with nothing in it
+// (neuro-san issue #1038). Progress frames with a structure are messages.
+func isHeartbeat(m *ChatMessage) bool {
+	return m.Type == TypeAgentProgress && m.Text == "" && len(m.Structure) == 0 &&
+		len(m.Origin) == 0 && len(m.ChatContext) == 0 && len(m.SlyData) == 0 &&
+		len(m.Extra) == 0 && len(m.ContentBlocks) == 0 && len(m.MimeData) == 0
+}
+
+// limitReader fails once more than max bytes have been read past mark (the
+// decoder's offset at the end of the previous object), so one object can
+// never make the decoder buffer more than max bytes. It also keeps the first
+// read error, which json.Decoder may otherwise report as a syntax error.
+type limitReader struct {
+	r    io.Reader
+	max  int64 // <= 0: no limit
+	read int64 // bytes read so far
+	mark int64
+	err  error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.max > 0 {
+		left := l.max - (l.read - l.mark)
+		if left <= 0 {
+			return 0, fmt.Errorf("%w: an object exceeds %d bytes", ErrMessageTooBig, l.max)
+		}
+		if int64(len(p)) > left {
+			p = p[:left]
+		}
+	}
+	n, err := l.r.Read(p)
+	l.read += int64(n)
+	if err != nil && err != io.EOF && l.err == nil {
+		l.err = err
+	}
+	return n, err
+}
+
+// errorMessage extracts the "error" string of a small JSON error body, or
+// returns the trimmed body itself.
+func errorMessage(body []byte) string {
+	var e struct{ Error json.RawMessage }
+	if json.Unmarshal(body, &e) == nil && len(e.Error) > 0 {
+		var s string
+		if json.Unmarshal(e.Error, &s) == nil {
+			return s
+		}
+		return string(e.Error)
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 512 {
+		body = body[:512]
+	}
+	return string(body)
+}

@@ -1,0 +1,66 @@
+// Package neurosan is a client for NeuroSan agent networks
+// (cognizant-ai-lab/neuro-san) over its HTTP API: a game can ask an agent
+// network (a quest designer, a shopkeeper's economy, a strategy advisor) and
+// read its messages as they stream back.
+//
+//	c, err := neurosan.New("http://localhost:8080", nil)
+//	conv := neurosan.NewConversation(c, "games/quest_designer", nil)
+//	answer, err := conv.Send(ctx, "A quest for the harbour town")
+//	fmt.Println(answer.Text)
+//
+// # Protocol
+//
+// The API is neuro-san's OpenAPI description (agent_service.json, the HTTP
+// form of its protos): GET /api/v1/list, GET /api/v1/{agent}/function and
+// /connectivity, and POST /api/v1/{agent}/streaming_chat, whose chunked
+// application/json-lines body carries one ChatResponse object per message.
+// Agent names may contain '/' and are sent with the slashes unescaped.
+//
+// The stream is read with encoding/json's streaming Decoder, not a line
+// scanner, because the format has traps: several objects may share a line,
+// a line may be far over 64 KiB (chat_context grows with the history, and
+// MAXIMAL echoes the whole request on every line), the last object need not
+// end with a newline, and after the 200 status the server reports a failure
+// by appending {"error": "Request timeout"} or {"error": "Internal server
+// error"} without a newline: that is a [*StreamError]. Empty {} objects and
+// empty AGENT_PROGRESS heartbeat frames are skipped and counted. Unknown
+// message fields are kept in [ChatMessage].Extra, and the message type is
+// accepted as a string name or as its proto number.
+//
+// The answer is the last AGENT_FRAMEWORK message. Its chat_context is the
+// whole conversation state (the server keeps none); [Conversation] keeps it
+// opaque, sends it back byte for byte, merges returned sly_data, can drop a
+// context that outgrows a byte budget, and saves to a game's save slot.
+//
+// # Timeouts and retries
+//
+// Turns of several minutes are normal, so the http.Client must have no
+// Timeout. Instead each turn is bounded by its context, by
+// ClientOptions.TurnTimeout (which must exceed the network's
+// max_execution_seconds) and by ClientOptions.IdleTimeout (which must exceed
+// the server's heartbeat interval, or the whole turn when heartbeats are
+// off). NeuroSan has no cancel call: closing the connection cancels the
+// turn, and that is what [Stream.Close] and every timeout do.
+//
+// A 503 ("Too many concurrent requests", "Server is shutting down") before
+// the stream starts is retried with exponential back-off; nothing is retried
+// once a 200 stream has begun, because the agents may already have acted.
+// Other statuses are a [*StatusError] matching ErrBadRequest, ErrForbidden,
+// ErrNotFound or ErrServer.
+//
+// # Concurrency
+//
+// A [Client] may be used from many goroutines and starts none of its own.
+// A [Stream] is read from one goroutine; its Close may be called from any
+// goroutine. A [Conversation] allows one Send at a time; its OnMessage
+// callback runs synchronously on Send's goroutine, with no lock held.
+//
+// # Security
+//
+// NeuroSan servers have no authentication by default and bind every
+// interface. sly_data and chat_context travel in the clear over http://, so
+// [New] warns when a plain http:// URL names a host that is not loopback.
+// Every object read is bounded by ClientOptions.MaxMessageBytes. The
+// Recorder option writes a JSON Lines log of the traffic for bug reports;
+// it contains sly_data, so treat it as private.
+package neurosan

@@ -1,0 +1,132 @@
+package neurosan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// Sentinels a caller branches on. A [*StatusError] matches the status ones
+// with errors.Is.
+var (
+	// ErrBadRequest: the server answered 400 (for StreamingChat, a body it
+	// could not parse).
+	ErrBadRequest = errors.New("neurosan: bad request")
+	// ErrForbidden: the server answered 403 (the authorizer refused).
+	ErrForbidden = errors.New("neurosan: forbidden")
+	// ErrNotFound: the server answered 404 (unknown agent network; the body
+	// is empty).
+	ErrNotFound = errors.New("neurosan: agent not found")
+	// ErrUnavailable: the server answered 503 ("Too many concurrent
+	// requests", "Server is shutting down") on every attempt.
+	ErrUnavailable = errors.New("neurosan: service unavailable")
+	// ErrServer: the server answered another 5xx status.
+	ErrServer = errors.New("neurosan: server error")
+
+	// ErrIdleTimeout: nothing arrived on the stream for
+	// ClientOptions.IdleTimeout.
+	ErrIdleTimeout = errors.New("neurosan: idle read timeout")
+	// ErrTurnTimeout: the turn took longer than ClientOptions.TurnTimeout.
+	// It matches context.DeadlineExceeded too.
+	ErrTurnTimeout = fmt.Errorf("neurosan: turn timeout: %w", context.DeadlineExceeded)
+	// ErrNoAnswer: the stream ended cleanly without an AGENT_FRAMEWORK
+	// message (for example the request had no text, and the server sent {}).
+	ErrNoAnswer = errors.New("neurosan: stream ended without an answer")
+	// ErrMessageTooBig: one JSON object in the stream, or a response body,
+	// exceeded ClientOptions.MaxMessageBytes.
+	ErrMessageTooBig = errors.New("neurosan: message too big")
+	// ErrInvalidAgent: an agent name is empty or has an empty, "." or ".."
+	// path segment.
+	ErrInvalidAgent = errors.New("neurosan: invalid agent name")
+	// ErrBusy: Conversation.Send was called while a turn was in flight.
+	ErrBusy = errors.New("neurosan: conversation turn already in flight")
+	// ErrClosed: the stream was closed by its Close method.
+	ErrClosed = net.ErrClosed
+)
+
+// StatusError is a non-200 HTTP answer, before any stream started.
+type StatusError struct {
+	// Op is the operation, for example "streaming_chat".
+	Op string
+	// Agent is the agent network asked, empty for List.
+	Agent string
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// Message is the body's "error" string when the body is {"error": …},
+	// otherwise the body itself (trimmed and cut to 512 bytes); empty for
+	// the 404 with an empty body.
+	Message string
+	// Attempts is how many requests were made (more than 1 after 503
+	// retries).
+	Attempts int
+}
+
+func (e *StatusError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "neurosan: %s", e.Op)
+	if e.Agent != "" {
+		fmt.Fprintf(&b, " %q", e.Agent)
+	}
+	fmt.Fprintf(&b, ": %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// Is matches ErrBadRequest, ErrForbidden, ErrNotFound, ErrUnavailable and
+// ErrServer by status code.
+func (e *StatusError) Is(target error) bool {
+	switch target {
+	case ErrBadRequest:
+		return e.StatusCode == http.StatusBadRequest
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrUnavailable:
+		return e.StatusCode == http.StatusServiceUnavailable
+	case ErrServer:
+		return e.StatusCode >= 500 && e.StatusCode != http.StatusServiceUnavailable
+	}
+	return false
+}
+
+// StreamError is an {"error": …} object inside a 200 stream: the server
+// failed after the stream had started ("Request timeout" when the network's
+// request timeout fired, "Internal server error" otherwise). It is never
+// retried automatically: the agents may already have acted.
+type StreamError struct {
+	// Message is the "error" value when it is a string, else its raw JSON.
+	Message string
+	// Offset is the byte offset of the object in the response body.
+	Offset int64
+}
+
+func (e *StreamError) Error() string {
+	return fmt.Sprintf("neurosan: stream error at byte %d: %s", e.Offset, e.Message)
+}
+
+// Timeout reports whether the server's per-network request timeout ended
+// the turn.
+func (e *StreamError) Timeout() bool { return e.Message == "Request timeout" }
+
+// DecodeError is a stream body that is not a sequence of JSON objects, or
+// that was cut off in the middle of one.
+type DecodeError struct {
+	// Offset is the byte offset in the response body where decoding failed.
+	Offset int64
+	Err    error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("neurosan: bad stream at byte %d: %v", e.Offset, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,188 @@
+package neurosan
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+)
+
+// StreamingChat sends one turn to an agent network and returns its stream of
+// messages. A 503 answer is retried with back-off (ClientOptions.Retries)
+// before the stream starts; any other non-200 status is a [*StatusError].
+//
+// The turn is bounded by ctx and by ClientOptions.TurnTimeout and
+// IdleTimeout; when any of them expires the connection is closed, which is
+// how NeuroSan learns that a turn was cancelled. The caller must call
+// [Stream.Close] (it is harmless after the end).
+func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatRequest) (_ *Stream, err error) {
+	defer errd.Wrap(&err, "neurosan: streaming_chat")
+	p, err := agentPath(agent)
+	if err != nil {
+		return nil, err
+	}
+	body, err := req.AppendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{}
+	turnCtx, cancelTurn := ctx, context.CancelFunc(func() {})
+	if c.opts.TurnTimeout > 0 {
+		turnCtx, cancelTurn = context.WithTimeoutCause(ctx, c.opts.TurnTimeout, ErrTurnTimeout)
+	}
+	s.ctx, s.cancel = context.WithCancelCause(turnCtx)
+	s.cancelTurn = cancelTurn
+	if c.opts.IdleTimeout > 0 {
+		s.idle = c.opts.IdleTimeout
+		s.timer = time.AfterFunc(s.idle, func() { // only cancels: never blocks
+			s.cancel(fmt.Errorf("%w: nothing received for %v", ErrIdleTimeout, s.idle))
+		})
+	}
+	resp, err := c.do(s.ctx, http.MethodPost, "streaming_chat", agent, c.base+"/api/v1/"+p+"/streaming_chat", body)
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	s.body = resp.Body
+	s.rec = c.rec
+	s.dec = newDecoder(&idleReader{s: s}, c.opts.MaxMessageBytes)
+	s.touch()
+	return s, nil
+}
+
+// Stream is one turn's stream of messages. Next and Answer must be called
+// from one goroutine at a time; Close may be called from any goroutine at
+// any time, for example to cancel a turn the player abandoned.
+type Stream struct {
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
+	cancelTurn context.CancelFunc
+	idle       time.Duration
+	timerMu    sync.Mutex  // guards following
+	timer      *time.Timer // nil without IdleTimeout
+	stopped    bool        // timer stopped for good
+	body       io.ReadCloser
+	dec        *decoder
+	rec        *jsonl.Recorder
+
+	err        error // sticky: io.EOF or the error that ended the stream
+	answer     *ChatMessage
+	heartbeats int
+	closeOnce  sync.Once
+}
+
+// Next returns the next message as it arrives: an AGENT_FRAMEWORK answer,
+// or with FilterMaximal the agents' intermediate messages (AI, AGENT,
+// AGENT_TOOL_RESULT, AGENT_PROGRESS with a progress structure). Empty {}
+// objects and empty AGENT_PROGRESS heartbeats are skipped and counted (see
+// Heartbeats). At a clean end it returns io.EOF; an {"error":…} object
+// returns a [*StreamError]. After an error or io.EOF, the stream is closed
+// and Next keeps returning the same error. The message is the caller's.
+func (s *Stream) Next() (*ChatMessage, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	m, err := s.next()
+	if err != nil {
+		if err != io.EOF {
+			err = fmt.Errorf("neurosan: streaming_chat: %w", err)
+		}
+		s.err = err
+		s.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (s *Stream) next() (*ChatMessage, error) {
+	for {
+		kind, err := s.dec.next()
+		if len(s.dec.raw) > 0 {
+			s.rec.Record(jsonl.In, s.dec.raw)
+		}
+		if err != nil {
+			return nil, ctxCause(s.ctx, err)
+		}
+		switch kind {
+		case frameEmpty:
+			continue
+		case frameHeartbeat:
+			s.heartbeats++
+			continue
+		}
+		m := s.dec.msg
+		s.dec.msg = ChatMessage{}
+		if m.Type == TypeAgentFramework {
+			s.answer = &m
+		}
+		return &m, nil
+	}
+}
+
+// Answer reads the rest of the stream and returns the answer: the last
+// AGENT_FRAMEWORK message, whose Text and Structure are the network's reply
+// and whose ChatContext continues the conversation. It returns ErrNoAnswer
+// if the stream ended cleanly without one, or the stream's error.
+func (s *Stream) Answer() (*ChatMessage, error) {
+	for {
+		if _, err := s.Next(); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if s.answer == nil {
+		return nil, fmt.Errorf("neurosan: streaming_chat: %w", ErrNoAnswer)
+	}
+	return s.answer, nil
+}
+
+// Heartbeats returns how many empty keep-alive frames were skipped so far.
+func (s *Stream) Heartbeats() int { return s.heartbeats }
+
+// Close closes the connection, which cancels the turn on the server if it
+// was still running. It is idempotent and safe to call concurrently with
+// Next, which then returns an error matching ErrClosed.
+func (s *Stream) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancel(ErrClosed)
+		s.body.Close()
+		s.release()
+	})
+	return nil
+}
+
+func (s *Stream) release() {
+	s.timerMu.Lock()
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	s.timerMu.Unlock()
+	s.cancel(ErrClosed)
+	s.cancelTurn()
+}
+
+func (s *Stream) touch() {
+	s.timerMu.Lock()
+	if s.timer != nil && !s.stopped {
+		s.timer.Reset(s.idle)
+	}
+	s.timerMu.Unlock()
+}
+
+// idleReader restarts the idle timer whenever bytes arrive.
+type idleReader struct{ s *Stream }
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.s.body.Read(p)
+	if n > 0 {
+		r.s.touch()
+	}
+	return n, err
+}
