@@ -229,7 +229,10 @@ func (a *Assembler) newSegment(e *AudioChunk, n int) *segment {
 	}
 	count := e.SegmentChunkCount
 	maxChunks := au.maxHeld/chunkOverheadSamples + 1
-	samplesCap := min(int64(count)*int64(n/2), int64(au.maxHeld))
+	samplesCap := au.maxHeld // count*n/2 without overflow, capped by the bound
+	if n/2 > 0 && count <= au.maxHeld/(n/2) {
+		samplesCap = count * (n / 2)
+	}
 	s := &segment{
 		count:   count,
 		samples: make([]int16, 0, samplesCap),

@@ -3,6 +3,7 @@ package stream_test
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"math/rand/v2"
 	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -100,3 +101,5 @@ func stripLocal(e stream.End) string {
 	}
 	return e.Message
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
