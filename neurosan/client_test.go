@@ -1,0 +1,438 @@
+package neurosan_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neurosan"
+	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
+)
+
+func TestClient_List(t *testing.T) {
+	t.Parallel()
+	hidden := neurosantest.Agent{Name: "secret", Hidden: true}
+	s := startFake(t, &neurosantest.Options{Agents: append(neurosantest.DemoAgents(), hidden)})
+	got, err := newClient(t, s.URL, nil).List(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "agents", len(got), 2)
+	testutil.Equal(t, "nested name", got[1].AgentName, "games/quest_designer")
+	testutil.Equal(t, "tags", got[0].Tags, []string{"example"})
+}
+
+func TestClient_Function(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	c := newClient(t, s.URL, nil)
+	f, err := c.Function(context.Background(), "math_guy")
+	testutil.Success(t, err)
+	testutil.Equal(t, "description", f.Description, "Does arithmetic on sly_data x and y.")
+	var schema struct{ Properties map[string]any }
+	testutil.Success(t, json.Unmarshal(f.SlyDataSchema, &schema))
+	testutil.Equal(t, "schema keys", len(schema.Properties), 2)
+}
+
+func TestClient_Connectivity(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	conn, err := newClient(t, s.URL, nil).Connectivity(context.Background(), "games/quest_designer")
+	testutil.Success(t, err)
+	testutil.Equal(t, "nodes", len(conn.Nodes), 3)
+	testutil.Equal(t, "tools", conn.Nodes[0].Tools, []string{"lore_keeper", "reward_balancer"})
+	testutil.Equal(t, "display_as", conn.Nodes[2].DisplayAs, "coded_tool")
+}
+
+func TestClient_statusErrors(t *testing.T) {
+	t.Parallel()
+	agents := []neurosantest.Agent{{Name: "locked", Forbidden: true}, {Name: "open"}}
+	s := startFake(t, &neurosantest.Options{Agents: agents})
+	c := newClient(t, s.URL, nil)
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		call   func() error
+		target error
+		code   int
+		msg    string
+	}{
+		{"function unknown agent", func() error { _, err := c.Function(ctx, "nobody"); return err }, neurosan.ErrNotFound, 404, ""},
+		{"connectivity forbidden", func() error { _, err := c.Connectivity(ctx, "locked"); return err }, neurosan.ErrForbidden, 403, "Not authorized"},
+		{"chat unknown agent", func() error { _, err := c.StreamingChat(ctx, "a/b/c", &neurosan.ChatRequest{Text: "x"}); return err }, neurosan.ErrNotFound, 404, ""},
+		{"chat forbidden", func() error { _, err := c.StreamingChat(ctx, "locked", &neurosan.ChatRequest{Text: "x"}); return err }, neurosan.ErrForbidden, 403, "Not authorized"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.call()
+			testutil.ErrorIs(t, err, tc.target)
+			var se *neurosan.StatusError
+			testutil.ErrorAs(t, err, &se)
+			testutil.Equal(t, "status", se.StatusCode, tc.code)
+			testutil.Equal(t, "message", se.Message, tc.msg)
+		})
+	}
+}
+
+// The 400 and other 5xx statuses come from a plain handler: the client never
+// sends a body the fake would refuse.
+func TestClient_otherStatuses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		code   int
+		body   string
+		target error
+		msg    string
+	}{
+		{400, `{"error":"Invalid JSON format"}`, neurosan.ErrBadRequest, "Invalid JSON format"},
+		{500, `{"error":"Internal server error"}`, neurosan.ErrServer, "Internal server error"},
+		{502, "<html>bad gateway</html>", neurosan.ErrServer, "<html>bad gateway</html>"},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
+			t.Parallel()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.code)
+				io.WriteString(w, tc.body)
+			}))
+			t.Cleanup(ts.Close)
+			_, err := newClient(t, ts.URL, nil).StreamingChat(context.Background(), "a", &neurosan.ChatRequest{Text: "x"})
+			testutil.ErrorIs(t, err, tc.target)
+			var se *neurosan.StatusError
+			testutil.ErrorAs(t, err, &se)
+			testutil.Equal(t, "message", se.Message, tc.msg)
+			testutil.Equal(t, "attempts", se.Attempts, 1)
+		})
+	}
+}
+
+func TestClient_invalidAgent(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, "http://127.0.0.1:1", nil)
+	for _, name := range []string{"", "a//b", "../x", "a/./b", "a/"} {
+		_, err := c.Function(context.Background(), name)
+		testutil.ErrorIs(t, err, neurosan.ErrInvalidAgent)
+	}
+}
+
+// Agent names keep their slashes; other characters are escaped per segment.
+func TestClient_agentPath(t *testing.T) {
+	t.Parallel()
+	var got string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.EscapedPath()
+		io.WriteString(w, `{"function":{}}`)
+	}))
+	t.Cleanup(ts.Close)
+	_, err := newClient(t, ts.URL+"/base/", nil).Function(context.Background(), "reg/sub net/ağent?")
+	testutil.Success(t, err)
+	testutil.Equal(t, "path", got, "/base/api/v1/reg/sub%20net/a%C4%9Fent%3F/function")
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url  string
+		err  bool
+		warn bool
+	}{
+		{"http://localhost:8080", false, false},
+		{"http://127.0.0.1:8080", false, false},
+		{"http://[::1]:8080", false, false},
+		{"http://game.localhost", false, false},
+		{"https://agents.example.com", false, false},
+		{"http://agents.example.com:8080", false, true},
+		{"http://192.168.1.20:8080", false, true},
+		{"ws://localhost:8080", true, false},
+		{"localhost:8080", true, false},
+		{"http://localhost:8080/?q=1", true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			t.Parallel()
+			var warned []string
+			_, err := neurosan.New(tc.url, &neurosan.ClientOptions{Logf: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+			if tc.err {
+				testutil.Error(t, err)
+				return
+			}
+			testutil.Success(t, err)
+			testutil.Equal(t, "warned", len(warned) == 1, tc.warn)
+		})
+	}
+	_, err := neurosan.New("http://localhost", &neurosan.ClientOptions{HTTPClient: &http.Client{Timeout: time.Minute}})
+	testutil.Error(t, err)
+}
+
+func TestStreamingChat_minimal(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	c := newClient(t, s.URL, nil)
+	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "cats"})
+	testutil.Success(t, err)
+	defer st.Close()
+	m, err := st.Next()
+	testutil.Success(t, err)
+	testutil.Equal(t, "type", m.Type, neurosan.TypeAgentFramework)
+	testutil.Equal(t, "text", m.Text, `Quest 1: about "cats", find the cat by the old well.`)
+	testutil.Equal(t, "structure", string(m.Structure), `{"quest":1}`)
+	testutil.Equal(t, "has context", len(m.ChatContext) > 0, true)
+	_, err = st.Next()
+	testutil.ErrorIs(t, err, io.EOF)
+	testutil.Equal(t, "no echo asked", s.Turns()[0].Filter, "")
+}
+
+func TestStreamingChat_maximal(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	c := newClient(t, s.URL, nil)
+	sly := map[string]json.RawMessage{"x": json.RawMessage(`6`), "y": json.RawMessage(`7`)}
+	st, err := c.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "multiply", SlyData: sly, Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	var types []neurosan.MessageType
+	var progress float64
+	for {
+		m, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		testutil.Success(t, err)
+		types = append(types, m.Type)
+		if p, ok := m.Progress(); ok {
+			progress = p
+			testutil.Equal(t, "progress origin", m.Origin, []neurosan.Origin{{Tool: "math_guy"}, {Tool: "calculator"}})
+		}
+	}
+	testutil.Equal(t, "types", types, []neurosan.MessageType{neurosan.TypeAI, neurosan.TypeAgentProgress, neurosan.TypeAgentToolResult, neurosan.TypeAgentFramework})
+	testutil.Equal(t, "progress", progress, 0.5)
+	ans, err := st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer", ans.Text, "6 * 7 = 42")
+	testutil.Equal(t, "sly allow-list", ans.SlyData, map[string]json.RawMessage{"equals": json.RawMessage(`42`)})
+	testutil.Equal(t, "filter sent", s.Turns()[0].Filter, "MAXIMAL")
+}
+
+// Every framing trap of the fake at once: two responses per line, lines
+// split into 7-byte writes, a chat_context line over 1 MiB. (Heartbeats are
+// tested with fake time in synctest_test.go.)
+func TestStreamingChat_framingTraps(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.MathGuy()
+	agent.ContextPadding = 1<<20 + 123
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}, TwoPerLine: true, SplitWrites: 7})
+	c := newClient(t, s.URL, nil)
+	sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
+	st, err := c.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "add", SlyData: sly, Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	ans, err := st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer", ans.Text, "1 + 2 = 3")
+	testutil.Equal(t, "huge context", len(ans.ChatContext) > 1<<20, true)
+}
+
+func TestStreamingChat_streamErrors(t *testing.T) {
+	t.Parallel()
+	for _, f := range []neurosantest.Fault{neurosantest.FaultTimeout, neurosantest.FaultInternal} {
+		t.Run(fmt.Sprint(f), func(t *testing.T) {
+			t.Parallel()
+			agent := neurosantest.Agent{Name: "flaky", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+				tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "thinking"})
+				return neurosantest.Reply{Fault: f}
+			}}
+			s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+			st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "flaky", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
+			testutil.Success(t, err)
+			defer st.Close()
+			m, err := st.Next()
+			testutil.Success(t, err)
+			testutil.Equal(t, "partial", m.Text, "thinking")
+			_, err = st.Answer()
+			var se *neurosan.StreamError
+			testutil.ErrorAs(t, err, &se)
+			testutil.Equal(t, "timeout", se.Timeout(), f == neurosantest.FaultTimeout)
+			testutil.Equal(t, "one request, no retry", s.Requests(), 1)
+		})
+	}
+}
+
+func TestStreamingChat_noText(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Answer()
+	testutil.ErrorIs(t, err, neurosan.ErrNoAnswer)
+}
+
+func TestStreamingChat_messageTooBig(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.Agent{Name: "big", ContextPadding: 2 << 20}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, &neurosan.ClientOptions{MaxMessageBytes: 1 << 20}).StreamingChat(context.Background(), "big", &neurosan.ChatRequest{Text: "x"})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Next()
+	testutil.ErrorIs(t, err, neurosan.ErrMessageTooBig)
+}
+
+func TestStreamingChat_retry503(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), Unavailable: 2})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "requests", s.Requests(), 3)
+}
+
+func TestStreamingChat_retry503exhausted(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), ShuttingDown: true})
+	_, err := newClient(t, s.URL, &neurosan.ClientOptions{Retries: 2}).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
+	var se *neurosan.StatusError
+	testutil.ErrorAs(t, err, &se)
+	testutil.Equal(t, "message", se.Message, "Server is shutting down")
+	testutil.Equal(t, "attempts", se.Attempts, 3)
+	testutil.Equal(t, "requests", s.Requests(), 3)
+
+	_, err = newClient(t, s.URL, &neurosan.ClientOptions{Retries: -1}).List(context.Background())
+	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
+	testutil.Equal(t, "no retry", s.Requests(), 4)
+}
+
+func TestStreamingChat_concurrencyLimit(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	agent := neurosantest.Agent{Name: "slow", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return neurosantest.Reply{Text: "done"}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}, ConcurrencyLimit: 1})
+	c := newClient(t, s.URL, &neurosan.ClientOptions{Retries: -1})
+	first, err := c.StreamingChat(context.Background(), "slow", &neurosan.ChatRequest{Text: "1"})
+	testutil.Success(t, err)
+	defer first.Close()
+	_, err = c.StreamingChat(context.Background(), "slow", &neurosan.ChatRequest{Text: "2"})
+	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
+	close(release)
+	_, err = first.Answer()
+	testutil.Success(t, err)
+}
+
+// Closing the stream closes the connection, and the fake sees the turn
+// cancelled and its script return.
+func TestStream_Close_cancelsServerTurn(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	agent := neurosantest.Agent{Name: "long", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "started"})
+		close(started)
+		<-ctx.Done()
+		return neurosantest.Reply{}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	_, err = st.Next()
+	testutil.Success(t, err)
+	<-started
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_, err := st.Next() // blocked until Close
+		testutil.ErrorIs(t, err, neurosan.ErrClosed)
+	})
+	st.Close()
+	wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	testutil.Success(t, s.WaitIdle(ctx))
+	turns := s.Turns()
+	testutil.Equal(t, "cancelled", turns[0].Cancelled, true)
+	testutil.Equal(t, "done", turns[0].Done, true)
+}
+
+func TestStreamingChat_contextCancel(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.Agent{Name: "long", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		<-ctx.Done()
+		return neurosantest.Reply{}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := newClient(t, s.URL, nil).StreamingChat(ctx, "long", &neurosan.ChatRequest{Text: "go"})
+	testutil.Success(t, err)
+	defer st.Close()
+	time.AfterFunc(10*time.Millisecond, cancel)
+	_, err = st.Next()
+	testutil.ErrorIs(t, err, context.Canceled)
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	testutil.Success(t, s.WaitIdle(wctx))
+	testutil.Equal(t, "cancelled", s.Turns()[0].Cancelled, true)
+}
+
+func TestClient_headersAndRecorder(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), Unavailable: 1})
+	var log bytes.Buffer
+	h := http.Header{}
+	h.Set("user_id", "player-1")
+	c := newClient(t, s.URL, &neurosan.ClientOptions{Header: h, Recorder: &log})
+	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "hello"})
+	testutil.Success(t, err)
+	_, err = st.Answer()
+	testutil.Success(t, err)
+	st.Close()
+	testutil.Equal(t, "header", s.Turns()[0].Header.Get("user_id"), "player-1")
+
+	type line struct {
+		Dir, Note string
+		Msg       json.RawMessage
+	}
+	var lines []line
+	for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var v line
+		testutil.Success(t, json.Unmarshal([]byte(l), &v))
+		lines = append(lines, v)
+	}
+	testutil.Equal(t, "line count", len(lines), 4) // out, 503 in, out, answer in
+	testutil.Equal(t, "first out", lines[0].Dir, "out")
+	testutil.Equal(t, "503 noted", strings.HasPrefix(lines[1].Note, "503"), true)
+	testutil.Equal(t, "request body", string(lines[2].Msg), `{"user_message":{"type":"HUMAN","text":"hello"}}`)
+	testutil.Equal(t, "answer in", lines[3].Dir, "in")
+	testutil.Equal(t, "answer recorded", bytes.Contains(lines[3].Msg, []byte(`"AGENT_FRAMEWORK"`)), true)
+}
+
+func TestStreamingChat_echoRule(t *testing.T) {
+	t.Parallel()
+	// The fake echoes the request for any filter other than the exact
+	// string "MINIMAL", like the real server; the client decodes around it.
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	c := newClient(t, s.URL, nil)
+	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "x", Filter: "minimal"})
+	testutil.Success(t, err)
+	defer st.Close()
+	m, err := st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "lowercase minimal still filters", m.Type, neurosan.TypeAgentFramework)
+	if errors.Is(err, io.EOF) {
+		t.Fatal("unexpected EOF")
+	}
+}

@@ -1,0 +1,45 @@
+package neurosan_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neurosan"
+	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
+)
+
+func TestMain(m *testing.M) { testutil.VerifyNoLeaks(m) }
+
+// startFake starts a fake server with no line delay unless opts sets one.
+func startFake(t *testing.T, opts *neurosantest.Options) *neurosantest.Server {
+	t.Helper()
+	if opts == nil {
+		opts = &neurosantest.Options{}
+	}
+	if opts.LineDelay == 0 {
+		opts.LineDelay = -1
+	}
+	s := neurosantest.NewServer(opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// newClient returns a client with its own transport, closed at cleanup so
+// no keep-alive goroutine outlives the test.
+func newClient(t *testing.T, url string, opts *neurosan.ClientOptions) *neurosan.Client {
+	t.Helper()
+	var o neurosan.ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	o.HTTPClient = &http.Client{Transport: tr}
+	if o.RetryBackoff == 0 {
+		o.RetryBackoff = 1e6 // 1 ms: real-time tests only check counts
+	}
+	c, err := neurosan.New(url, &o)
+	testutil.Success(t, err)
+	return c
+}

@@ -1,0 +1,241 @@
+package neurosan_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neurosan"
+	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
+)
+
+// pipeListener connects an http.Server and an http.Transport through
+// net.Pipe, so that a synctest bubble sees every wait as durable and fake
+// time runs: timeouts of minutes take no real time.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
+
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080} }
+
+func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// servePipe serves h in the bubble and returns a client of it; everything
+// is torn down before the bubble ends.
+func servePipe(t *testing.T, h http.Handler, opts *neurosan.ClientOptions) *neurosan.Client {
+	t.Helper()
+	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(l)
+	tr := &http.Transport{DialContext: l.dial}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		srv.Close()
+	})
+	var o neurosan.ClientOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.HTTPClient = &http.Client{Transport: tr}
+	c, err := neurosan.New("http://127.0.0.1:8080", &o)
+	testutil.Success(t, err)
+	return c
+}
+
+// sleeper answers after d of (fake) time, or returns when cancelled.
+func sleeper(d time.Duration) neurosantest.Agent {
+	return neurosantest.Agent{Name: "sleeper", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		select {
+		case <-time.After(d):
+			return neurosantest.Reply{Text: "awake"}
+		case <-ctx.Done():
+			return neurosantest.Reply{}
+		}
+	}}
+}
+
+func TestStream_idleTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
+		c := servePipe(t, fake, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
+		start := time.Now()
+		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
+		testutil.Success(t, err)
+		defer st.Close()
+		_, err = st.Next()
+		testutil.ErrorIs(t, err, neurosan.ErrIdleTimeout)
+		testutil.Equal(t, "fake time waited", time.Since(start), 30*time.Second)
+		testutil.Success(t, fake.WaitIdle(t.Context()))
+		testutil.Equal(t, "server saw the cancel", fake.Turns()[0].Cancelled, true)
+	})
+}
+
+// Heartbeats every 10 s keep a 30 s idle timeout from firing during a
+// two-minute turn.
+func TestStream_heartbeatKeepsAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(2 * time.Minute)}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		c := servePipe(t, fake, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
+		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
+		testutil.Success(t, err)
+		defer st.Close()
+		ans, err := st.Answer()
+		testutil.Success(t, err)
+		testutil.Equal(t, "answer", ans.Text, "awake")
+		// At 10 s … 110 s, and maybe at 120 s: the ticker and the answer are
+		// ready at the same instant there, and either may be written first.
+		if hb := st.Heartbeats(); hb < 11 || hb > 12 {
+			t.Errorf("heartbeats: got %d, want 11 or 12", hb)
+		}
+	})
+}
+
+func TestStream_turnTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		c := servePipe(t, fake, &neurosan.ClientOptions{TurnTimeout: time.Minute, IdleTimeout: 30 * time.Second})
+		start := time.Now()
+		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
+		testutil.Success(t, err)
+		defer st.Close()
+		_, err = st.Answer()
+		testutil.ErrorIs(t, err, neurosan.ErrTurnTimeout)
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		testutil.Equal(t, "fake time waited", time.Since(start), time.Minute)
+	})
+}
+
+func TestStream_callerDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
+		c := servePipe(t, fake, nil)
+		ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+		defer cancel()
+		st, err := c.StreamingChat(ctx, "sleeper", &neurosan.ChatRequest{Text: "zz"})
+		testutil.Success(t, err)
+		defer st.Close()
+		_, err = st.Next()
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		if errors.Is(err, neurosan.ErrTurnTimeout) {
+			t.Errorf("caller's deadline reported as the turn timeout: %v", err)
+		}
+	})
+}
+
+// 503s are retried after 1 s, 2 s, 4 s (plus up to 25% jitter each).
+func TestClient_retryBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 3})
+		var mu sync.Mutex
+		var at []time.Duration
+		start := time.Now()
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			at = append(at, time.Since(start))
+			mu.Unlock()
+			fake.ServeHTTP(w, r)
+		})
+		c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: time.Second})
+		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+		testutil.Success(t, err)
+		defer st.Close()
+		_, err = st.Answer()
+		testutil.Success(t, err)
+		testutil.Equal(t, "requests", len(at), 4)
+		for i, base := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+			gap := at[i+1] - at[i]
+			if gap < base || gap > base+base/4 {
+				t.Errorf("retry %d waited %v, want %v to %v", i+1, gap, base, base+base/4)
+			}
+		}
+	})
+}
+
+func TestClient_retryAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		start := time.Now()
+		var second time.Duration
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n++
+			if n == 1 {
+				w.Header().Set("Retry-After", "7")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			second = time.Since(start)
+			w.Write([]byte(`{"agents":[]}`))
+		})
+		c := servePipe(t, h, nil)
+		_, err := c.List(t.Context())
+		testutil.Success(t, err)
+		testutil.Equal(t, "waited Retry-After", second, 7*time.Second)
+	})
+}
+
+// A context that ends during the back-off ends the call at once.
+func TestClient_retryCancelled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{ShuttingDown: true})
+		c := servePipe(t, fake, &neurosan.ClientOptions{RetryBackoff: time.Minute})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		_, err := c.List(ctx)
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		testutil.Equal(t, "one request", fake.Requests(), 1)
+	})
+}
+
+// The fake pauses 0.3 s after every line by default, like the real server:
+// MAXIMAL math_guy's answer is its fourth line, so it arrives at 0.9 s.
+func TestFake_realLineDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
+		c := servePipe(t, fake, nil)
+		start := time.Now()
+		sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
+		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x", SlyData: sly, Filter: neurosan.FilterMaximal})
+		testutil.Success(t, err)
+		defer st.Close()
+		var last time.Duration
+		for {
+			m, err := st.Next()
+			testutil.Success(t, err)
+			last = time.Since(start)
+			if m.Type == neurosan.TypeAgentFramework {
+				break
+			}
+		}
+		testutil.Equal(t, "answer time", last, 3*neurosantest.RealLineDelay)
+	})
+}
