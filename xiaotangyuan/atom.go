@@ -1,0 +1,127 @@
+package xiaotangyuan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+)
+
+// AtomFunc executes one game ability for the Harness (game.atom.execute).
+// args is the request's arguments object; the function owns it. The
+// returned value is encoded as the JSON-RPC result; an error becomes a
+// CodeAtomFailed error whose message is err.Error(), which the Harness
+// shows as the failed step's text.
+//
+// It runs on its own goroutine, concurrently with other atoms and with
+// the game's pending calls (the Harness calls atoms while chat.send is
+// still pending). ctx expires after Options.AtomTimeout (15 s) or when
+// the connection ends; a result produced after that is not sent, since
+// the Harness has already failed the step.
+type AtomFunc func(ctx context.Context, args json.RawMessage) (any, error)
+
+// HandleAtom registers fn under name, which must match
+// ^[a-z0-9][a-z0-9._-]{2,79}$ (for example "dst.find_nearest_butterfly").
+// Registered names are advertised as capabilities in adapter.hello, so
+// HandleAtom must be called before Connect. Registering a name again
+// replaces its handler.
+func (c *Client) HandleAtom(name string, fn AtomFunc) (err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: handle atom")
+	if err := validateAtomName(name); err != nil {
+		return err
+	}
+	if fn == nil {
+		return &ValidationError{Field: "atom", Reason: "nil handler for " + name}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errStarted
+	}
+	c.atoms[name] = fn
+	return nil
+}
+
+type atomParams struct {
+	Atom      string          `json:"atom"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// serve answers a Harness request. Only game.atom.execute exists; atom
+// handlers run on their own goroutines so the reader keeps reading.
+func (cn *conn) serve(f frame) string {
+	if f.Method != "game.atom.execute" {
+		cn.reply(f.ID, nil, &wireError{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
+		return "answered: unknown method"
+	}
+	var p atomParams
+	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
+		cn.reply(f.ID, nil, &wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
+		return "answered: invalid params"
+	}
+	cn.c.mu.Lock()
+	fn := cn.c.atoms[p.Atom]
+	cn.c.mu.Unlock()
+	if fn == nil {
+		cn.reply(f.ID, nil, &wireError{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
+		return "answered: unknown atom"
+	}
+	select {
+	case cn.atomSem <- struct{}{}:
+	default:
+		cn.reply(f.ID, nil, &wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
+		return "answered: busy"
+	}
+	cn.wg.Add(1)
+	go func() {
+		defer cn.wg.Done()
+		defer func() { <-cn.atomSem }()
+		cn.runAtom(f.ID, p, fn)
+	}()
+	return ""
+}
+
+func (cn *conn) runAtom(id json.RawMessage, p atomParams, fn AtomFunc) {
+	ctx, cancel := context.WithTimeout(cn.ctx, cn.c.o.AtomTimeout)
+	defer cancel()
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	v, err := fn(ctx, args)
+	if ctx.Err() != nil {
+		// The Harness failed the step at its own 15 s deadline and would
+		// answer a late response with -32700; on disconnect nobody listens.
+		cn.c.rec.RecordNote(jsonl.Out, fmt.Sprintf("not sent: atom %s finished after its deadline or disconnect", p.Atom), nil)
+		return
+	}
+	if err != nil {
+		cn.reply(id, nil, &wireError{Code: CodeAtomFailed, Message: err.Error()})
+		return
+	}
+	res, err := json.Marshal(v)
+	if err != nil {
+		cn.reply(id, nil, &wireError{Code: CodeAtomFailed, Message: "atom " + p.Atom + ": result is not JSON: " + err.Error()})
+		return
+	}
+	if len(res) > MaxMessageSize-256 {
+		cn.reply(id, nil, &wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("atom %s: result is %d bytes, over the 1 MiB message limit", p.Atom, len(res))})
+		return
+	}
+	cn.reply(id, res, nil)
+}
+
+// reply answers a Harness request. Failures are recorded, not returned:
+// the reader cannot do more than the write already did (a failed write
+// ends the connection).
+func (cn *conn) reply(id, result json.RawMessage, e *wireError) {
+	b, err := encodeResponse(id, result, e)
+	if err == nil {
+		err = cn.write(b, "response")
+	}
+	if err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, "reply failed: "+err.Error(), nil)
+	}
+}

@@ -1,0 +1,189 @@
+package xiaotangyuan
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+)
+
+// Reply is the result of chat.send, chat.retry and assistant.compose: the
+// authoritative final reply (stream events only preview it).
+type Reply struct {
+	Text          string `json:"reply"`
+	SessionID     string `json:"sessionId"`     // "game-<gameId>-<uuid>"
+	InteractionID string `json:"interactionId"` // matches the stream events
+
+	// Cancelled is set when a barge-in (assistant.text.cancel) cancelled
+	// this interaction's stream before the result came. The Harness still
+	// answers with its text; the game decides whether to show it.
+	Cancelled bool `json:"-"`
+}
+
+// Call sends a request and decodes its result into result (unless nil).
+// It waits at most the method's default timeout (Options.HelloTimeout,
+// ChatTimeout or CallTimeout) or until ctx expires; neither closes the
+// connection, and a late response is dropped. Errors: [*RPCError] for a
+// Harness error, [ErrTimeout], [ErrDisconnected] (also for calls pending
+// when the connection drops), [ErrMessageTooLarge].
+func (c *Client) Call(ctx context.Context, method string, params, result any) (err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: call "+method)
+	cn, err := c.current()
+	if err != nil {
+		return err
+	}
+	return cn.call(ctx, method, params, result, c.timeout(method))
+}
+
+// Notify sends a notification. The Harness never answers one, not even
+// with an error, so prefer Call unless the protocol says otherwise.
+func (c *Client) Notify(ctx context.Context, method string, params any) (err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: notify "+method)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cn, err := c.current()
+	if err != nil {
+		return err
+	}
+	return cn.notify(method, params)
+}
+
+func (c *Client) timeout(method string) time.Duration {
+	switch {
+	case method == "adapter.hello":
+		return c.o.HelloTimeout
+	case isReplyMethod(method):
+		return c.o.ChatTimeout
+	}
+	return c.o.CallTimeout
+}
+
+type chatParams struct {
+	Text    string       `json:"text,omitempty"`
+	Context *wireContext `json:"context,omitempty"`
+}
+
+// Chat sends the player's text (chat.send) and returns the final reply.
+// Stream events for it arrive on Events before it returns. text must not
+// be blank; cc may be nil. The call waits up to Options.ChatTimeout.
+func (c *Client) Chat(ctx context.Context, text string, cc *ChatContext) (Reply, error) {
+	return c.reply(ctx, "chat.send", text, cc)
+}
+
+// Retry asks again for the previous chat.send text (chat.retry). The
+// Harness streams it with source "retry" and sends assistant.present.
+func (c *Client) Retry(ctx context.Context, cc *ChatContext) (Reply, error) {
+	return c.reply(ctx, "chat.retry", "", cc)
+}
+
+// Compose runs a one-off agent that does not enter chat memory
+// (assistant.compose); it streams nothing. text must not be blank.
+func (c *Client) Compose(ctx context.Context, text string, cc *ChatContext) (Reply, error) {
+	return c.reply(ctx, "assistant.compose", text, cc)
+}
+
+func (c *Client) reply(ctx context.Context, method, text string, cc *ChatContext) (r Reply, err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: "+method)
+	text = strings.TrimSpace(text)
+	if method != "chat.retry" && text == "" {
+		return r, &ValidationError{Field: "text", Reason: "must not be blank"}
+	}
+	wc, err := cc.wire()
+	if err != nil {
+		return r, err
+	}
+	cn, err := c.current()
+	if err != nil {
+		return r, err
+	}
+	err = cn.call(ctx, method, chatParams{Text: text, Context: wc}, &r, c.o.ChatTimeout)
+	return r, err
+}
+
+type stateUpdate struct {
+	Observation json.RawMessage `json:"observation"`
+	SaveID      string          `json:"saveId,omitempty"`
+}
+
+func stateParams(observation any, saveID string) (stateUpdate, error) {
+	obs, err := encodeObject("observation", observation)
+	if err != nil {
+		return stateUpdate{}, err
+	}
+	if saveID != "" {
+		if err := validateSaveID("saveId", saveID); err != nil {
+			return stateUpdate{}, err
+		}
+	}
+	return stateUpdate{Observation: obs, SaveID: saveID}, nil
+}
+
+// UpdateState sends state.update as a request and waits for acceptance.
+// observation must encode to a JSON object; saveID may be empty. For the
+// periodic notification form, set Options.State.
+func (c *Client) UpdateState(ctx context.Context, observation any, saveID string) (err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: state.update")
+	p, err := stateParams(observation, saveID)
+	if err != nil {
+		return err
+	}
+	return c.accepted(ctx, "state.update", p)
+}
+
+// StartVoice asks the Harness to start recording push-to-talk for this
+// process (voice.start). It returns ErrNoProcessID without a processId.
+func (c *Client) StartVoice(ctx context.Context) error { return c.voice(ctx, "voice.start") }
+
+// StopVoice stops the recording and starts speech recognition and the
+// reply (voice.stop). It returns ErrNoProcessID without a processId.
+func (c *Client) StopVoice(ctx context.Context) error { return c.voice(ctx, "voice.stop") }
+
+func (c *Client) voice(ctx context.Context, method string) (err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: "+method)
+	if c.o.ProcessID <= 0 {
+		return ErrNoProcessID
+	}
+	return c.accepted(ctx, method, nil)
+}
+
+func (c *Client) accepted(ctx context.Context, method string, params any) error {
+	cn, err := c.current()
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Accepted bool `json:"accepted"`
+	}
+	if err := cn.call(ctx, method, params, &res, c.o.CallTimeout); err != nil {
+		return err
+	}
+	if !res.Accepted {
+		return fmt.Errorf("%s: not accepted", method)
+	}
+	return nil
+}
+
+// Ping calls gateway.ping. The Harness queues it behind any running
+// request, so it measures the request queue, not liveness (the client
+// uses WebSocket pings for that).
+func (c *Client) Ping(ctx context.Context) (err error) {
+	defer errd.Wrap(&err, "xiaotangyuan: gateway.ping")
+	cn, err := c.current()
+	if err != nil {
+		return err
+	}
+	var res struct {
+		Pong bool `json:"pong"`
+	}
+	if err := cn.call(ctx, "gateway.ping", nil, &res, c.o.CallTimeout); err != nil {
+		return err
+	}
+	if !res.Pong {
+		return fmt.Errorf("no pong in result")
+	}
+	return nil
+}

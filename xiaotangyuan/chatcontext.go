@@ -1,0 +1,94 @@
+package xiaotangyuan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+)
+
+// MaxRoleInstructions is the limit on [ChatContext.RoleInstructions], in
+// UTF-16 code units (the Harness measures JavaScript string length, so a
+// character outside the BMP counts twice).
+const MaxRoleInstructions = 2000
+
+// ChatContext is the optional structured context of chat.send, chat.retry
+// and assistant.compose. Empty strings are omitted, as the Harness would
+// treat them as absent anyway. The zero value sends no context.
+type ChatContext struct {
+	RoleInstructions string // at most MaxRoleInstructions UTF-16 units
+	PlayerName       string
+	Location         string
+	Date             string
+	Time             string
+	NearbyNPC        string
+	SaveID           string // see ValidateSaveID; sets the Harness's latest save for this connection
+	Observation      any    // must encode to a JSON object; nil omits it
+}
+
+type wireContext struct {
+	RoleInstructions string          `json:"roleInstructions,omitempty"`
+	PlayerName       string          `json:"playerName,omitempty"`
+	Location         string          `json:"location,omitempty"`
+	Date             string          `json:"date,omitempty"`
+	Time             string          `json:"time,omitempty"`
+	NearbyNPC        string          `json:"nearbyNpc,omitempty"`
+	SaveID           string          `json:"saveId,omitempty"`
+	Observation      json.RawMessage `json:"observation,omitempty"`
+}
+
+// wire validates c and returns its wire form, or nil for a nil or empty c.
+func (c *ChatContext) wire() (*wireContext, error) {
+	if c == nil {
+		return nil, nil
+	}
+	if n := utf16Len(c.RoleInstructions); n > MaxRoleInstructions {
+		return nil, &ValidationError{Field: "context.roleInstructions", Reason: fmt.Sprintf("%d UTF-16 units, limit %d", n, MaxRoleInstructions)}
+	}
+	if c.SaveID != "" {
+		if err := validateSaveID("context.saveId", c.SaveID); err != nil {
+			return nil, err
+		}
+	}
+	w := &wireContext{
+		RoleInstructions: strings.TrimSpace(c.RoleInstructions),
+		PlayerName:       strings.TrimSpace(c.PlayerName),
+		Location:         strings.TrimSpace(c.Location),
+		Date:             strings.TrimSpace(c.Date),
+		Time:             strings.TrimSpace(c.Time),
+		NearbyNPC:        strings.TrimSpace(c.NearbyNPC),
+		SaveID:           c.SaveID,
+	}
+	if c.Observation != nil {
+		obs, err := encodeObject("context.observation", c.Observation)
+		if err != nil {
+			return nil, err
+		}
+		w.Observation = obs
+	}
+	if w.Observation == nil && w.RoleInstructions+w.PlayerName+w.Location+w.Date+w.Time+w.NearbyNPC+w.SaveID == "" {
+		return nil, nil
+	}
+	return w, nil
+}
+
+// encodeObject marshals v and checks that it is a JSON object.
+func encodeObject(field string, v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, &ValidationError{Field: field, Reason: err.Error()}
+	}
+	if !bytes.HasPrefix(b, []byte("{")) {
+		return nil, &ValidationError{Field: field, Reason: fmt.Sprintf("must encode to a JSON object, got %.20s", b)}
+	}
+	return b, nil
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}

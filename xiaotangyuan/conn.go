@@ -1,0 +1,337 @@
+package xiaotangyuan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+)
+
+// writeTimeout bounds one WebSocket write. coder/websocket closes the
+// connection when a write's context expires, so writes use the
+// connection's context with this timeout, never a caller's context: a
+// caller giving up must not tear down the shared connection.
+const writeTimeout = 10 * time.Second
+
+// conn is one WebSocket connection and its goroutines: the reader, the
+// pinger, the state heartbeat and the atom handlers, all joined by wait.
+type conn struct {
+	c        *Client
+	ws       *websocket.Conn
+	ctx      context.Context // cancelled when the connection ends
+	cancel   context.CancelFunc
+	atomSem  chan struct{} // bounded atom concurrency
+	wg       sync.WaitGroup
+	done     chan struct{} // closed by shutdown
+	switched atomic.Bool   // ended by SetSaveID: reconnect at once
+
+	mu      sync.Mutex // guards following
+	pending map[int64]*pendingCall
+	err     error // why the connection ended; nil while open
+}
+
+type pendingCall struct {
+	method string
+	ch     chan callResult // buffered 1
+}
+
+type callResult struct {
+	f         frame
+	cancelled bool // the reply's interaction was cancelled (barge-in)
+	err       error
+}
+
+func newConn(c *Client, ws *websocket.Conn) *conn {
+	cn := &conn{
+		c:       c,
+		ws:      ws,
+		atomSem: make(chan struct{}, c.o.MaxConcurrentAtoms),
+		done:    make(chan struct{}),
+		pending: make(map[int64]*pendingCall),
+	}
+	cn.ctx, cn.cancel = context.WithCancel(c.life)
+	return cn
+}
+
+func (cn *conn) startReader() {
+	cn.wg.Add(1)
+	go cn.readLoop()
+}
+
+// startBackground starts the pinger and the state heartbeat, once the
+// hello has been accepted.
+func (cn *conn) startBackground() {
+	if cn.c.o.PingInterval > 0 {
+		cn.wg.Add(1)
+		go cn.pingLoop()
+	}
+	if cn.c.o.State != nil {
+		cn.wg.Add(1)
+		go cn.stateLoop()
+	}
+}
+
+// shutdown ends the connection once, recording why, failing pending calls
+// with err and closing the socket with status (a close handshake when
+// status is 1000, at once otherwise).
+func (cn *conn) shutdown(err error, status websocket.StatusCode) {
+	cn.mu.Lock()
+	if cn.err != nil {
+		cn.mu.Unlock()
+		return
+	}
+	cn.err = err
+	pend := cn.pending
+	cn.pending = nil
+	close(cn.done)
+	cn.mu.Unlock()
+	for _, p := range pend {
+		p.ch <- callResult{err: err}
+	}
+	if status == websocket.StatusNormalClosure {
+		// Close waits for the peer's close frame, read by the reader
+		// goroutine; run it there-independent, bounded by coder's 5 s.
+		cn.wg.Add(1)
+		go func() {
+			defer cn.wg.Done()
+			cn.ws.Close(status, "")
+			cn.cancel()
+		}()
+		return
+	}
+	cn.cancel()
+	cn.ws.CloseNow()
+}
+
+// wait joins every goroutine of the connection.
+func (cn *conn) wait() { cn.wg.Wait() }
+
+func (cn *conn) cause() error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.err
+}
+
+func (cn *conn) switching() bool { return cn.switched.Load() }
+
+// write sends one encoded message after the size guard.
+func (cn *conn) write(b []byte, method string) error {
+	if err := checkSize(b, method); err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, err.Error(), nil)
+		return err
+	}
+	cn.c.rec.Record(jsonl.Out, b)
+	ctx, cancel := context.WithTimeout(cn.ctx, writeTimeout)
+	defer cancel()
+	if err := cn.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		if c := cn.cause(); c != nil {
+			return c
+		}
+		return &DisconnectError{Reason: "write " + method, Err: err}
+	}
+	return nil
+}
+
+// call sends a request and waits for its response, for at most timeout.
+// On success it decodes the result into out (when not nil).
+func (cn *conn) call(ctx context.Context, method string, params, out any, timeout time.Duration) error {
+	res, err := cn.roundTrip(ctx, method, params, timeout)
+	if err != nil {
+		return err
+	}
+	if res.f.Error != nil {
+		return &RPCError{Method: method, Code: res.f.Error.Code, Message: res.f.Error.Message, Data: res.f.Error.Data}
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.f.Result, out); err != nil {
+			return fmt.Errorf("decode %s result: %w", method, err)
+		}
+	}
+	if r, ok := out.(*Reply); ok {
+		r.Cancelled = res.cancelled
+	}
+	return nil
+}
+
+func (cn *conn) roundTrip(ctx context.Context, method string, params any, timeout time.Duration) (callResult, error) {
+	id := cn.c.nextID.Add(1)
+	b, err := appendRequest(nil, id, method, params)
+	if err != nil {
+		return callResult{}, err
+	}
+	if err := checkSize(b, method); err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, err.Error(), nil)
+		return callResult{}, err
+	}
+	p := &pendingCall{method: method, ch: make(chan callResult, 1)}
+	cn.mu.Lock()
+	if cn.err != nil {
+		err := cn.err
+		cn.mu.Unlock()
+		return callResult{}, err
+	}
+	cn.pending[id] = p
+	cn.mu.Unlock()
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w: %s after %v", ErrTimeout, method, timeout))
+	defer cancel()
+	if err := cn.write(b, method); err != nil {
+		cn.forget(id)
+		return callResult{}, err
+	}
+	select {
+	case r := <-p.ch:
+		return r, r.err
+	case <-ctx.Done():
+		cn.forget(id)
+		return callResult{}, context.Cause(ctx)
+	}
+}
+
+func (cn *conn) forget(id int64) {
+	cn.mu.Lock()
+	delete(cn.pending, id)
+	cn.mu.Unlock()
+}
+
+// notify sends a notification (no id, no answer).
+func (cn *conn) notify(method string, params any) error {
+	b, err := appendRequest(nil, 0, method, params)
+	if err != nil {
+		return err
+	}
+	return cn.write(b, method)
+}
+
+// readLoop reads until the connection ends and dispatches every message.
+// It owns the client's Assembler while it runs.
+func (cn *conn) readLoop() {
+	defer cn.wg.Done()
+	for {
+		_, b, err := cn.ws.Read(cn.ctx)
+		if err != nil {
+			cn.shutdown(readError(err), websocket.StatusGoingAway)
+			return
+		}
+		note := cn.handle(b)
+		cn.c.rec.RecordNote(jsonl.In, note, b)
+	}
+}
+
+// readError describes why a read failed.
+func readError(err error) error {
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return &DisconnectError{Code: int(ce.Code), Reason: ce.Reason, Err: err}
+	}
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return &DisconnectError{Code: int(websocket.StatusMessageTooBig), Reason: "incoming message over the read limit", Err: err}
+	}
+	return &DisconnectError{Reason: "read", Err: err}
+}
+
+// handle dispatches one incoming message and returns a recorder note
+// ("" when it was handled normally).
+func (cn *conn) handle(b []byte) string {
+	f, kind, err := parseFrame(b)
+	if err != nil {
+		return "dropped: " + err.Error()
+	}
+	switch kind {
+	case kindResponse:
+		return cn.resolve(f)
+	case kindRequest:
+		return cn.serve(f)
+	}
+	ev, err := decodeNotification(&cn.c.asm, f.Method, f.Params)
+	if err != nil {
+		if errors.Is(err, errDropped) {
+			return err.Error()
+		}
+		return "dropped: " + err.Error()
+	}
+	cn.c.emit(ev)
+	return ""
+}
+
+// resolve hands a response to its pending call. Responses with unknown ids
+// (late, or the Harness's id:null errors) are dropped, never answered.
+func (cn *conn) resolve(f frame) string {
+	id, ok := clientID(f.ID)
+	if !ok {
+		return "dropped: response with unknown id"
+	}
+	cn.mu.Lock()
+	p := cn.pending[id]
+	delete(cn.pending, id)
+	cn.mu.Unlock()
+	if p == nil {
+		return "dropped: response with unknown id"
+	}
+	r := callResult{f: f}
+	if f.Result != nil && isReplyMethod(p.method) {
+		var rep struct {
+			InteractionID string `json:"interactionId"`
+		}
+		if json.Unmarshal(f.Result, &rep) == nil {
+			r.cancelled = cn.c.asm.Cancelled(rep.InteractionID)
+		}
+	}
+	p.ch <- r
+	return ""
+}
+
+func isReplyMethod(m string) bool {
+	return m == "chat.send" || m == "chat.retry" || m == "assistant.compose"
+}
+
+// pingLoop sends WebSocket pings; a missing pong ends the connection.
+func (cn *conn) pingLoop() {
+	defer cn.wg.Done()
+	t := time.NewTicker(cn.c.o.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-cn.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(cn.ctx, cn.c.o.PingTimeout)
+		err := cn.ws.Ping(ctx)
+		cancel()
+		if err != nil {
+			if cn.ctx.Err() == nil {
+				cn.shutdown(&DisconnectError{Reason: "ping unanswered", Err: err}, websocket.StatusGoingAway)
+			}
+			return
+		}
+	}
+}
+
+// stateLoop sends the state.update heartbeat as a notification.
+func (cn *conn) stateLoop() {
+	defer cn.wg.Done()
+	t := time.NewTicker(cn.c.o.StateInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-cn.ctx.Done():
+			return
+		case <-t.C:
+		}
+		obs, save := cn.c.o.State()
+		p, err := stateParams(obs, save)
+		if err == nil {
+			err = cn.notify("state.update", p)
+		}
+		if err != nil && cn.ctx.Err() == nil {
+			cn.c.emit(Event{Kind: EventError, Err: fmt.Errorf("xiaotangyuan: state heartbeat: %w", err)})
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package xiaotangyuan_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
+)
+
+// env is a client connected to a fake Harness over an in-memory pipe.
+// Build it inside a synctest bubble; stop it with close (registered as a
+// cleanup).
+type env struct {
+	t   *testing.T
+	h   *xtytest.Harness
+	c   *xty.Client
+	rec *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func baseOptions() *xty.Options {
+	return &xty.Options{AdapterID: "test-adapter", GameID: "testgame", Version: "0.1.0", URL: xtytest.URL}
+}
+
+// newEnv connects a client (configured by copts, then setup) to a fake
+// configured by hopts.
+func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func(*xty.Client)) *env {
+	t.Helper()
+	h := xtytest.New(hopts)
+	if copts == nil {
+		copts = baseOptions()
+	}
+	e := &env{t: t, h: h, rec: &syncBuffer{}}
+	copts.HTTPClient = h.HTTPClient()
+	copts.Recorder = e.rec
+	c, err := xty.New(copts)
+	testutil.Success(t, err)
+	e.c = c
+	if setup != nil {
+		setup(c)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		h.Close()
+	})
+	testutil.Success(t, c.Connect(context.Background()))
+	return e
+}
+
+// next returns the next event, skipping kinds in skip, failing after a
+// minute of (fake) time.
+func (e *env) next(skip ...xty.EventKind) xty.Event {
+	e.t.Helper()
+	timer := time.NewTimer(time.Minute)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-e.c.Events():
+			if !ok {
+				e.t.Fatal("events closed")
+			}
+			if !contains(skip, ev.Kind) {
+				return ev
+			}
+		case <-timer.C:
+			e.t.Fatal("no event within a minute")
+		}
+	}
+}
+
+// drain returns every event queued now.
+func (e *env) drain() []xty.Event {
+	var out []xty.Event
+	for {
+		select {
+		case ev := <-e.c.Events():
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// kinds lists the kinds of evs.
+func kinds(evs []xty.Event) []xty.EventKind {
+	out := make([]xty.EventKind, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Kind
+	}
+	return out
+}
+
+// only keeps the events of the given kinds.
+func only(evs []xty.Event, ks ...xty.EventKind) []xty.Event {
+	var out []xty.Event
+	for _, ev := range evs {
+		if contains(ks, ev.Kind) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func decode[T any](t *testing.T, raw json.RawMessage) T {
+	t.Helper()
+	var v T
+	testutil.Success(t, json.Unmarshal(raw, &v))
+	return v
+}

@@ -1,0 +1,43 @@
+package xiaotangyuan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+)
+
+var (
+	saveIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	atomPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,79}$`)
+)
+
+// SaveID returns the opaque save identifier the reference adapters send:
+// the lowercase hex SHA-256 of game + ":" + raw (DST hashes "dst:" +
+// save id, ONI "oni:" + colony GUID). raw may be a save path or slot name:
+// only its hash leaves the process, as the protocol requires.
+func SaveID(game, raw string) string {
+	sum := sha256.Sum256([]byte(game + ":" + raw))
+	return hex.EncodeToString(sum[:])
+}
+
+// ValidateSaveID returns a [*ValidationError] unless id matches
+// ^[A-Za-z0-9._:-]{1,128}$. Unlike the Harness it does not trim: an id
+// with spaces is refused rather than silently altered.
+func ValidateSaveID(id string) error {
+	return validateSaveID("saveId", id)
+}
+
+func validateSaveID(field, id string) error {
+	if !saveIDPattern.MatchString(id) {
+		return &ValidationError{Field: field, Reason: fmt.Sprintf("%q must be 1-128 characters of [A-Za-z0-9._:-]", id)}
+	}
+	return nil
+}
+
+func validateAtomName(name string) error {
+	if !atomPattern.MatchString(name) {
+		return &ValidationError{Field: "atom", Reason: fmt.Sprintf("%q must match ^[a-z0-9][a-z0-9._-]{2,79}$", name)}
+	}
+	return nil
+}
