@@ -1,0 +1,82 @@
+package neuro
+
+import "slices"
+
+// Register adds actions to the client's set and, when connected, sends one
+// actions/register with the new ones. Re-registering an identical
+// definition is a no-op; a different definition of a name already in the
+// set is a *[ConflictError] (the server would keep the first), as is a bad
+// name (*[NameError]) or schema (*[SchemaError]). On error nothing is
+// added.
+func (c *Client) Register(actions ...Action) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	added, err := c.reg.add(actions)
+	if err != nil {
+		return err
+	}
+	c.sendDiffLocked(nil, added)
+	return nil
+}
+
+// Unregister removes the named actions (local names, without prefix) and,
+// when connected, sends one actions/unregister. Unknown names are ignored.
+// A force whose actions are all gone ends as [ForceCancelled].
+func (c *Client) Unregister(names ...string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.sendDiffLocked(c.reg.remove(names), nil)
+	c.pruneForcesLocked()
+	return nil
+}
+
+// SetActions makes actions the whole action set and sends the minimal
+// diff: unregister what is gone, register what is new. A changed
+// definition is unregistered and registered again. Frequent changes slow
+// Neuro down: register gameplay-wide actions once, and prefer a broad
+// parameter with game-side validation over re-registering enums.
+func (c *Client) SetActions(actions ...Action) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	unreg, reg, err := c.reg.set(actions)
+	if err != nil {
+		return err
+	}
+	c.sendDiffLocked(unreg, reg)
+	c.pruneForcesLocked()
+	return nil
+}
+
+// Actions returns the local names of the current action set, in
+// registration order.
+func (c *Client) Actions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reg.names()
+}
+
+// sendDiffLocked queues the diff when connected. While disconnected
+// nothing is queued: the next connect sends startup (which clears the
+// server's set) and the whole set. c.mu must be held.
+func (c *Client) sendDiffLocked(unreg []string, reg []*entry) {
+	if !c.connected {
+		return
+	}
+	if len(unreg) > 0 {
+		b := c.mustEncode(cmdUnregister, unregisterData{ActionNames: slices.Clone(unreg)})
+		c.pushLocked(queued{cmd: cmdUnregister, b: b}, false)
+	}
+	if len(reg) > 0 {
+		b := c.mustEncode(cmdRegister, registerData{Actions: wireActions(reg)})
+		c.pushLocked(queued{cmd: cmdRegister, b: b}, false)
+	}
+}

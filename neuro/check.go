@@ -1,0 +1,220 @@
+package neuro
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Checker thresholds, as in the Gary conformance tool.
+const (
+	lateStartup  = 500 * time.Millisecond
+	lateResult   = 500 * time.Millisecond
+	resultTimout = 5 * time.Second
+)
+
+// Checker reports what a conformance tool would say about a game's traffic:
+// startup missing or repeated, the game renamed, forces while one is
+// pending or naming unknown actions, late (500 ms) or timed-out (5 s)
+// results, register conflicts and schema problems. Feed it every message
+// with the time it was seen; it is passive (no goroutines, no clock) and
+// not safe for concurrent use. The zero value is ready to use.
+//
+// [neurotest.Server] runs one over its traffic; tests assert on
+// [Checker.Findings] by [Finding.Key].
+type Checker struct {
+	fs []Finding
+
+	game        string
+	connectedAt time.Time
+	sawAny      bool // any game message on this connection
+	sawStartup  bool
+	actions     map[string]wireAction
+	force       []string // names of the outstanding force; nil if none
+	pending     map[string]pendingCheck
+}
+
+type pendingCheck struct {
+	at     time.Time
+	name   string
+	forced bool
+}
+
+// Connect marks the start of a new connection at time at.
+func (c *Checker) Connect(at time.Time) {
+	c.connectedAt, c.sawAny, c.sawStartup = at, false, false
+	c.force = nil
+	c.pending = nil
+}
+
+// Findings returns the findings so far, in the order they were found. The
+// slice is a copy.
+func (c *Checker) Findings() []Finding { return slices.Clone(c.fs) }
+
+// Finish reports results still missing at time at as timed out (when more
+// than 5 s old).
+func (c *Checker) Finish(at time.Time) {
+	ids := make([]string, 0, len(c.pending))
+	for id := range c.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if p := c.pending[id]; at.Sub(p.at) > resultTimout {
+			c.add("perf/timeout/action_result", SeverityError, p.name, fmt.Sprintf("no result for action id %q after %v", id, at.Sub(p.at).Round(time.Millisecond)))
+			delete(c.pending, id)
+		}
+	}
+}
+
+func (c *Checker) add(key string, sev Severity, action, msg string) {
+	c.fs = append(c.fs, Finding{Key: key, Severity: sev, Action: action, Message: msg})
+}
+
+// FromNeuro observes a Neuro-to-game message.
+func (c *Checker) FromNeuro(at time.Time, msg []byte) {
+	v, _ := parseIncoming(msg)
+	a, ok := v.(*actionMsg)
+	if !ok || a.ID == "" {
+		return
+	}
+	if c.pending == nil {
+		c.pending = map[string]pendingCheck{}
+	}
+	c.pending[a.ID] = pendingCheck{at: at, name: a.Name, forced: slices.Contains(c.force, a.Name)}
+}
+
+// FromGame observes a game-to-Neuro message.
+func (c *Checker) FromGame(at time.Time, msg []byte) {
+	var m struct {
+		Command string          `json:"command"`
+		Game    *string         `json:"game"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(msg, &m); err != nil || m.Command == "" {
+		c.add("prot/v1/malformed", SeverityError, "", "message is not a JSON object with a command")
+		return
+	}
+	c.checkGame(m.Game)
+	first := !c.sawAny
+	c.sawAny = true
+	if m.Command != cmdStartup && first {
+		c.add("startup/missing", SeverityError, "", fmt.Sprintf("first message was %q, not startup", m.Command))
+		c.sawStartup = true // report once per connection
+	}
+	switch m.Command {
+	case cmdStartup:
+		c.startup(at)
+	case cmdRegister:
+		var d registerData
+		_ = json.Unmarshal(m.Data, &d)
+		c.register(d.Actions)
+	case cmdUnregister:
+		var d unregisterData
+		_ = json.Unmarshal(m.Data, &d)
+		for _, n := range d.ActionNames {
+			if _, ok := c.actions[n]; !ok {
+				c.add("unregister/unknown", SeverityWarning, n, "unregistering an action that is not registered")
+			}
+			delete(c.actions, n)
+		}
+	case cmdForce:
+		var d forceData
+		_ = json.Unmarshal(m.Data, &d)
+		c.forceMsg(d)
+	case cmdResult:
+		var d resultData
+		_ = json.Unmarshal(m.Data, &d)
+		c.result(at, d)
+	}
+}
+
+func (c *Checker) checkGame(g *string) {
+	switch {
+	case g == nil || *g == "":
+		c.add("prot/v1/game_missing", SeverityError, "", `message without "game"`)
+	case c.game == "":
+		c.game = *g
+	case c.game != *g:
+		c.add("prot/v1/game_renamed", SeverityError, "", fmt.Sprintf("game renamed from %q to %q", c.game, *g))
+	}
+}
+
+func (c *Checker) startup(at time.Time) {
+	if c.sawStartup {
+		c.add("startup/multiple", SeverityWarning, "", "startup sent again on the same connection; it may reset Neuro's state")
+	}
+	if !c.connectedAt.IsZero() && at.Sub(c.connectedAt) > lateStartup {
+		c.add("perf/late/startup", SeverityWarning, "", fmt.Sprintf("startup %v after connect", at.Sub(c.connectedAt).Round(time.Millisecond)))
+	}
+	c.sawStartup = true
+	c.actions = map[string]wireAction{}
+}
+
+func (c *Checker) register(as []wireAction) {
+	if c.actions == nil {
+		c.actions = map[string]wireAction{}
+	}
+	for _, a := range as {
+		prev, ok := c.actions[a.Name]
+		switch {
+		case ok && sameDefinition(&Action{Name: prev.Name, Description: prev.Description, Schema: prev.Schema},
+			&Action{Name: a.Name, Description: a.Description, Schema: a.Schema}):
+			c.add("perf/register/identical_duplicate", SeverityInfo, a.Name, "action registered again with the same definition")
+		case ok:
+			c.add("prot/v1/register/conflict", SeverityError, a.Name, "action registered again with a different definition; the first one is kept")
+		default:
+			c.actions[a.Name] = a
+			c.fs = append(c.fs, LintAction(Action{Name: a.Name, Description: a.Description, Schema: a.Schema})...)
+		}
+	}
+}
+
+func (c *Checker) forceMsg(d forceData) {
+	if c.force != nil {
+		c.add("force/multiple", SeverityError, "", "force sent while another force is still outstanding")
+	}
+	if len(c.pending) > 0 {
+		c.add("force/while_pending_result", SeverityWarning, "", "force sent while an action result is pending")
+	}
+	if len(d.ActionNames) == 0 {
+		c.add("force/empty", SeverityError, "", "force with no action names")
+		return
+	}
+	var bad []string
+	for _, n := range d.ActionNames {
+		if _, ok := c.actions[n]; !ok {
+			bad = append(bad, n)
+		}
+	}
+	switch {
+	case len(bad) == len(d.ActionNames):
+		c.add("force/all_invalid", SeverityError, "", fmt.Sprintf("no forced action is registered: %q; the force is dropped", bad))
+		return
+	case len(bad) > 0:
+		c.add("force/some_invalid", SeverityWarning, "", fmt.Sprintf("forced actions not registered: %q", bad))
+	}
+	c.force = slices.Clone(d.ActionNames)
+}
+
+func (c *Checker) result(at time.Time, d resultData) {
+	p, ok := c.pending[d.ID]
+	if !ok {
+		c.add("result/unexpected", SeverityWarning, "", fmt.Sprintf("result for unknown or already answered id %q", d.ID))
+		return
+	}
+	delete(c.pending, d.ID)
+	if !d.Success && d.Message == "" {
+		c.add("result/error_nomessage", SeverityWarning, p.name, "failed result without a message; tell Neuro what to do instead")
+	}
+	switch lat := at.Sub(p.at); {
+	case lat > resultTimout:
+		c.add("perf/timeout/action_result", SeverityError, p.name, fmt.Sprintf("result after %v", lat.Round(time.Millisecond)))
+	case lat > lateResult:
+		c.add("perf/late/action_result", SeverityWarning, p.name, fmt.Sprintf("result after %v; send a validation result at once and a context later", lat.Round(time.Millisecond)))
+	}
+	if p.forced && d.Success {
+		c.force = nil
+	}
+}

@@ -1,0 +1,105 @@
+package neuro
+
+import (
+	"errors"
+	"fmt"
+	"net"
+)
+
+// ErrClosed is returned by methods of a closed [Client]. It is
+// [net.ErrClosed], so errors.Is(err, net.ErrClosed) also holds.
+var ErrClosed = net.ErrClosed
+
+// ErrForceBusy is returned by [Client.Force] with [ForceRefuse] when another
+// force is still outstanding. Neuro handles one force at a time.
+var ErrForceBusy = errors.New("neuro: a force is already outstanding")
+
+// ErrQueueFull is returned when a bounded queue (outgoing messages, queued
+// forces) has no room. Nothing is dropped silently: the caller gets this
+// error and decides.
+var ErrQueueFull = errors.New("neuro: queue full")
+
+// ErrMessageTooBig is returned (wrapped) when an outgoing message exceeds
+// [ClientOptions.MaxMessageBytes].
+var ErrMessageTooBig = errors.New("neuro: message too big")
+
+// ErrUnknownAction is returned when a force names an action that is not in
+// the client's action set.
+var ErrUnknownAction = errors.New("neuro: unknown action")
+
+// NameError reports an action name that breaks the naming rule: lowercase
+// letters and digits, words separated by '_' or '-'.
+type NameError struct {
+	Name   string // the offending name
+	Reason string // what is wrong with it
+}
+
+func (e *NameError) Error() string {
+	return fmt.Sprintf("neuro: invalid action name %q: %s", e.Name, e.Reason)
+}
+
+// ConflictError reports a second, different definition of an action name
+// that is already in the set. The Neuro server keeps the first definition
+// of a name and ignores later ones, so the SDK refuses the second locally.
+type ConflictError struct {
+	Name string // the action name defined twice
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("neuro: action %q is already registered with a different definition (the server keeps the first; unregister it first)", e.Name)
+}
+
+// SchemaError reports an action schema that is not usable: not JSON, root not
+// of type "object", or not compilable as JSON Schema.
+type SchemaError struct {
+	Action string // the action whose schema is bad
+	Reason string
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("neuro: schema of action %q: %s", e.Action, e.Reason)
+}
+
+// DataError reports action data from Neuro that is malformed or does not
+// match the action's schema. Its Error text is what the SDK sends back to
+// Neuro in the failing action/result, so it is written for her: it says
+// where the data was wrong and what was expected.
+type DataError struct {
+	Action string // the action name
+	Path   string // JSON Pointer into the data ("" for the whole value)
+	Reason string // what was wrong
+}
+
+func (e *DataError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("invalid data for action %q: %s", e.Action, e.Reason)
+	}
+	return fmt.Sprintf("invalid data for action %q at %s: %s", e.Action, e.Path, e.Reason)
+}
+
+// ProtocolError reports an incoming message that could not be understood.
+// The connection stays open (the API ignores malformed messages); the error
+// is reported through [ClientOptions.OnError] and the recorder.
+type ProtocolError struct {
+	Command string // the command, if it could be read
+	Reason  string
+}
+
+func (e *ProtocolError) Error() string {
+	if e.Command == "" {
+		return "neuro: bad incoming message: " + e.Reason
+	}
+	return fmt.Sprintf("neuro: bad incoming %q message: %s", e.Command, e.Reason)
+}
+
+// DialError reports a failed connection attempt. It is passed to
+// [ClientOptions.OnError] once per outage.
+type DialError struct {
+	URL string
+	Err error
+}
+
+func (e *DialError) Error() string { return "neuro: dial " + e.URL + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *DialError) Unwrap() error { return e.Err }

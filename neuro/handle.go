@@ -1,0 +1,153 @@
+package neuro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+)
+
+// call is one action from Neuro between its arrival and its result.
+type call struct {
+	gen   uint64
+	inv   *Invocation
+	entry *entry
+}
+
+// handleAction runs the pipeline for one incoming action: look the name
+// up, parse and schema-validate data, then validate on a goroutine under
+// the action's deadline. Anything wrong is answered at once with a failing
+// result whose message tells Neuro what to do instead.
+func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
+	c.mu.Lock()
+	if _, done := c.answered[a.ID]; done || c.inflight[a.ID] != nil {
+		c.mu.Unlock()
+		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", nil)
+		return
+	}
+	cl := &call{gen: gen, inv: &Invocation{ID: a.ID, Name: a.Name}}
+	if perr != nil {
+		c.finishLocked(cl, Fail("malformed action message: "+perr.Error()), false)
+		c.mu.Unlock()
+		return
+	}
+	e := c.reg.byWire[a.Name]
+	if e == nil {
+		c.finishLocked(cl, Fail(c.unknownMessageLocked(a.Name)), false)
+		c.mu.Unlock()
+		return
+	}
+	cl.entry, cl.inv.Name = e, e.a.Name
+	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
+	if err != nil {
+		c.finishLocked(cl, Fail(err.Error()+c.schemaHint(e)), false)
+		c.mu.Unlock()
+		return
+	}
+	cl.inv.Data = data
+	if e.a.Validate == nil {
+		c.finishLocked(cl, OK(""), true)
+		c.mu.Unlock()
+		return
+	}
+	if len(c.inflight) >= c.o.MaxInFlight {
+		c.finishLocked(cl, Fail("the game is busy with other actions; try again in a moment"), false)
+		c.mu.Unlock()
+		return
+	}
+	c.inflight[a.ID] = cl
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go c.validate(cl)
+}
+
+// validate runs the game's validator under the action's deadline. When the
+// deadline passes first, the AfterFunc answers success:false; the
+// validator's later verdict is then ignored (never answered twice).
+func (c *Client) validate(cl *call) {
+	defer c.wg.Done()
+	d := cl.entry.a.Deadline
+	if d <= 0 {
+		d = c.o.ActionDeadline
+	}
+	ctx, cancel := context.WithTimeout(c.runCtx, d)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			c.finish(cl, Fail(fmt.Sprintf("the game took longer than %v to validate %q; try again", d, cl.inv.Name)), false)
+		}
+	})
+	res := cl.entry.a.Validate(ctx, cl.inv)
+	stop()
+	if c.runCtx.Err() != nil {
+		return // closing: the connection is gone, nothing to answer
+	}
+	c.finish(cl, res, true)
+}
+
+func (c *Client) finish(cl *call, res Result, executable bool) {
+	c.mu.Lock()
+	c.finishLocked(cl, res, executable)
+	c.mu.Unlock()
+}
+
+// finishLocked answers an action exactly once: force bookkeeping (a
+// completed window unregisters its actions first, so a single-use action
+// cannot be retried into a deadlock), the result, then the execution
+// event. c.mu must be held.
+func (c *Client) finishLocked(cl *call, res Result, executable bool) {
+	id := cl.inv.ID
+	if _, done := c.answered[id]; done {
+		return
+	}
+	c.rememberLocked(id)
+	delete(c.inflight, id)
+	if cl.gen != c.gen || !c.connected {
+		c.rec.RecordNote(jsonl.Out, "dropped: result for an action of a lost connection (id "+id+")", nil)
+		return
+	}
+	exec := executable && res.Success && !res.NoExecute
+	if exec && len(c.events) >= c.o.MaxEvents {
+		res, exec = Fail("the game is busy; try again in a moment"), false
+	}
+	if cl.entry != nil {
+		c.forceResultLocked(cl.entry.a.Name, res.Success)
+	}
+	b := c.mustEncode(cmdResult, resultData{ID: id, Success: res.Success, Message: res.Message})
+	c.pushLocked(queued{cmd: cmdResult, b: b}, false)
+	c.advanceForcesLocked()
+	if exec {
+		cl.inv.Value = res.Value
+		c.emitLocked(cl.inv, cl.entry.a.Execute)
+	}
+}
+
+func (c *Client) rememberLocked(id string) {
+	if old := c.ansRing[c.ansNext]; old != "" {
+		delete(c.answered, old)
+	}
+	c.ansRing[c.ansNext] = id
+	c.ansNext = (c.ansNext + 1) % len(c.ansRing)
+	c.answered[id] = struct{}{}
+}
+
+func (c *Client) unknownMessageLocked(name string) string {
+	names := make([]string, 0, len(c.reg.order))
+	for _, e := range c.reg.all() {
+		names = append(names, e.wire)
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("unknown action %q: no actions are available right now", name)
+	}
+	return fmt.Sprintf("unknown action %q; available actions: %s", name, strings.Join(names, ", "))
+}
+
+// schemaHint appends the expected schema (short ones only) to a data error.
+func (c *Client) schemaHint(e *entry) string {
+	if len(e.a.Schema) == 0 || len(e.a.Schema) > 300 {
+		return ""
+	}
+	return "; expected data matching " + string(e.a.Schema)
+}

@@ -1,0 +1,199 @@
+package neuro
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+)
+
+// connectLoop dials, serves a connection until it ends, and reconnects
+// with capped exponential back-off.
+func (c *Client) connectLoop(ctx context.Context) {
+	defer c.wg.Done()
+	var delay time.Duration
+	reported := false // one OnError per outage, not one per attempt
+	for {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		dctx, cancel := context.WithTimeout(ctx, c.o.DialTimeout)
+		conn, err := c.o.Dial(dctx, c.o.URL)
+		cancel()
+		if ctx.Err() != nil {
+			if conn != nil {
+				conn.Close()
+			}
+			return
+		}
+		if err != nil {
+			if !reported {
+				reported = true
+				c.reportError(&DialError{URL: c.o.URL, Err: err})
+			}
+			delay = nextDelay(delay, c.o.ReconnectDelay, c.o.ReconnectMaxDelay)
+			continue
+		}
+		reported = false
+		err = c.serve(ctx, conn)
+		if ctx.Err() != nil {
+			return
+		}
+		c.emit(Disconnected{Err: err})
+		delay = c.o.ReconnectDelay
+	}
+}
+
+// nextDelay doubles d within [base, max].
+func nextDelay(d, base, max time.Duration) time.Duration {
+	switch {
+	case d < base:
+		return base
+	case d >= max/2:
+		return max
+	}
+	return 2 * d
+}
+
+// serve runs one connection: queue the startup and full registration,
+// then read and write until either side fails.
+func (c *Client) serve(ctx context.Context, conn Conn) error {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	gen := c.onConnect()
+	c.emit(Connected{URL: c.o.URL})
+	errc := make(chan error, 2)
+	c.wg.Add(2)
+	go func() { defer c.wg.Done(); errc <- c.writeLoop(cctx, conn) }()
+	go func() { defer c.wg.Done(); errc <- c.readLoop(cctx, conn, gen) }()
+	err := <-errc
+	cancel()
+	conn.Close()
+	<-errc
+	c.onDisconnect()
+	return err
+}
+
+// onConnect prepares the queue for a new connection: startup, then one
+// actions/register of the whole desired set, then the outstanding force if
+// it was already sent on the previous connection, then whatever was queued
+// (in order). Registration diffs queued for the old connection are dropped:
+// startup clears the server's set and the full register replaces them.
+func (c *Client) onConnect() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.connected = true
+	rest := slices.DeleteFunc(c.queue, func(q queued) bool {
+		return q.cmd == cmdRegister || q.cmd == cmdUnregister || q.cmd == cmdResult
+	})
+	head := []queued{{cmd: cmdStartup, b: c.mustEncode(cmdStartup, nil)}}
+	if es := c.reg.all(); len(es) > 0 {
+		head = append(head, queued{cmd: cmdRegister, b: c.mustEncode(cmdRegister, registerData{Actions: wireActions(es)})})
+	}
+	if h := c.force; h != nil && !slices.ContainsFunc(rest, func(q queued) bool { return q.force == h }) {
+		head = append(head, queued{cmd: cmdForce, b: h.msg, force: h})
+	}
+	c.queue = append(head, rest...)
+	return c.gen
+}
+
+func (c *Client) mustEncode(cmd string, data any) []byte {
+	b, err := encodeOut(c.game, cmd, data)
+	if err != nil {
+		panic("neuro: encode " + cmd + ": " + err.Error()) // only plain structs are encoded
+	}
+	return b
+}
+
+// onDisconnect drops what cannot survive the connection: results (their
+// ids are stale; the server discards them) and registration diffs.
+func (c *Client) onDisconnect() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.connected = false
+	c.queue = slices.DeleteFunc(c.queue, func(q queued) bool {
+		if q.cmd == cmdResult {
+			c.rec.RecordNote(jsonl.Out, "dropped: connection lost before the result was sent", q.b)
+			return true
+		}
+		return q.cmd == cmdRegister || q.cmd == cmdUnregister
+	})
+}
+
+// writeLoop sends queued messages in order. A message whose write fails
+// stays at the head of the queue for the next connection.
+func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-c.wake:
+				continue
+			}
+		}
+		q := c.queue[0]
+		c.queue = c.queue[1:]
+		c.mu.Unlock()
+		c.rec.Record(jsonl.Out, q.b)
+		if err := conn.Write(ctx, q.b); err != nil {
+			c.mu.Lock()
+			c.queue = append([]queued{q}, c.queue...)
+			c.mu.Unlock()
+			return err
+		}
+	}
+}
+
+// readLoop handles incoming messages until the connection fails.
+func (c *Client) readLoop(ctx context.Context, conn Conn, gen uint64) error {
+	for {
+		b, err := conn.Read(ctx)
+		if err != nil {
+			return err
+		}
+		c.rec.Record(jsonl.In, b)
+		if int64(len(b)) > c.o.MaxMessageBytes {
+			c.reportError(&ProtocolError{Reason: ErrMessageTooBig.Error()})
+			continue
+		}
+		v, perr := parseIncoming(b)
+		if a, ok := v.(*actionMsg); ok {
+			c.handleAction(gen, a, perr)
+			continue
+		}
+		if perr != nil {
+			c.reportError(perr)
+			continue
+		}
+		c.handleEvent(v)
+	}
+}
+
+func (c *Client) handleEvent(v any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch ev := v.(type) {
+	case nil:
+		return // unknown command: ignored, as the API does
+	case ReregisterAll:
+		if es := c.reg.all(); len(es) > 0 {
+			c.pushLocked(queued{cmd: cmdRegister, b: c.mustEncode(cmdRegister, registerData{Actions: wireActions(es)})}, false)
+		}
+	case ShutdownGraceful:
+		c.shutdownW = ev.WantsShutdown
+	}
+	if ev, ok := v.(Event); ok {
+		c.emitLocked(ev, nil)
+	}
+}
