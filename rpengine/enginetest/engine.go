@@ -1,0 +1,428 @@
+package enginetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// maxRecorded bounds how many game messages an Engine keeps for Received.
+const maxRecorded = 10000
+
+// Message is one game message as the engine received it.
+type Message struct {
+	Type      string
+	MessageID string
+	SessionID string // "" when absent
+	Raw       []byte // the whole envelope
+	// Err is why the engine refused it (invalid_payload), or nil.
+	Err error
+}
+
+// Engine is a fake RPEngine browser page connected to a game server. All
+// methods may be called concurrently.
+type Engine struct {
+	opts options
+	url  string
+
+	mu       sync.Mutex // guards following
+	faults   Faults
+	conn     *conn
+	received []Message
+	changed  chan struct{} // closed and replaced when a message is received
+	closed   bool
+}
+
+// conn is one connection (one session) of the engine.
+type conn struct {
+	e         *Engine
+	c         *websocket.Conn
+	sessionID string
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	sent      atomic.Int64
+	jobs      chan *job
+	done      chan struct{} // closed when the reader ended
+
+	mu      sync.Mutex // guards following
+	window  *wire.Window
+	cards   map[cardKey]cachedCard
+	active  map[string]*job // queued or running, by requestId
+	depth   int
+	closeSt websocket.StatusCode
+}
+
+// Dial connects a fake engine to the game server at url (for example
+// Server.SocketURL()), sends hello and waits, bounded by ctx, for welcome.
+// The engine then acks, validates and answers game messages on its own
+// goroutines until Close.
+func Dial(ctx context.Context, url string, opts *Options) (_ *Engine, err error) {
+	defer errd.Wrap(&err, "enginetest: dial")
+	e := &Engine{opts: opts.withDefaults(), url: url, changed: make(chan struct{})}
+	e.faults = e.opts.Faults
+	if err := e.connect(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// DialRaw opens a WebSocket to url with the given Origin (none when
+// empty) and Host override (none when empty), without any handshake: for
+// tests of the server's acceptance checks. The caller closes the
+// connection.
+func DialRaw(ctx context.Context, url, origin, host string) (*websocket.Conn, *http.Response, error) {
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	if host != "" {
+		h.Set("Host", host)
+	}
+	return websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h})
+}
+
+func (e *Engine) connect(ctx context.Context) error {
+	c, _, err := DialRaw(ctx, e.url, e.opts.Origin, "")
+	if err != nil {
+		return err
+	}
+	c.SetReadLimit(wire.MaxMessageBytes)
+	hello, _ := wire.Encode(wire.TypeHello, wire.NewID(), "", time.Now(), map[string]string{"clientVersion": e.opts.ClientVersion})
+	if err := c.Write(ctx, websocket.MessageText, hello); err != nil {
+		c.CloseNow()
+		return err
+	}
+	sessionID, err := awaitWelcome(ctx, c)
+	if err != nil {
+		c.CloseNow()
+		return err
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	cn := &conn{e: e, c: c, sessionID: sessionID, ctx: cctx, cancel: cancel,
+		jobs: make(chan *job, 64), done: make(chan struct{}),
+		cards: map[cardKey]cachedCard{}, active: map[string]*job{}, window: wire.NewWindow(2000)}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		cancel()
+		c.CloseNow()
+		return errors.New("engine closed")
+	}
+	e.conn = cn
+	e.mu.Unlock()
+	cn.wg.Add(2)
+	go cn.readLoop()
+	go cn.work()
+	cn.sendCapacity()
+	return nil
+}
+
+// awaitWelcome reads until welcome (an ack of hello may come first).
+func awaitWelcome(ctx context.Context, c *websocket.Conn) (string, error) {
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			return "", fmt.Errorf("waiting for welcome: %w", err)
+		}
+		h, err := wire.DecodeHeader(data)
+		if err != nil {
+			return "", fmt.Errorf("bad message before welcome: %w", err)
+		}
+		switch h.Type {
+		case wire.TypeAck:
+			continue
+		case wire.TypeWelcome:
+			var w struct {
+				SessionID     string `json:"sessionId"`
+				ServerVersion string `json:"serverVersion"`
+			}
+			if err := json.Unmarshal(data, &w); err != nil || w.SessionID == "" || w.ServerVersion == "" {
+				return "", fmt.Errorf("bad welcome: %s", data)
+			}
+			return w.SessionID, nil
+		default:
+			return "", fmt.Errorf("%s before welcome", h.Type)
+		}
+	}
+}
+
+// SessionID returns the current session's id ("" when disconnected).
+func (e *Engine) SessionID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn == nil {
+		return ""
+	}
+	return e.conn.sessionID
+}
+
+// SetFaults replaces the fault knobs; they apply from the next message.
+func (e *Engine) SetFaults(f Faults) {
+	e.mu.Lock()
+	e.faults = f
+	e.mu.Unlock()
+}
+
+// Faults returns the current fault knobs.
+func (e *Engine) Faults() Faults {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.faults
+}
+
+// Reconnect drops the connection abruptly (as a browser reload does:
+// pending work is lost and the card cache cleared) and connects again,
+// which starts a new session.
+func (e *Engine) Reconnect(ctx context.Context) error {
+	e.Disconnect()
+	return e.connect(ctx)
+}
+
+// Disconnect drops the connection abruptly and waits for the engine's
+// goroutines of that connection to end.
+func (e *Engine) Disconnect() {
+	e.mu.Lock()
+	cn := e.conn
+	e.conn = nil
+	e.mu.Unlock()
+	if cn != nil {
+		cn.stop()
+	}
+}
+
+// Done returns a channel closed when the current connection has ended
+// (nil when disconnected).
+func (e *Engine) Done() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn == nil {
+		return nil
+	}
+	return e.conn.done
+}
+
+// CloseStatus returns the close code the server sent on the current (or
+// last) connection once it ended, or -1.
+func (e *Engine) CloseStatus() websocket.StatusCode {
+	e.mu.Lock()
+	cn := e.conn
+	e.mu.Unlock()
+	if cn == nil {
+		return -1
+	}
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.closeSt
+}
+
+// Close disconnects and ends every goroutine of the engine.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.Disconnect()
+	return nil
+}
+
+func (cn *conn) stop() {
+	cn.cancel()
+	cn.c.CloseNow()
+	cn.wg.Wait()
+}
+
+// Received returns a copy of the game messages received so far, across
+// sessions, oldest first (at most the last 10000).
+func (e *Engine) Received() []Message {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Message(nil), e.received...)
+}
+
+// WaitFor waits, bounded by ctx, until a received game message (past or
+// future) satisfies match, and returns it.
+func (e *Engine) WaitFor(ctx context.Context, match func(Message) bool) (Message, error) {
+	seen := 0
+	for {
+		e.mu.Lock()
+		msgs, ch := e.received[seen:], e.changed
+		seen = len(e.received)
+		e.mu.Unlock()
+		for _, m := range msgs {
+			if match(m) {
+				return m, nil
+			}
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return Message{}, fmt.Errorf("enginetest: wait for message: %w", ctx.Err())
+		}
+	}
+}
+
+// WaitType waits for a received game message of type typ.
+func (e *Engine) WaitType(ctx context.Context, typ string) (Message, error) {
+	return e.WaitFor(ctx, func(m Message) bool { return m.Type == typ })
+}
+
+func (e *Engine) record(m Message) {
+	e.mu.Lock()
+	if len(e.received) >= maxRecorded {
+		e.received = append(e.received[:0], e.received[1:]...)
+	}
+	e.received = append(e.received, m)
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// Send sends an engine message of type typ with the given fields (flat,
+// beside the envelope) in the current session, and returns its messageId.
+// It is the escape hatch for messages the engine would not send by itself.
+func (e *Engine) Send(ctx context.Context, typ string, fields any) (string, error) {
+	cn := e.current()
+	if cn == nil {
+		return "", errors.New("enginetest: not connected")
+	}
+	id := wire.NewID()
+	b, err := wire.Encode(typ, id, cn.sessionID, time.Now(), fields)
+	if err != nil {
+		return "", err
+	}
+	return id, cn.write(ctx, b)
+}
+
+// SendRaw writes data as one text message, as it is.
+func (e *Engine) SendRaw(ctx context.Context, data []byte) error {
+	cn := e.current()
+	if cn == nil {
+		return errors.New("enginetest: not connected")
+	}
+	return cn.write(ctx, data)
+}
+
+// SetCapacity changes the CapacityFull fault and sends capacity.update.
+func (e *Engine) SetCapacity(accepting bool) {
+	e.mu.Lock()
+	e.faults.CapacityFull = !accepting
+	cn := e.conn
+	e.mu.Unlock()
+	if cn != nil {
+		cn.sendCapacity()
+	}
+}
+
+func (e *Engine) current() *conn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.conn
+}
+
+func (cn *conn) faults() Faults {
+	cn.e.mu.Lock()
+	defer cn.e.mu.Unlock()
+	return cn.e.faults
+}
+
+// write sends one message, with the Duplicate and DisconnectAfter faults.
+func (cn *conn) write(ctx context.Context, b []byte) error {
+	if err := cn.c.Write(ctx, websocket.MessageText, b); err != nil {
+		return err
+	}
+	n := cn.sent.Add(1)
+	f := cn.faults()
+	if f.Duplicate {
+		if h, err := wire.DecodeHeader(b); err == nil && h.Type != wire.TypeAck {
+			_ = cn.c.Write(ctx, websocket.MessageText, b)
+		}
+	}
+	if f.DisconnectAfter > 0 && n == int64(f.DisconnectAfter) {
+		cn.e.opts.Logf("enginetest: disconnecting after %d messages", n)
+		cn.c.CloseNow()
+	}
+	return nil
+}
+
+// emit sends an engine message in the session.
+func (cn *conn) emit(typ string, fields any) error {
+	b, err := wire.Encode(typ, wire.NewID(), cn.sessionID, time.Now(), fields)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cn.ctx, 10*time.Second)
+	defer cancel()
+	return cn.write(ctx, b)
+}
+
+func (cn *conn) sendCapacity() {
+	f := cn.faults()
+	cn.mu.Lock()
+	depth := cn.depth
+	cn.mu.Unlock()
+	_ = cn.emit(wire.TypeCapacity, map[string]any{
+		"queueDepth": depth, "queueLimit": cn.e.opts.QueueLimit,
+		"acceptingRequests": !f.CapacityFull && depth < cn.e.opts.QueueLimit,
+	})
+}
+
+// readLoop reads, acks and dispatches game messages.
+func (cn *conn) readLoop() {
+	defer cn.wg.Done()
+	defer close(cn.done)
+	defer cn.cancel()
+	for {
+		typ, data, err := cn.c.Read(cn.ctx)
+		if err != nil {
+			cn.mu.Lock()
+			cn.closeSt = websocket.CloseStatus(err)
+			cn.mu.Unlock()
+			return
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		cn.receive(data)
+	}
+}
+
+func (cn *conn) receive(data []byte) {
+	m := Message{Raw: data}
+	h, err := wire.DecodeHeader(data)
+	if err == nil {
+		m.Type, m.MessageID = h.Type, h.MessageID
+		if h.SessionID != nil {
+			m.SessionID = *h.SessionID
+		}
+		err = validate(h, data)
+	}
+	m.Err = err
+	cn.e.record(m)
+	if err != nil {
+		cn.e.opts.Logf("enginetest: invalid_payload: %v", err)
+		_ = cn.emit(wire.TypeRequestError, map[string]any{"code": "invalid_payload", "message": err.Error()})
+		return
+	}
+	if h.Type == wire.TypeAck {
+		return
+	}
+	cn.mu.Lock()
+	dup := cn.window.Seen(h.MessageID)
+	cn.mu.Unlock()
+	if !cn.faults().DropAcks {
+		_ = cn.emit(wire.TypeAck, wire.Ack{AcknowledgedMessageID: h.MessageID, Duplicate: dup})
+	}
+	if dup {
+		return
+	}
+	cn.dispatch(h, data)
+}

@@ -1,0 +1,420 @@
+package enginetest
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// Request is a reply.request or voice.capture.start as the engine sees it.
+type Request struct {
+	Type             string // wire type
+	RequestID        string
+	EventID          string
+	IntegrationID    string
+	CharacterID      string
+	Text             string // event text; for a capture, the transcript
+	HasAudio         bool   // the event carried recorded speech
+	Modalities       []string
+	Language         string
+	Voice            string
+	ReturnTranscript bool
+	Raw              []byte // the whole envelope
+}
+
+// Script is how the engine answers one request.
+type Script struct {
+	// Sentences of the reply. Each is streamed as word deltas and, with
+	// the audio modality, one speech segment.
+	Sentences []string
+	// Error, when set, answers with a request.error of this code instead.
+	Error        string
+	ErrorMessage string
+	// ExtractedContent is sent in reply.text.completed.
+	ExtractedContent map[string][]string
+	// Transcript is what the player "said" in a voice capture. If empty,
+	// "Hello there."
+	Transcript string
+	// Levels is how many voice.capture.level messages precede speech. If
+	// zero, 3.
+	Levels int
+}
+
+// DefaultScript is the reply generated when Options.Responder is nil.
+func DefaultScript(r Request) Script {
+	return Script{Sentences: []string{"I hear you.", "You said: " + strings.TrimSpace(r.Text)}}
+}
+
+type job struct {
+	req       Request
+	capture   bool
+	cancelled atomic.Bool
+	stopped   atomic.Bool
+	late      atomic.Bool // cancel arrived but IgnoreCancel: answer not_active after completion
+	started   atomic.Bool
+}
+
+type requestWire struct {
+	RequestID     string `json:"requestId"`
+	EventID       string `json:"eventId"`
+	IntegrationID string `json:"integrationId"`
+	CharacterID   string `json:"characterId"`
+	Event         *struct {
+		Text  string          `json:"text"`
+		Audio json.RawMessage `json:"audio"`
+	} `json:"event"`
+	Output struct {
+		Modalities []string `json:"modalities"`
+		Language   string   `json:"language"`
+		Audio      *struct {
+			Voice string `json:"voice"`
+		} `json:"audio"`
+	} `json:"output"`
+	Card             json.RawMessage `json:"card"`
+	ReturnTranscript bool            `json:"returnTranscript"`
+}
+
+func (cn *conn) dispatch(h wire.Header, data []byte) {
+	switch h.Type {
+	case wire.TypeCharacterSync:
+		var m requestWire
+		_ = json.Unmarshal(data, &m)
+		hash, cerr := cn.resolveCard(cardKey{m.IntegrationID, m.CharacterID}, m.Card)
+		if cerr != nil {
+			cn.fail(nil, h.MessageID, cerr.code, cerr.message)
+			return
+		}
+		_ = cn.emit(wire.TypeCharacterSynced, map[string]any{"sourceMessageId": h.MessageID,
+			"integrationId": m.IntegrationID, "characterId": m.CharacterID, "targetHash": hash})
+	case wire.TypeReplyRequest, wire.TypeCaptureStart:
+		cn.request(h, data)
+	case wire.TypeRequestCancel, wire.TypeCaptureCancel:
+		var m requestWire
+		_ = json.Unmarshal(data, &m)
+		cn.cancel1(m.RequestID)
+	case wire.TypeCaptureStop:
+		var m requestWire
+		_ = json.Unmarshal(data, &m)
+		cn.mu.Lock()
+		if j := cn.active[m.RequestID]; j != nil {
+			j.stopped.Store(true)
+		}
+		cn.mu.Unlock()
+	}
+}
+
+// fail sends request.error; requestID nil sends null.
+func (cn *conn) fail(requestID *string, source, code, msg string) {
+	_ = cn.emit(wire.TypeRequestError, map[string]any{"requestId": requestID, "sourceMessageId": source,
+		"code": code, "message": msg, "retryable": code == "card_resync_required" || code == "capacity_exceeded"})
+}
+
+func (cn *conn) request(h wire.Header, data []byte) {
+	var m requestWire
+	_ = json.Unmarshal(data, &m)
+	req := Request{Type: h.Type, RequestID: m.RequestID, EventID: m.EventID, IntegrationID: m.IntegrationID,
+		CharacterID: m.CharacterID, Modalities: m.Output.Modalities, Language: m.Output.Language,
+		ReturnTranscript: m.ReturnTranscript, Raw: data}
+	if m.Event != nil {
+		req.Text, req.HasAudio = m.Event.Text, m.Event.Audio != nil
+	}
+	if m.Output.Audio != nil {
+		req.Voice = m.Output.Audio.Voice
+	}
+	id := &req.RequestID
+	f := cn.faults()
+	cn.mu.Lock()
+	_, dup := cn.active[req.RequestID]
+	full := cn.depth >= cn.e.opts.QueueLimit
+	cn.mu.Unlock()
+	switch {
+	case dup:
+		cn.fail(id, h.MessageID, "duplicate_request", "request "+req.RequestID+" is already active")
+		return
+	case f.CapacityFull || full:
+		cn.fail(id, h.MessageID, "capacity_exceeded", "the engine queue is full")
+		return
+	}
+	hash, cerr := cn.resolveCard(cardKey{m.IntegrationID, m.CharacterID}, m.Card)
+	if cerr != nil {
+		cn.fail(id, h.MessageID, cerr.code, cerr.message)
+		return
+	}
+	if f.ErrorCode != "" && !f.ErrorAfterAccept {
+		cn.fail(id, h.MessageID, f.ErrorCode, "enginetest: injected "+f.ErrorCode)
+		return
+	}
+	j := &job{req: req, capture: h.Type == wire.TypeCaptureStart}
+	cn.mu.Lock()
+	cn.active[req.RequestID] = j
+	cn.depth++
+	depth := cn.depth
+	cn.mu.Unlock()
+	cn.delay()
+	_ = cn.emit(wire.TypeReplyAccepted, map[string]any{"requestId": req.RequestID, "eventId": req.EventID,
+		"resolvedCardHash": hash, "queueDepth": depth})
+	if f.ErrorCode != "" {
+		cn.finish(j)
+		cn.fail(id, h.MessageID, f.ErrorCode, "enginetest: injected "+f.ErrorCode)
+		return
+	}
+	cn.sendCapacity()
+	select {
+	case cn.jobs <- j:
+	default:
+		cn.finish(j)
+		cn.fail(id, h.MessageID, "capacity_exceeded", "enginetest: job queue full")
+	}
+}
+
+func (cn *conn) cancel1(requestID string) {
+	cn.mu.Lock()
+	j := cn.active[requestID]
+	cn.mu.Unlock()
+	switch {
+	case j == nil:
+		_ = cn.emit(wire.TypeReplyCancelled, map[string]any{"requestId": requestID, "reason": "not_active"})
+	case cn.faults().IgnoreCancel && j.started.Load():
+		j.late.Store(true)
+	default:
+		j.cancelled.Store(true)
+	}
+}
+
+func (cn *conn) finish(j *job) {
+	cn.mu.Lock()
+	if cn.active[j.req.RequestID] == j {
+		delete(cn.active, j.req.RequestID)
+		cn.depth--
+	}
+	cn.mu.Unlock()
+}
+
+// delay sleeps the Delay fault, or until the connection ends.
+func (cn *conn) delay() bool {
+	d := cn.faults().Delay
+	if d <= 0 {
+		return cn.ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-cn.ctx.Done():
+		return false
+	}
+}
+
+// work runs queued jobs in FIFO order, as upstream does.
+func (cn *conn) work() {
+	defer cn.wg.Done()
+	for {
+		select {
+		case <-cn.ctx.Done():
+			return
+		case j := <-cn.jobs:
+			if cn.faults().Silent {
+				continue
+			}
+			cn.run(j)
+			cn.finish(j)
+			if j.late.Load() {
+				_ = cn.emit(wire.TypeReplyCancelled, map[string]any{"requestId": j.req.RequestID, "reason": "not_active"})
+			}
+			cn.sendCapacity()
+		}
+	}
+}
+
+// step sends one reply message after the Delay fault; false means stop
+// (cancelled or disconnected; the cancellation has been answered).
+func (cn *conn) step(j *job, typ string, fields map[string]any) bool {
+	if !cn.delay() {
+		return false
+	}
+	if j.cancelled.Load() {
+		_ = cn.emit(wire.TypeReplyCancelled, map[string]any{"requestId": j.req.RequestID, "reason": "requested_by_game"})
+		return false
+	}
+	fields["requestId"] = j.req.RequestID
+	return cn.emit(typ, fields) == nil
+}
+
+func (cn *conn) run(j *job) {
+	j.started.Store(true)
+	start := time.Now()
+	req := j.req
+	script := cn.script(req)
+	if j.capture {
+		var ok bool
+		if req, ok = cn.capture(j, script); !ok {
+			return
+		}
+		if cn.e.opts.Responder != nil {
+			script = cn.e.opts.Responder(req)
+		} else {
+			script = DefaultScript(req)
+		}
+	}
+	if script.Error != "" {
+		id := req.RequestID
+		cn.fail(&id, "", script.Error, script.ErrorMessage)
+		return
+	}
+	audio := slices.Contains(req.Modalities, "audio")
+	seq, chunkSeq, segs, total, words := 0, 0, 0, 0, 0
+	started := false
+	var text strings.Builder
+	for i, sentence := range script.Sentences {
+		if i > 0 {
+			sentence = " " + sentence
+		}
+		for _, w := range splitWords(sentence) {
+			words++
+			text.WriteString(w)
+			if !cn.step(j, wire.TypeTextDelta, map[string]any{"sequence": seq, "delta": w}) {
+				return
+			}
+			seq++
+		}
+		if !audio {
+			continue
+		}
+		if !started {
+			started = true
+			if !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
+				return
+			}
+		}
+		pcm := Synthesize(i, cn.e.opts.SecondsPerSentence)
+		chunks := (len(pcm) + MaxChunkBytes - 1) / MaxChunkBytes
+		for c := 0; c < chunks; c++ {
+			part := pcm[c*MaxChunkBytes : min(len(pcm), (c+1)*MaxChunkBytes)]
+			if !cn.step(j, wire.TypeAudioChunk, map[string]any{"sequence": chunkSeq, "segmentSequence": segs,
+				"segmentChunkSequence": c, "segmentChunkCount": chunks, "data": base64.StdEncoding.EncodeToString(part)}) {
+				return
+			}
+			chunkSeq++
+			total += len(part)
+		}
+		segs++
+	}
+	elapsed := float64(time.Since(start).Microseconds()) / 1000
+	tc := map[string]any{"text": text.String(), "tokenCount": words, "elapsedMs": elapsed}
+	if script.ExtractedContent != nil {
+		tc["extractedContent"] = script.ExtractedContent
+	}
+	if !cn.step(j, wire.TypeTextCompleted, tc) {
+		return
+	}
+	if audio {
+		if !started && !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
+			return
+		}
+		if !cn.step(j, wire.TypeAudioCompleted, map[string]any{"chunkCount": chunkSeq, "totalBytes": total,
+			"durationSeconds": float64(total/2) / SampleRate, "elapsedMs": elapsed, "segmentCount": segs}) {
+			return
+		}
+	}
+	cn.step(j, wire.TypeReplyCompleted, map[string]any{"modalities": req.Modalities})
+}
+
+func (cn *conn) script(r Request) Script {
+	if cn.e.opts.Responder != nil {
+		return cn.e.opts.Responder(r)
+	}
+	return DefaultScript(r)
+}
+
+// capture plays the voice capture phase and returns the request with the
+// transcript as its event text.
+func (cn *conn) capture(j *job, s Script) (Request, bool) {
+	req := j.req
+	levels := s.Levels
+	if levels <= 0 {
+		levels = 3
+	}
+	transcript := s.Transcript
+	if transcript == "" {
+		transcript = "Hello there."
+	}
+	if !cn.step(j, wire.TypeCaptureState, map[string]any{"state": "listening", "seconds": 0, "autoEndEnabled": true}) {
+		return req, false
+	}
+	for i := 0; i < levels && !j.stopped.Load(); i++ {
+		sec := float64(i+1) * 0.1
+		if !cn.step(j, wire.TypeCaptureLevel, map[string]any{"seconds": sec, "peak": 0.5, "rms": 0.2}) {
+			return req, false
+		}
+		if i == 0 && !cn.step(j, wire.TypeCaptureState, map[string]any{"state": "speech_started", "seconds": sec, "autoEndEnabled": true}) {
+			return req, false
+		}
+	}
+	if !cn.step(j, wire.TypeCaptureState, map[string]any{"state": "speech_ended", "seconds": 1.0, "autoEndEnabled": true}) {
+		return req, false
+	}
+	if req.ReturnTranscript && !cn.step(j, wire.TypeCaptureTranscript, map[string]any{"text": transcript, "language": "en", "elapsedMs": 12.5}) {
+		return req, false
+	}
+	req.Text = transcript
+	return req, true
+}
+
+// splitWords splits s into deltas that concatenate back to s.
+func splitWords(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := strings.IndexByte(s[1:], ' ')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+// Audio facts of the engine's speech (spec section 6).
+const (
+	SampleRate    = 44100     // Hz, mono PCM16 little-endian
+	MaxChunkBytes = 32 * 1024 // decoded bytes per reply.audio.chunk
+)
+
+// Synthesize returns seconds of speech-like PCM16 LE mono at 44.1 kHz for
+// sentence number i: a glottal pulse train whose pitch depends on i,
+// shaped by two formants and a syllable envelope, so each sentence is
+// distinguishable and nothing is silent.
+func Synthesize(i int, seconds float64) []byte {
+	n := int(seconds * SampleRate)
+	f0 := 110.0 + 15*float64(i%6)
+	formants := [2]float64{650 + 50*float64(i%3), 1100 + 150*float64(i%4)}
+	out := make([]byte, 2*n)
+	for k := 0; k < n; k++ {
+		t := float64(k) / SampleRate
+		var v float64
+		for h := 1; h <= 20; h++ {
+			fh := f0 * float64(h)
+			w := 0.0
+			for _, fm := range formants {
+				d := (fh - fm) / 150
+				w += math.Exp(-d * d)
+			}
+			v += (w + 0.05) / float64(h) * math.Sin(2*math.Pi*fh*t)
+		}
+		env := 0.55 + 0.45*math.Sin(2*math.Pi*4*t) // four syllables a second
+		fade := math.Min(1, math.Min(t, seconds-t)/0.01)
+		s := 0.25 * v * env * fade
+		s = math.Max(-1, math.Min(1, s))
+		binary.LittleEndian.PutUint16(out[2*k:], uint16(int16(s*32767)))
+	}
+	return out
+}
