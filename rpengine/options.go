@@ -174,5 +174,22 @@ func validOrigin(s string) bool {
 	if u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "#") {
 		return false
 	}
-	return s == u.Scheme+"://"+u.Host && u.Hostname() != ""
+	if s != u.Scheme+"://"+u.Host || u.Hostname() == "" {
+		return false
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+	}
+	if net.ParseIP(u.Hostname()) != nil {
+		return true
+	}
+	// Browsers send origins lowercase, so only lowercase names can match.
+	for _, c := range u.Hostname() {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

@@ -77,22 +77,18 @@ func Dial(ctx context.Context, url string, opts *Options) (_ *Engine, err error)
 }
 
 // DialRaw opens a WebSocket to url with the given Origin (none when
-// empty) and Host override (none when empty), without any handshake: for
-// tests of the server's acceptance checks. The caller closes the
-// connection.
-func DialRaw(ctx context.Context, url, origin, host string) (*websocket.Conn, *http.Response, error) {
+// empty), without any handshake: for tests of a server's acceptance
+// checks and of bad hellos. The caller closes the connection.
+func DialRaw(ctx context.Context, url, origin string) (*websocket.Conn, *http.Response, error) {
 	h := http.Header{}
 	if origin != "" {
 		h.Set("Origin", origin)
-	}
-	if host != "" {
-		h.Set("Host", host)
 	}
 	return websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h})
 }
 
 func (e *Engine) connect(ctx context.Context) error {
-	c, _, err := DialRaw(ctx, e.url, e.opts.Origin, "")
+	c, _, err := DialRaw(ctx, e.url, e.opts.Origin)
 	if err != nil {
 		return err
 	}
