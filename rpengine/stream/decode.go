@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"slices"
-	"unsafe"
 )
 
 // maxEncodedChunk is the longest base64 text of a chunk of maxChunkBytes.
@@ -13,9 +12,10 @@ var maxEncodedChunk = base64.StdEncoding.EncodedLen(maxChunkBytes)
 // decodeBase64 decodes standard padded base64 s into *scratch, growing it
 // once to the largest chunk, and returns the decoded length.
 //
-// The string's bytes are passed to the decoder without a copy: converting
-// with []byte(s) would allocate on every chunk, and
-// base64.Encoding.Decode only reads its source.
+// The []byte(s) conversion does not copy: since Go 1.22 the compiler
+// reuses the string's bytes when the slice neither escapes nor is written,
+// which holds for base64.Encoding.Decode's source. TestAssembler_PushAllocs
+// pins it (unsafe.StringData would be the fallback).
 func decodeBase64(scratch *[]byte, s string) (int, error) {
 	need := base64.StdEncoding.DecodedLen(len(s))
 	if cap(*scratch) < need {
@@ -23,7 +23,7 @@ func decodeBase64(scratch *[]byte, s string) (int, error) {
 	}
 	b := (*scratch)[:cap(*scratch)]
 	*scratch = b
-	return base64.StdEncoding.Decode(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+	return base64.StdEncoding.Decode(b, []byte(s))
 }
 
 // appendSamples appends the little-endian 16-bit samples of b (even
