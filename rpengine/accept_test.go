@@ -171,7 +171,9 @@ func TestServer_badHello(t *testing.T) {
 }
 
 func text(s string) func(ctx context.Context, c *websocket.Conn) error {
-	return func(ctx context.Context, c *websocket.Conn) error { return c.Write(ctx, websocket.MessageText, []byte(s)) }
+	return func(ctx context.Context, c *websocket.Conn) error {
+		return c.Write(ctx, websocket.MessageText, []byte(s))
+	}
 }
 
 // handshake dials, sends hello and returns the connection after welcome.
