@@ -12,12 +12,12 @@ const (
 	lipFloorDB   = -50.0 // RMS at or below this closes the mouth
 	lipCeilingDB = -18.0 // RMS at or above this opens it fully
 	lipAttack    = 20 * time.Millisecond
-	lipRelease   = 80 * time.Millisecond
+	lipRelease   = 50 * time.Millisecond
 )
 
 // LipSync turns audio into a mouth-openness value for animating a
 // character: the RMS of 15 ms frames, mapped from -50..-18 dBFS onto 0..1
-// and smoothed with a 20 ms attack and an 80 ms release so the mouth opens
+// and smoothed with a 20 ms attack and a 50 ms release so the mouth opens
 // quickly and closes without flutter.
 //
 // A LipSync is a passive value, not safe for concurrent use. A [Player]

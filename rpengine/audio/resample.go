@@ -30,7 +30,8 @@ const (
 // another with a windowed-sinc polyphase FIR (Kaiser window, 112 dB design
 // attenuation). It streams: each call to [Resampler.Append] consumes all of
 // its input and emits every output sample that input determines, so nothing
-// is held back beyond the filter's fixed [Resampler.Delay].
+// is held back beyond the filter's fixed [Resampler.Delay]. Equal input
+// and output rates pass the samples through unchanged.
 //
 // A Resampler is a passive value and is not safe for concurrent use.
 type Resampler struct {
@@ -149,6 +150,9 @@ func (r *Resampler) Reset() {
 // Delay returns the filter's group delay: an impulse at input time t comes
 // out at t+Delay. It is constant and is the only latency the Resampler adds.
 func (r *Resampler) Delay() time.Duration {
+	if r.l == r.m {
+		return 0
+	}
 	return time.Duration(float64(r.taps) / 2 / float64(r.inRate) * float64(time.Second))
 }
 
@@ -166,6 +170,9 @@ func (r *Resampler) MaxOutFrames(inFrames int) int {
 func (r *Resampler) Append(dst, src []float32) ([]float32, error) {
 	if len(src)%r.channels != 0 {
 		return dst, fmt.Errorf("audio: resample: %d samples is not a whole number of %d-channel frames", len(src), r.channels)
+	}
+	if r.l == r.m { // equal rates: nothing to filter
+		return append(dst, src...), nil
 	}
 	frames := len(src) / r.channels
 	for c, b := range r.bufs {
@@ -187,6 +194,9 @@ func (r *Resampler) Append(dst, src []float32) ([]float32, error) {
 // if the input had ended with silence, so no input is lost, and resets the
 // Resampler for a new stream. It allocates a small zero buffer.
 func (r *Resampler) Flush(dst []float32) []float32 {
+	if r.l == r.m {
+		return dst
+	}
 	pad := make([]float32, r.taps*r.channels)
 	dst, _ = r.Append(dst, pad)
 	r.Reset()

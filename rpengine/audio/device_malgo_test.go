@@ -1,0 +1,57 @@
+//go:build cgo
+
+package audio
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+)
+
+// These tests run the real malgo path on miniaudio's null backend, whose
+// callbacks come at real-time pace: each takes a few hundred ms.
+
+func TestOutput_nullBackend(t *testing.T) {
+	t.Parallel()
+	o, err := openOutput(&OutputOptions{SampleRate: 48000}, nullBackendOpener)
+	testutil.Success(t, err)
+	defer func() { testutil.Success(t, o.Close()) }()
+	testutil.Equal(t, "rate", o.SampleRate(), 48000)
+	testutil.Equal(t, "channels", o.Channels(), 2)
+	p, err := o.NewPlayer(nil)
+	testutil.Success(t, err)
+	// 200 ms of 44.1 kHz speech-rate audio, resampled to the device rate.
+	seg := Segment{Reply: "r", Index: 0, Final: true, SampleRate: 44100, Samples: AppendInt16(nil, sine(44100, 440, 0.3, 8820))}
+	testutil.Success(t, p.Enqueue(seg))
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pos, _ := p.Heard("r")
+		if pos.Done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("playback did not finish: %+v, stats %+v", pos, p.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	testutil.Success(t, o.Err())
+	testutil.Equal(t, "underruns", p.Stats().Underruns, int64(0))
+}
+
+func TestRecorder_nullBackend(t *testing.T) {
+	t.Parallel()
+	r, err := openRecorder(nil, nullBackendOpener)
+	testutil.Success(t, err)
+	defer func() { testutil.Success(t, r.Close()) }()
+	testutil.Success(t, r.Start())
+	time.Sleep(250 * time.Millisecond)
+	c, err := r.Stop()
+	// The null capture device delivers zeros: exactly what a missing
+	// microphone permission looks like.
+	testutil.ErrorIs(t, err, ErrSilentInput)
+	if c.Duration() < 100*time.Millisecond {
+		t.Errorf("captured only %v in 250 ms", c.Duration())
+	}
+	testutil.Success(t, r.Err())
+}

@@ -1,0 +1,143 @@
+package audio
+
+import (
+	"encoding/base64"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+)
+
+func newTestRecorder(t *testing.T, rate, ch int, opts *RecorderOptions) (*Recorder, *fakeDevice) {
+	t.Helper()
+	var f *fakeDevice
+	r, err := openRecorder(opts, fakeOpener(rate, ch, &f))
+	testutil.Success(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+	return r, f
+}
+
+// stereoTone returns frames of a tone in both channels of an interleaved
+// stereo stream.
+func stereoTone(rate, f, amp float64, frames int) []float32 {
+	m := sine(rate, f, amp, frames)
+	st := make([]float32, 0, 2*frames)
+	for _, v := range m {
+		st = append(st, v, v)
+	}
+	return st
+}
+
+func pushChunks(f *fakeDevice, x []float32, chunk int) {
+	for len(x) > 0 {
+		n := min(chunk*f.ch, len(x))
+		f.push(x[:n])
+		x = x[n:]
+	}
+}
+
+func TestRecorder_capture(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 48000, 2, nil)
+	testutil.ErrorIs(t, func() error { _, err := r.Stop(); return err }(), errNotRecording)
+	testutil.Success(t, r.Start())
+	testutil.ErrorIs(t, r.Start(), errRecording)
+	pushChunks(f, stereoTone(48000, 1000, 0.5, 24000), 480) // 0.5 s of -6 dBFS stereo
+	lvl := r.Level()
+	if lvl.Seconds < 0.45 || lvl.Seconds > 0.5 || math.Abs(float64(lvl.Peak)-0.5) > 0.01 || math.Abs(float64(lvl.RMS)-0.5/math.Sqrt2) > 0.01 {
+		t.Errorf("level %+v, want about {0.5 s, peak 0.5, rms 0.354}", lvl)
+	}
+	c, err := r.Stop()
+	testutil.Success(t, err)
+	testutil.Equal(t, "recording", r.Recording(), false)
+	testutil.Equal(t, "limited", c.Limited, false)
+	testutil.Equal(t, "silent", c.Silent, false)
+	// 0.5 s at 16 kHz plus the flushed filter tail.
+	if n := len(c.Samples); n < 8000 || n > 8000+200 {
+		t.Errorf("%d samples, want 8000 + tail", n)
+	}
+	a, e := fitSine(c.Samples[100:7900], 1000, CaptureRate)
+	thdn := db(a / math.Sqrt2 / e)
+	t.Logf("48 kHz stereo capture -> 16 kHz mono: gain %.4f dB, THD+N %.1f dB", db(a/0.5), thdn)
+	if math.Abs(db(a/0.5)) > 0.01 || thdn < 100 {
+		t.Errorf("gain %.4f dB, THD+N %.1f dB", db(a/0.5), thdn)
+	}
+	ev := c.EventAudio(EncodingS16LE)
+	testutil.Equal(t, "format", ev.Format, "pcm_s16le")
+	testutil.Equal(t, "rate", ev.SampleRate, 16000)
+	testutil.Equal(t, "channels", ev.Channels, 1)
+	pcm, err := base64.StdEncoding.DecodeString(ev.Data)
+	testutil.Success(t, err)
+	testutil.Equal(t, "bytes", len(pcm), 2*len(c.Samples))
+	if d := c.Duration(); d < 500*time.Millisecond || d > 520*time.Millisecond {
+		t.Errorf("duration %v", d)
+	}
+	// A second capture starts from scratch.
+	testutil.Success(t, r.Start())
+	pushChunks(f, stereoTone(48000, 1000, 0.5, 4800), 480)
+	c2, err := r.Stop()
+	testutil.Success(t, err)
+	if len(c2.Samples) > 1600+200 {
+		t.Errorf("second capture has %d samples: the first leaked in", len(c2.Samples))
+	}
+}
+
+func TestRecorder_limit(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 44100, 1, &RecorderOptions{MaxDuration: 100 * time.Millisecond})
+	testutil.Success(t, r.Start())
+	pushChunks(f, sine(44100, 440, 0.3, 44100/5), 441)
+	select {
+	case <-r.Limit():
+	default:
+		t.Fatal("no limit signal after 200 ms with a 100 ms cap")
+	}
+	c, err := r.Stop()
+	testutil.Success(t, err)
+	testutil.Equal(t, "limited", c.Limited, true)
+	testutil.Equal(t, "samples", len(c.Samples), 1600)
+}
+
+func TestRecorder_silent(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 48000, 2, nil)
+	testutil.Success(t, r.Start())
+	pushChunks(f, make([]float32, 2*4800), 480)
+	c, err := r.Stop()
+	testutil.ErrorIs(t, err, ErrSilentInput)
+	testutil.Equal(t, "silent", c.Silent, true)
+	testutil.Equal(t, "level", r.Level().Peak, float32(0))
+}
+
+func TestRecorder_nativeRate(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 16000, 1, nil)
+	testutil.Success(t, r.Start())
+	x := sine(16000, 300, 0.25, 1600)
+	pushChunks(f, x, 160)
+	c, err := r.Stop()
+	testutil.Success(t, err)
+	testutil.Equal(t, "passthrough", c.Samples, x)
+}
+
+func TestRecorder_close(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 48000, 1, nil)
+	testutil.Success(t, r.Start())
+	testutil.Success(t, r.Close())
+	testutil.Success(t, r.Close())
+	testutil.Equal(t, "device stopped", f.running(), false)
+	testutil.ErrorIs(t, r.Start(), ErrClosed)
+}
+
+func TestRecorder_callbackAllocs(t *testing.T) {
+	testutil.SkipAllocs(t)
+	r, f := newTestRecorder(t, 44100, 2, nil)
+	testutil.Success(t, r.Start())
+	x := stereoTone(44100, 1000, 0.5, 441)
+	allocs := testing.AllocsPerRun(100, func() { f.push(x) })
+	testutil.Equal(t, "capture callback allocs", allocs, 0.0)
+	_, err := r.Stop()
+	testutil.Success(t, err)
+}
