@@ -53,25 +53,25 @@ type atomParams struct {
 // handlers run on their own goroutines so the reader keeps reading.
 func (cn *conn) serve(f frame) string {
 	if f.Method != "game.atom.execute" {
-		cn.reply(f.ID, nil, &wireError{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
+		cn.queueReply(f.ID, &wireError{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
 		return "answered: unknown method"
 	}
 	var p atomParams
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
-		cn.reply(f.ID, nil, &wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
+		cn.queueReply(f.ID, &wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
 		return "answered: invalid params"
 	}
 	cn.c.mu.Lock()
 	fn := cn.c.atoms[p.Atom]
 	cn.c.mu.Unlock()
 	if fn == nil {
-		cn.reply(f.ID, nil, &wireError{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
+		cn.queueReply(f.ID, &wireError{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
 		return "answered: unknown atom"
 	}
 	select {
 	case cn.atomSem <- struct{}{}:
 	default:
-		cn.reply(f.ID, nil, &wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
+		cn.queueReply(f.ID, &wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
 		return "answered: busy"
 	}
 	cn.wg.Add(1)
@@ -111,6 +111,21 @@ func (cn *conn) runAtom(id json.RawMessage, p atomParams, fn AtomFunc) {
 		return
 	}
 	cn.reply(id, res, nil)
+}
+
+// queueReply hands an answer produced on the reader goroutine to
+// replyLoop, dropping it (noted) when the queue is full.
+func (cn *conn) queueReply(id json.RawMessage, e *wireError) {
+	b, err := encodeResponse(id, nil, e)
+	if err == nil {
+		select {
+		case cn.replies <- b:
+			return
+		default:
+			err = fmt.Errorf("reply queue full (%d)", replyQueue)
+		}
+	}
+	cn.c.rec.RecordNote(jsonl.Out, "reply dropped: "+err.Error(), nil)
 }
 
 // reply answers a Harness request. Failures are recorded, not returned:

@@ -53,13 +53,13 @@ func TestClient_Hello(t *testing.T) {
 func TestClient_ChatStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
-			turn.Say("Hel")                  // first delta: at once
-			turn.Say("lo")                   // within 80 ms: held
+			turn.Say("Hel") // first delta: at once
+			turn.Say("lo")  // within 80 ms: held
 			time.Sleep(100 * time.Millisecond)
-			turn.Say(" wor")                 // 80 ms passed: "lo wor" goes out
-			turn.Say("ld!")                  // ends a sentence: at once
-			turn.Say(" Bye")                 // held, flushed at the end
-			return "Hello world! Bye.", nil  // the authoritative text differs
+			turn.Say(" wor")                // 80 ms passed: "lo wor" goes out
+			turn.Say("ld!")                 // ends a sentence: at once
+			turn.Say(" Bye")                // held, flushed at the end
+			return "Hello world! Bye.", nil // the authoritative text differs
 		}
 		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, nil)
 		rep, err := e.c.Chat(context.Background(), "  hi  ", &xty.ChatContext{PlayerName: "Wilson", Location: "forest"})

@@ -28,6 +28,7 @@ type conn struct {
 	ctx      context.Context // cancelled when the connection ends
 	cancel   context.CancelFunc
 	atomSem  chan struct{} // bounded atom concurrency
+	replies  chan []byte   // the reader's own answers, written by replyLoop
 	wg       sync.WaitGroup
 	done     chan struct{} // closed by shutdown
 	switched atomic.Bool   // ended by SetSaveID: reconnect at once
@@ -53,6 +54,7 @@ func newConn(c *Client, ws *websocket.Conn) *conn {
 		c:       c,
 		ws:      ws,
 		atomSem: make(chan struct{}, c.o.MaxConcurrentAtoms),
+		replies: make(chan []byte, replyQueue),
 		done:    make(chan struct{}),
 		pending: make(map[int64]*pendingCall),
 	}
@@ -60,9 +62,33 @@ func newConn(c *Client, ws *websocket.Conn) *conn {
 	return cn
 }
 
+// replyQueue bounds the answers the reader queues for replyLoop. When it
+// is full the answer is dropped and noted in the recorder; the Harness
+// then fails that request at its own 15 s timeout.
+const replyQueue = 64
+
 func (cn *conn) startReader() {
-	cn.wg.Add(1)
+	cn.wg.Add(2)
 	go cn.readLoop()
+	go cn.replyLoop()
+}
+
+// replyLoop writes the answers the reader produced itself (unknown
+// method, bad params, busy). The reader never writes: with an unbuffered
+// transport, a reader blocked on a write while the peer's reader is
+// blocked writing to us would deadlock both.
+func (cn *conn) replyLoop() {
+	defer cn.wg.Done()
+	for {
+		select {
+		case <-cn.ctx.Done():
+			return
+		case b := <-cn.replies:
+			if err := cn.write(b, "response"); err != nil {
+				cn.c.rec.RecordNote(jsonl.Out, "reply failed: "+err.Error(), nil)
+			}
+		}
+	}
 }
 
 // startBackground starts the pinger and the state heartbeat, once the

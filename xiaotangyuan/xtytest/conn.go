@@ -41,13 +41,13 @@ type hconn struct {
 
 // inbound is one decoded message.
 type inbound struct {
-	ID       json.RawMessage `json:"id"`
-	Method   *string         `json:"method"`
-	Params   json.RawMessage `json:"params"`
-	Result   json.RawMessage `json:"result"`
-	Error    *rpcError       `json:"error"`
-	JSONRPC  *string         `json:"jsonrpc"`
-	hasID    bool
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *rpcError       `json:"error"`
+	JSONRPC *string         `json:"jsonrpc"`
+	hasID   bool
 }
 
 // decodeInbound parses one frame the way the gateway does: not JSON, or

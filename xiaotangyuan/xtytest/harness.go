@@ -103,7 +103,7 @@ type Harness struct {
 	o    Options
 	srv  *http.Server
 	pipe *pipeListener
-	wg   sync.WaitGroup // Serve goroutines
+	wg   sync.WaitGroup // Serve goroutines and connection handlers
 
 	mu       sync.Mutex // guards following
 	conns    map[*hconn]struct{}
@@ -336,8 +336,10 @@ func (h *Harness) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.conns[hc] = struct{}{}
+	h.wg.Add(1) // under h.mu and before closed: Close's Wait sees it
 	h.wakeLocked()
 	h.mu.Unlock()
+	defer h.wg.Done()
 	hc.run()
 	h.mu.Lock()
 	delete(h.conns, hc)

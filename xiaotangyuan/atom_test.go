@@ -1,0 +1,188 @@
+package xiaotangyuan_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
+)
+
+func TestClient_HandleAtomNames(t *testing.T) {
+	t.Parallel()
+	c, err := xty.New(baseOptions())
+	testutil.Success(t, err)
+	defer c.Close()
+	fn := func(context.Context, json.RawMessage) (any, error) { return nil, nil }
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"dst.find_nearest_butterfly", true},
+		{"abc", true},
+		{"0a-b", true},
+		{"ab", false},                       // too short
+		{"Dst.find", false},                 // upper case
+		{"_abc", false},                     // must start with [a-z0-9]
+		{"abc def", false},                  // space
+		{strings.Repeat("a", 80), true},     // 80 characters
+		{strings.Repeat("a", 81), false},    // 81 characters
+		{"assistant.text-stream!", false},   // '!'
+	} {
+		err := c.HandleAtom(tc.name, fn)
+		if tc.ok {
+			testutil.Success(t, err)
+			continue
+		}
+		var ve *xty.ValidationError
+		testutil.ErrorAs(t, err, &ve)
+	}
+	testutil.Error(t, c.HandleAtom("valid.name", nil))
+}
+
+// The Harness calls atoms while the adapter's chat.send is pending; two
+// atoms run at once (each waits for the other to start).
+func TestClient_AtomsDuringChat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			var wg sync.WaitGroup
+			results := make([]string, 2)
+			for i, atom := range []string{"game.find", "game.scan"} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := turn.CallAtom(ctx, atom, map[string]any{"radius": 20})
+					if err != nil {
+						results[i] = "error: " + err.Error()
+						return
+					}
+					results[i] = string(res)
+				}()
+			}
+			wg.Wait()
+			_, err := turn.CallAtom(ctx, "game.fail", nil)
+			return strings.Join(results, " ") + " | " + err.Error(), nil
+		}
+		var both sync.WaitGroup
+		both.Add(2)
+		handler := func(name string) xty.AtomFunc {
+			return func(ctx context.Context, args json.RawMessage) (any, error) {
+				both.Done()
+				both.Wait() // returns only when both atoms are running
+				var a struct{ Radius int }
+				if err := json.Unmarshal(args, &a); err != nil {
+					return nil, err
+				}
+				dl, _ := ctx.Deadline()
+				return map[string]any{"atom": name, "radius": a.Radius, "budget": time.Until(dl).String()}, nil
+			}
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, func(c *xty.Client) {
+			testutil.Success(t, c.HandleAtom("game.find", handler("find")))
+			testutil.Success(t, c.HandleAtom("game.scan", handler("scan")))
+			testutil.Success(t, c.HandleAtom("game.fail", func(ctx context.Context, _ json.RawMessage) (any, error) {
+				return nil, errors.New("no butterfly nearby")
+			}))
+		})
+		rep, err := e.c.Chat(context.Background(), "hunt", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "reply", rep.Text,
+			`{"atom":"find","budget":"15s","radius":20} {"atom":"scan","budget":"15s","radius":20} | no butterfly nearby`)
+		testutil.Equal(t, "failure code", strings.Contains(e.rec.String(), `"code":-32010`), true)
+	})
+}
+
+// A handler that outlives the 15 s budget: the Harness fails the step with
+// its timeout text, and the client does not send the late result (the
+// gateway would answer it with -32700).
+func TestClient_AtomTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			_, err := turn.CallAtom(ctx, "game.slow", nil)
+			return err.Error(), nil
+		}
+		var elapsed time.Duration
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, func(c *xty.Client) {
+			c.HandleAtom("game.slow", func(ctx context.Context, _ json.RawMessage) (any, error) {
+				start := time.Now()
+				<-ctx.Done()
+				elapsed = time.Since(start)
+				return "too late", nil
+			})
+		})
+		rep, err := e.c.Chat(context.Background(), "go", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "harness timeout text", rep.Text, "游戏原子能力超时：game.slow")
+		synctest.Wait()
+		testutil.Equal(t, "handler budget", elapsed, 15*time.Second)
+		testutil.Equal(t, "late result not sent", strings.Contains(e.rec.String(), "not sent: atom game.slow"), true)
+		for _, m := range e.h.Received() {
+			if m.Method == "" {
+				t.Fatalf("a response reached the Harness: %s", m.Raw)
+			}
+		}
+	})
+}
+
+// Only declared atoms can be called; an undeclared one fails in the
+// Harness without reaching the game.
+func TestClient_AtomNotDeclared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			_, err := turn.CallAtom(ctx, "game.secret", nil)
+			return err.Error(), nil
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, nil)
+		rep, err := e.c.Chat(context.Background(), "go", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "reply", rep.Text, "游戏未声明原子能力：game.secret")
+	})
+}
+
+// The client answers requests it does not know, or with bad params, and
+// refuses atoms beyond its concurrency bound at once.
+func TestClient_ServeBadRequests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.MaxConcurrentAtoms = 1
+		release := make(chan struct{})
+		e := newEnv(t, nil, opts, func(c *xty.Client) {
+			c.HandleAtom("game.block", func(ctx context.Context, _ json.RawMessage) (any, error) {
+				<-release
+				return true, nil
+			})
+		})
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"a","method":"game.unknown","params":{}}`))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"b","method":"game.atom.execute","params":[1]}`))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"c","method":"game.atom.execute","params":{"atom":"game.nope","arguments":{}}}`))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"d","method":"game.atom.execute","params":{"atom":"game.block","arguments":{}}}`))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"e","method":"game.atom.execute","params":{"atom":"game.block","arguments":{}}}`))
+		synctest.Wait()
+		close(release)
+		synctest.Wait()
+		want := map[string]string{
+			`"a"`: `"code":-32601`,
+			`"b"`: `"code":-32602`,
+			`"c"`: `unknown atom: game.nope`,
+			`"d"`: `"result":true`,
+			`"e"`: `adapter busy`,
+		}
+		got := map[string]string{}
+		for _, m := range e.h.Received() {
+			if m.Method == "" {
+				got[string(m.ID)] = string(m.Raw)
+			}
+		}
+		t.Logf("answers: %q\n%s", got, e.rec.String())
+		for id, frag := range want {
+			testutil.Equal(t, "answer "+id+" contains "+frag, strings.Contains(got[id], frag), true)
+		}
+	})
+}

@@ -1,0 +1,316 @@
+package xiaotangyuan_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
+)
+
+// blockAgent blocks until the connection ends, signalling when it starts.
+func blockAgent(started chan<- struct{}) xtytest.Agent {
+	return func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+}
+
+// Pending calls fail with a typed error when the Harness goes away, and
+// the client reconnects with back-off and a fresh hello.
+func TestClient_DisconnectAndReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{}, 1)
+		e := newEnv(t, &xtytest.Options{Agent: blockAgent(started)}, nil, nil)
+		e.drain()
+		errc := make(chan error, 1)
+		go func() {
+			_, err := e.c.Chat(context.Background(), "wait", nil)
+			errc <- err
+		}()
+		<-started
+		dropped := time.Now()
+		e.h.Drop()
+		err := <-errc
+		testutil.ErrorIs(t, err, xty.ErrDisconnected)
+		var de *xty.DisconnectError
+		testutil.ErrorAs(t, err, &de)
+		testutil.Equal(t, "close code", de.Code, 1001)
+		testutil.Equal(t, "close reason", de.Reason, "gateway shutting down")
+
+		testutil.Equal(t, "disconnected event", e.next().Kind, xty.EventDisconnected)
+		_, err = e.c.Chat(context.Background(), "now?", nil)
+		testutil.ErrorIs(t, err, xty.ErrDisconnected)
+
+		testutil.Equal(t, "reconnected", e.next(xty.EventReady).Kind, xty.EventConnected)
+		testutil.Equal(t, "back-off", time.Since(dropped), 2*time.Second)
+		hellos := 0
+		for _, m := range e.h.Received() {
+			if m.Method == "adapter.hello" {
+				hellos++
+			}
+		}
+		testutil.Equal(t, "hellos", hellos, 2)
+	})
+}
+
+// Back-off doubles while the Harness is down, up to ReconnectMax.
+func TestClient_ReconnectBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.ReconnectMin = time.Second
+		opts.ReconnectMax = 4 * time.Second
+		e := newEnv(t, nil, opts, nil)
+		e.drain()
+		down := time.Now()
+		e.h.Close() // no new connections: every attempt fails
+		testutil.Equal(t, "disconnected", e.next().Kind, xty.EventDisconnected)
+		var at []time.Duration
+		for len(at) < 5 {
+			ev := e.next()
+			testutil.Equal(t, "failed attempt", ev.Kind, xty.EventError)
+			testutil.ErrorIs(t, ev.Err, xty.ErrDisconnected)
+			at = append(at, time.Since(down))
+		}
+		testutil.Equal(t, "attempt times", at, []time.Duration{1 * time.Second, 3 * time.Second, 7 * time.Second, 11 * time.Second, 15 * time.Second})
+	})
+}
+
+func TestClient_Close(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{}, 1)
+		e := newEnv(t, &xtytest.Options{Agent: blockAgent(started)}, nil, nil)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := e.c.Chat(context.Background(), "wait", nil)
+			errc <- err
+		}()
+		<-started
+		testutil.Success(t, e.c.Close())
+		err := <-errc
+		testutil.ErrorIs(t, err, xty.ErrDisconnected)
+		testutil.ErrorIs(t, err, net.ErrClosed)
+		for range e.c.Events() { // closed by Close
+		}
+		testutil.Success(t, e.c.Close())
+		testutil.ErrorIs(t, e.c.Ping(context.Background()), net.ErrClosed)
+		testutil.ErrorIs(t, e.c.Connect(context.Background()), net.ErrClosed)
+		synctest.Wait()
+		testutil.Equal(t, "harness saw the close", e.h.Connections(), 0)
+	})
+}
+
+func TestClient_ConnectFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		opts := baseOptions()
+		opts.HTTPClient = h.HTTPClient()
+		h.Close()
+		c, err := xty.New(opts)
+		testutil.Success(t, err)
+		defer c.Close()
+		testutil.ErrorIs(t, c.Connect(context.Background()), xty.ErrDisconnected)
+	})
+}
+
+// A message over 1 MiB is refused before it is sent; the connection
+// stays usable.
+func TestClient_OversizeGuard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		quiet := func(ctx context.Context, turn *xtytest.Turn) (string, error) { return "ok", nil }
+		e := newEnv(t, &xtytest.Options{Agent: quiet, Quirks: xtytest.Quirks{CrashOnOversize: true}}, nil, nil)
+		big := strings.Repeat("x", xty.MaxMessageSize)
+		_, err := e.c.Chat(context.Background(), big, nil)
+		testutil.ErrorIs(t, err, xty.ErrMessageTooLarge)
+		err = e.c.UpdateState(context.Background(), map[string]string{"blob": big}, "")
+		testutil.ErrorIs(t, err, xty.ErrMessageTooLarge)
+		err = e.c.Notify(context.Background(), "state.update", map[string]any{"observation": map[string]string{"blob": big}})
+		testutil.ErrorIs(t, err, xty.ErrMessageTooLarge)
+		// Just under the limit goes through (the fake would crash otherwise).
+		fit := strings.Repeat("y", xty.MaxMessageSize-100)
+		_, err = e.c.Chat(context.Background(), fit, nil)
+		testutil.Success(t, err)
+		testutil.Success(t, e.c.Ping(context.Background()))
+		testutil.Equal(t, "refusals recorded", strings.Count(e.rec.String(), "message too large"), 3)
+	})
+}
+
+// An incoming message over the read limit closes the connection with 1009.
+func TestClient_ReadLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil, nil)
+		e.drain()
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"` + strings.Repeat("z", xty.MaxMessageSize) + `"}}`))
+		ev := e.next()
+		testutil.Equal(t, "kind", ev.Kind, xty.EventDisconnected)
+		var de *xty.DisconnectError
+		testutil.ErrorAs(t, ev.Err, &de)
+		testutil.Equal(t, "code", de.Code, 1009)
+	})
+}
+
+// Responses nobody waits for are dropped, never answered; malformed
+// frames too.
+func TestClient_UnknownResponses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil, nil)
+		e.drain()
+		before := len(e.h.Received())
+		for _, raw := range []string{
+			`{"jsonrpc":"2.0","id":999,"result":{}}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"method must be a non-empty string"}}`,
+			`{"jsonrpc":"2.0","id":"x","result":1}`,
+			`[{"jsonrpc":"2.0","method":"assistant.error"}]`,
+			`not json`,
+			`{"jsonrpc":"1.0","method":"assistant.error","params":{"message":"old"}}`,
+		} {
+			e.h.SendRaw([]byte(raw))
+		}
+		synctest.Wait()
+		testutil.Equal(t, "nothing sent back", len(e.h.Received()), before)
+		testutil.Equal(t, "no events", len(e.drain()), 0)
+		testutil.Equal(t, "unknown ids noted", strings.Count(e.rec.String(), "dropped: response with unknown id"), 3)
+		testutil.Success(t, e.c.Ping(context.Background()))
+	})
+}
+
+// gateway.ping waits behind a running chat in the real gateway; the
+// client's own call timeout fires and the late answer is dropped.
+func TestClient_QueuedPingTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			time.Sleep(3 * time.Second)
+			return "done", nil
+		}
+		opts := baseOptions()
+		opts.CallTimeout = time.Second
+		e := newEnv(t, &xtytest.Options{Agent: agent, Quirks: xtytest.Quirks{QueuedPing: true}}, opts, nil)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, err := e.c.Chat(context.Background(), "slow", nil)
+			testutil.Success(t, err)
+		}()
+		synctest.Wait() // the chat is running
+		start := time.Now()
+		err := e.c.Ping(context.Background())
+		testutil.ErrorIs(t, err, xty.ErrTimeout)
+		testutil.Equal(t, "timed out after", time.Since(start), time.Second)
+		<-done
+		synctest.Wait()
+		testutil.Equal(t, "late pong dropped", strings.Count(e.rec.String(), "dropped: response with unknown id"), 1)
+
+		// Without the quirk the fake answers at once, even during a chat.
+		e2 := newEnv(t, &xtytest.Options{Agent: agent}, nil, nil)
+		go func() {
+			e2.c.Chat(context.Background(), "slow", nil)
+		}()
+		synctest.Wait()
+		start = time.Now()
+		testutil.Success(t, e2.c.Ping(context.Background()))
+		testutil.Equal(t, "immediate pong", time.Since(start), time.Duration(0))
+	})
+}
+
+// A caller's context bounds the call without closing the connection.
+func TestClient_CallerContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			time.Sleep(time.Second)
+			return "ok", nil
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err := e.c.Chat(ctx, "hi", nil)
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		testutil.Equal(t, "not our timeout", errors.Is(err, xty.ErrTimeout), false)
+		rep, err := e.c.Chat(context.Background(), "again", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "reply", rep.Text, "ok")
+	})
+}
+
+// Pings keep a healthy connection; a peer that stops answering pongs is
+// dropped after PingInterval + PingTimeout.
+func TestClient_PingLiveness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.PingInterval = 2 * time.Second
+		opts.PingTimeout = time.Second
+		e := newEnv(t, nil, opts, nil)
+		e.drain()
+		time.Sleep(time.Minute)
+		testutil.Equal(t, "still connected", len(e.drain()), 0)
+		testutil.Success(t, e.c.Ping(context.Background()))
+	})
+}
+
+// The state heartbeat sends state.update notifications every interval.
+func TestClient_StateHeartbeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		n := 0
+		opts.State = func() (any, string) {
+			n++
+			return map[string]int{"day": n}, "save-1"
+		}
+		e := newEnv(t, nil, opts, nil)
+		time.Sleep(31 * time.Second)
+		var got []string
+		for _, m := range e.h.Received() {
+			if m.Method == "state.update" {
+				testutil.Equal(t, "notification", m.Notification, true)
+				got = append(got, string(m.Params))
+			}
+		}
+		testutil.Equal(t, "updates", got, []string{
+			`{"observation":{"day":1},"saveId":"save-1"}`,
+			`{"observation":{"day":2},"saveId":"save-1"}`,
+		})
+		// The request form is answered.
+		testutil.Success(t, e.c.UpdateState(context.Background(), json.RawMessage(`{"hp":3}`), ""))
+	})
+}
+
+// SetSaveID reconnects so that the new hello carries the new save.
+func TestClient_SetSaveID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil, nil)
+		id := xty.SaveID("testgame", "slot-2")
+		testutil.Success(t, e.c.SetSaveID(context.Background(), id))
+		var saves []any
+		for _, m := range e.h.Received() {
+			if m.Method == "adapter.hello" {
+				saves = append(saves, decode[map[string]any](t, m.Params)["saveId"])
+			}
+		}
+		testutil.Equal(t, "hello saves", saves, []any{nil, id})
+		testutil.Success(t, e.c.Ping(context.Background()))
+		var ve *xty.ValidationError
+		testutil.ErrorAs(t, e.c.SetSaveID(context.Background(), "C:/Users/me/save"), &ve)
+	})
+}
+
+// With a full event queue, events are dropped and counted, never blocking
+// the reader (calls still complete).
+func TestClient_EventQueueFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.EventQueue = 2
+		e := newEnv(t, nil, opts, nil) // Ready and Connected fill the queue
+		rep, err := e.c.Chat(context.Background(), "hi", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "reply", rep.Text, "You said: hi")
+		testutil.Equal(t, "dropped", e.c.Dropped(), uint64(4)) // start, 2 deltas, done
+		testutil.Equal(t, "noted", strings.Count(e.rec.String(), "dropped: event queue full"), 4)
+	})
+}
