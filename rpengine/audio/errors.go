@@ -10,18 +10,15 @@ import (
 // Callers branch on it to fall back (for example to writing WAV files).
 var ErrNoDevice = errors.New("audio: no sound device available")
 
-// ErrClosed is returned by methods of a closed [Player], [Mixer] or
+// ErrClosed is returned by methods of a closed [Output], [Player] or
 // [Recorder].
 var ErrClosed = errors.New("audio: closed")
 
 // ErrQueueFull is returned by [Player.Enqueue] when the segment does not fit
-// in the player's bounded ring. Nothing is queued; retry once the player
-// has drained, or raise [PlayerOptions.Buffer].
+// in the player's bounded queue. Nothing is queued; retry once the player
+// has drained, or raise [PlayerOptions.MaxSegments] or
+// [PlayerOptions.MaxQueued].
 var ErrQueueFull = errors.New("audio: player queue full")
-
-// ErrCaptureLimit is reported by [Recorder] when the capture reached
-// [RecorderOptions.MaxDuration] (30 s by default) and stopped on its own.
-var ErrCaptureLimit = errors.New("audio: capture reached its maximum duration")
 
 // ErrSilentInput is reported by [Recorder.Stop] when every captured sample
 // was exactly zero: on macOS this is how a missing microphone permission
