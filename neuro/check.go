@@ -101,7 +101,6 @@ func (c *Checker) FromGame(at time.Time, msg []byte) {
 	c.sawAny = true
 	if m.Command != cmdStartup && first {
 		c.add("startup/missing", SeverityError, "", fmt.Sprintf("first message was %q, not startup", m.Command))
-		c.sawStartup = true // report once per connection
 	}
 	switch m.Command {
 	case cmdStartup:

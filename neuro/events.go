@@ -9,8 +9,8 @@ import "encoding/json"
 // and [ForceUpdate].
 type Event interface{ isEvent() }
 
-// Connected is delivered after a connection opened and the SDK sent startup
-// and the full action set on it.
+// Connected is delivered when a connection opened; startup and the full
+// action set are the first messages queued on it.
 type Connected struct {
 	URL string
 }

@@ -181,12 +181,14 @@ func dataErrorFrom(action string, ve *jsonschema.ValidationError) *DataError {
 		}
 		if len(msgs) == 0 {
 			path = u.InstanceLocation
+			msgs = append(msgs, u.Error.String())
+			continue
 		}
 		loc := u.InstanceLocation
 		if loc == "" {
 			loc = "/"
 		}
-		msgs = append(msgs, loc+": "+u.Error.String())
+		msgs = append(msgs, "at "+loc+": "+u.Error.String())
 	}
 	if len(msgs) == 0 {
 		return &DataError{Action: action, Reason: ve.Error()}

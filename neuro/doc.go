@@ -1,0 +1,65 @@
+// Package neuro is a client SDK for the Neuro-sama game API: a game
+// registers actions with JSON schemas, describes what happens (context),
+// forces a choice when it is Neuro's turn, and answers each of her actions
+// with a result.
+//
+// The SDK makes the hard parts hard to get wrong:
+//
+//   - Every connect (not once per process, as the official SDKs do) sends
+//     startup, then one actions/register with the whole current action set.
+//     Reconnects back off exponentially from 3 s to 30 s, and a server that
+//     is down produces one [DialError] and one [Disconnected] per outage.
+//   - The game declares its actions ([Client.Register], [Client.SetActions]);
+//     the SDK sends minimal register/unregister diffs, refuses a second,
+//     different definition of a name locally ([ConflictError]: the server
+//     keeps the first), checks names ([CheckName]) and adds an optional
+//     per-integration prefix.
+//   - Each action from Neuro goes through a fixed pipeline: look the name up,
+//     parse data (a JSON string that may be malformed), validate it against
+//     the action's schema (github.com/santhosh-tekuri/jsonschema/v6), call
+//     the game's [Action.Validate] under a deadline, send action/result, and
+//     only then execute ([Action.Execute] or [Client.Poll]). Unknown names,
+//     bad data and overruns are answered with success:false and a message
+//     that tells her what to do instead. No id is answered twice.
+//   - At most one force is outstanding ([Client.Force]); another is refused
+//     ([ErrForceBusy]), queued or made to supersede it, and each
+//     [ForceHandle] can be awaited. [Client.Window] registers actions for one
+//     force and unregisters them, before the result, when it completes.
+//
+// Messages are queued in order while disconnected and never merged or
+// reordered. Registration diffs are not queued while disconnected: startup
+// clears the server's set and the full register on connect replaces them.
+// Results whose connection was lost are dropped (the server discards stale
+// ids anyway), and the action is not executed.
+//
+// [Schema] builds schemas whose root is an object; [LintSchema] flags the
+// 33 keywords the API says are not well supported, uniqueItems, {} versus
+// omitted, and missing descriptions. [Checker] reports what a conformance
+// tool would about a game's traffic. Package neurotest is a fake server for
+// tests, with a strict mode and a Randy-like mode.
+//
+// # Protocol
+//
+// The Neuro API (VedalAI/neuro-sdk API/SPECIFICATION.md, with the
+// startup acknowledgement, priorities and speech_finished of 2025-2026, and
+// the shutdown and reregister_all proposals). Text frames of JSON; the game
+// is the WebSocket client; the URL comes from NEURO_SDK_WS_URL, default
+// ws://localhost:8000.
+//
+// # Concurrency
+//
+// All [Client] methods may be called concurrently. The client owns a
+// connection goroutine (with a reader and a writer per connection), an event
+// goroutine in callback mode, and one goroutine per action being validated;
+// [Client.Close] stops and joins them all. No lock is held while game
+// callbacks run. Queues are bounded: outgoing messages ([ErrQueueFull]),
+// events (actions answered "busy", other events dropped and counted), and
+// actions in validation (answered "busy").
+//
+// # Security
+//
+// The Neuro server is unauthenticated and may be remote. Incoming messages
+// are limited to 4 MiB by default; action schemas may not load external
+// references; Neuro's data is treated as untrusted input and always
+// validated before the game sees it.
+package neuro
