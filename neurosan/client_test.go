@@ -222,22 +222,43 @@ func TestStreamingChat_maximal(t *testing.T) {
 	testutil.Equal(t, "filter sent", s.Turns()[0].Filter, "MAXIMAL")
 }
 
-// Every framing trap of the fake at once: two responses per line, lines
-// split into 7-byte writes, a chat_context line over 1 MiB. (Heartbeats are
-// tested with fake time in synctest_test.go.)
+// The fake's framing traps: two responses per line, and lines split into
+// 7-byte writes, so objects arrive cut anywhere. (Heartbeats are tested with
+// fake time in synctest_test.go.)
 func TestStreamingChat_framingTraps(t *testing.T) {
 	t.Parallel()
-	agent := neurosantest.MathGuy()
-	agent.ContextPadding = 1<<20 + 123
-	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}, TwoPerLine: true, SplitWrites: 7})
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), TwoPerLine: true, SplitWrites: 7})
 	c := newClient(t, s.URL, nil)
 	sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
 	st, err := c.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "add", SlyData: sly, Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
+	n := 0
+	for {
+		_, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		testutil.Success(t, err)
+		n++
+	}
+	testutil.Equal(t, "messages", n, 4)
 	ans, err := st.Answer()
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer", ans.Text, "1 + 2 = 3")
+}
+
+// A chat_context line over 1 MiB, which a bufio.Scanner client fails on.
+func TestStreamingChat_hugeLine(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.QuestDesigner()
+	agent.ContextPadding = 1<<20 + 123
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}, TwoPerLine: true})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), agent.Name, &neurosan.ChatRequest{Text: "add", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	ans, err := st.Answer()
+	testutil.Success(t, err)
 	testutil.Equal(t, "huge context", len(ans.ChatContext) > 1<<20, true)
 }
 
@@ -278,9 +299,9 @@ func TestStreamingChat_noText(t *testing.T) {
 
 func TestStreamingChat_messageTooBig(t *testing.T) {
 	t.Parallel()
-	agent := neurosantest.Agent{Name: "big", ContextPadding: 2 << 20}
+	agent := neurosantest.Agent{Name: "big", ContextPadding: 200 << 10}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, &neurosan.ClientOptions{MaxMessageBytes: 1 << 20}).StreamingChat(context.Background(), "big", &neurosan.ChatRequest{Text: "x"})
+	st, err := newClient(t, s.URL, &neurosan.ClientOptions{MaxMessageBytes: 100 << 10}).StreamingChat(context.Background(), "big", &neurosan.ChatRequest{Text: "x"})
 	testutil.Success(t, err)
 	defer st.Close()
 	_, err = st.Next()

@@ -99,9 +99,9 @@ func Test_decoder(t *testing.T) {
 
 func Test_decoder_hugeLine(t *testing.T) {
 	t.Parallel()
-	big := strings.Repeat("y", 3<<20) // far over bufio.Scanner's 64 KiB
+	big := strings.Repeat("y", 1<<20+100) // far over bufio.Scanner's 64 KiB
 	in := `{"response":{"type":"AGENT_FRAMEWORK","text":"` + big + `"}}`
-	d := newDecoder(strings.NewReader(in), 4<<20)
+	d := newDecoder(strings.NewReader(in), 2<<20)
 	kind, err := d.next()
 	testutil.Success(t, err)
 	testutil.Equal(t, "kind", kind, frameMessage)

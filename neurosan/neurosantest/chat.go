@@ -126,7 +126,7 @@ type chat struct {
 func (c *chat) run(ctx context.Context, req *chatRequest) {
 	hist, padding, err := c.parseHistory(req.ChatContext)
 	if err != nil {
-		c.lw.write([]byte(`{"error":"Internal server error"}`))
+		c.fail(`{"error":"Internal server error"}`)
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -182,14 +182,11 @@ func (c *chat) abandon(cancel context.CancelFunc, done <-chan Reply) {
 }
 
 func (c *chat) finish(ctx context.Context, t *Turn, reply Reply, padding string) error {
-	if err := c.lw.flushPending(); err != nil {
-		return err
-	}
 	switch reply.Fault {
 	case FaultTimeout:
-		return c.lw.write([]byte(`{"error":"Request timeout"}`))
+		return c.fail(`{"error":"Request timeout"}`)
 	case FaultInternal:
-		return c.lw.write([]byte(`{"error":"Internal server error"}`))
+		return c.fail(`{"error":"Internal server error"}`)
 	}
 	msg := neurosan.ChatMessage{
 		Type: neurosan.TypeAgentFramework, Text: reply.Text, Structure: reply.Structure,
@@ -201,6 +198,15 @@ func (c *chat) finish(ctx context.Context, t *Turn, reply Reply, padding string)
 		return err
 	}
 	return c.lw.flushPending()
+}
+
+// fail ends the stream with an error object after the last full line,
+// without a newline, as the real handler does.
+func (c *chat) fail(obj string) error {
+	if err := c.lw.flushPending(); err != nil {
+		return err
+	}
+	return c.lw.write([]byte(obj))
 }
 
 // respond writes one ChatResponse, with the request echo when asked for.

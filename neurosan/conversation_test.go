@@ -1,0 +1,184 @@
+package neurosan_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neurosan"
+	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
+)
+
+// Each turn sends back, byte for byte, the chat_context of the previous
+// answer, and the network remembers the conversation through it.
+func TestConversation_Send_continues(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "games/quest_designer", nil)
+	ctx := context.Background()
+	var prev json.RawMessage
+	for i, text := range []string{"cats", "dogs", "owls"} {
+		ans, err := cv.Send(ctx, text)
+		testutil.Success(t, err)
+		testutil.Equal(t, "quest number", strings.HasPrefix(ans.Text, "Quest "+string(rune('1'+i))+":"), true)
+		testutil.Equal(t, "context sent verbatim", string(s.Turns()[i].ChatContext), string(prev))
+		prev = cv.ChatContext()
+		testutil.Equal(t, "stored context is the answer's", string(prev), string(ans.ChatContext))
+	}
+	testutil.Equal(t, "Answer", cv.Answer().Text, `Quest 3: about "owls", find the cat by the old well.`)
+	cv.Reset()
+	ans, err := cv.Send(ctx, "bats")
+	testutil.Success(t, err)
+	testutil.Equal(t, "new conversation", strings.HasPrefix(ans.Text, "Quest 1:"), true)
+}
+
+// Unknown fields inside chat_context (here the fake's padding) survive the
+// round trip through the client.
+func TestConversation_Send_contextOpaque(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.QuestDesigner()
+	agent.ContextPadding = 100
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, nil)
+	_, err := cv.Send(context.Background(), "a")
+	testutil.Success(t, err)
+	_, err = cv.Send(context.Background(), "b")
+	testutil.Success(t, err)
+	testutil.Equal(t, "padding sent back", strings.Contains(string(s.Turns()[1].ChatContext), strings.Repeat("x", 100)), true)
+}
+
+func TestConversation_Send_slyData(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "math_guy", nil)
+	testutil.Success(t, cv.SetSlyData("x", 6))
+	testutil.Success(t, cv.SetSlyData("y", 7))
+	ans, err := cv.Send(context.Background(), "multiply")
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer", ans.Text, "6 * 7 = 42")
+	sly := cv.SlyData()
+	testutil.Equal(t, "merged", sly, map[string]json.RawMessage{"x": json.RawMessage(`6`), "y": json.RawMessage(`7`), "equals": json.RawMessage(`42`)})
+	testutil.Equal(t, "sent", string(s.Turns()[0].SlyData["x"]), "6")
+
+	testutil.Success(t, cv.SetSlyData("x", 50))
+	_, err = cv.Send(context.Background(), "subtract")
+	testutil.Success(t, err)
+	testutil.Equal(t, "overwritten", string(cv.SlyData()["equals"]), "43")
+	testutil.Equal(t, "previous result sent along", string(s.Turns()[1].SlyData["equals"]), "42")
+	testutil.Success(t, cv.SetSlyData("equals", nil))
+	_, ok := cv.SlyData()["equals"]
+	testutil.Equal(t, "deleted", ok, false)
+}
+
+func TestConversation_Send_budget(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.QuestDesigner()
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, &neurosan.ConversationOptions{MaxContextBytes: 400})
+	ctx := context.Background()
+	drops := 0
+	for range 6 {
+		ans, err := cv.Send(ctx, "a fairly long message to make the history grow quickly")
+		testutil.Success(t, err)
+		if len(ans.ChatContext) > 400 {
+			drops++
+			testutil.Equal(t, "dropped", len(cv.ChatContext()), 0)
+		} else {
+			testutil.Equal(t, "kept", len(cv.ChatContext()), len(ans.ChatContext))
+		}
+		testutil.Equal(t, "stored within budget", len(cv.ChatContext()) <= 400, true)
+	}
+	testutil.Equal(t, "drops counted", cv.ContextDrops(), drops)
+	if drops == 0 {
+		t.Fatal("the budget never applied; make the messages longer")
+	}
+}
+
+func TestConversation_Send_errorKeepsState(t *testing.T) {
+	t.Parallel()
+	var fail atomic.Bool // read on the fake's goroutine
+	agent := neurosantest.QuestDesigner()
+	inner := agent.Script
+	agent.Script = func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		if fail.Load() {
+			return neurosantest.Reply{Fault: neurosantest.FaultInternal}
+		}
+		return inner(ctx, tn)
+	}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, nil)
+	_, err := cv.Send(context.Background(), "one")
+	testutil.Success(t, err)
+	before := string(cv.ChatContext())
+	fail.Store(true)
+	_, err = cv.Send(context.Background(), "two")
+	var se *neurosan.StreamError
+	testutil.ErrorAs(t, err, &se)
+	testutil.Equal(t, "context unchanged", string(cv.ChatContext()), before)
+	fail.Store(false)
+	ans, err := cv.Send(context.Background(), "two")
+	testutil.Success(t, err)
+	testutil.Equal(t, "retry continues", strings.HasPrefix(ans.Text, "Quest 2:"), true)
+}
+
+func TestConversation_Send_busy(t *testing.T) {
+	t.Parallel()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	agent := neurosantest.Agent{Name: "slow", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		close(entered)
+		<-release
+		return neurosantest.Reply{Text: "ok"}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "slow", nil)
+	done := make(chan error, 1)
+	go func() { _, err := cv.Send(context.Background(), "1"); done <- err }()
+	<-entered
+	_, err := cv.Send(context.Background(), "2")
+	testutil.ErrorIs(t, err, neurosan.ErrBusy)
+	close(release)
+	testutil.Success(t, <-done)
+}
+
+func TestConversation_OnMessage(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	var seen []string
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "games/quest_designer", &neurosan.ConversationOptions{
+		Filter:    neurosan.FilterMaximal,
+		OnMessage: func(m *neurosan.ChatMessage) { seen = append(seen, string(m.Type)+" "+m.Origin[len(m.Origin)-1].Tool) },
+	})
+	_, err := cv.Send(context.Background(), "x")
+	testutil.Success(t, err)
+	testutil.Equal(t, "seen", seen, []string{"AGENT lore_keeper", "AGENT_FRAMEWORK quest_designer"})
+}
+
+func TestConversation_saveRestore(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	c := newClient(t, s.URL, nil)
+	cv := neurosan.NewConversation(c, "games/quest_designer", nil)
+	testutil.Success(t, cv.SetSlyData("town", "harbour"))
+	_, err := cv.Send(context.Background(), "cats")
+	testutil.Success(t, err)
+	slot, err := json.Marshal(cv)
+	testutil.Success(t, err)
+
+	loaded := neurosan.NewConversation(c, "games/quest_designer", nil)
+	testutil.Success(t, json.Unmarshal(slot, loaded))
+	testutil.Equal(t, "context", string(loaded.ChatContext()), string(cv.ChatContext()))
+	testutil.Equal(t, "sly", loaded.SlyData(), cv.SlyData())
+	ans, err := loaded.Send(context.Background(), "dogs")
+	testutil.Success(t, err)
+	testutil.Equal(t, "continued after load", strings.HasPrefix(ans.Text, "Quest 2:"), true)
+
+	other := neurosan.NewConversation(c, "math_guy", nil)
+	testutil.Error(t, json.Unmarshal(slot, other))
+	testutil.Error(t, json.Unmarshal([]byte(`{"v":9,"agent":"math_guy"}`), other))
+	testutil.Success(t, json.Unmarshal([]byte(`{"v":1,"agent":"math_guy"}`), other))
+	testutil.Equal(t, "empty slot", len(other.ChatContext()), 0)
+}
