@@ -54,9 +54,11 @@ type member struct {
 }
 
 type pathTok struct {
-	member int // index into members, or -1 for an array index
+	member int // index into members, -1 for an array index, or noMember
 	index  int
 }
+
+const noMember = -2
 
 func (c *canon) key(m *member) []byte {
 	if m.esc {
@@ -83,6 +85,9 @@ func (c *canon) run() error {
 func (c *canon) pointer() string {
 	var b strings.Builder
 	for _, t := range c.path {
+		if t.member == noMember {
+			continue
+		}
 		b.WriteByte('/')
 		if t.member < 0 {
 			b.WriteString(strconv.Itoa(t.index))
@@ -210,6 +215,7 @@ func (c *canon) object() bool {
 	}
 	c.path = append(c.path, pathTok{})
 	for {
+		c.path[len(c.path)-1].member = noMember // a key error points at the object
 		c.skipWS()
 		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
 			return c.fail("expected a string key in object")

@@ -13,10 +13,10 @@ import (
 
 // patchOp is one decoded RFC 6902 operation.
 type patchOp struct {
-	Op    string          `json:"op"`
-	Path  *string         `json:"path"`
-	From  *string         `json:"from"`
-	Value json.RawMessage `json:"value"`
+	Op    string
+	Path  *string
+	From  *string
+	Value json.RawMessage // nil when absent
 
 	raw        []byte   // the operation as given (canonical)
 	path, from []string // split pointers
@@ -37,8 +37,8 @@ func decodePatch(canonical []byte) ([]patchOp, error) {
 	for i, r := range raw {
 		op := &ops[i]
 		op.raw = r
-		if err := json.Unmarshal(r, op); err != nil || r[0] != '{' {
-			return nil, &PatchError{Index: i, Err: fmt.Errorf("%w: an operation must be an object with string op, path and from", errPatchInvalid)}
+		if err := op.decode(r); err != nil {
+			return nil, &PatchError{Index: i, Err: err}
 		}
 		if err := op.check(); err != nil {
 			pe := &PatchError{Index: i, Op: op.Op, Err: err}
@@ -49,6 +49,30 @@ func decodePatch(canonical []byte) ([]patchOp, error) {
 		}
 	}
 	return ops, nil
+}
+
+// decode reads the members by their exact names: encoding/json would also
+// match "pAth" to Path, and RFC 6902 member names are case-sensitive.
+func (op *patchOp) decode(r []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r, &m); err != nil || r[0] != '{' {
+		return fmt.Errorf("%w: an operation must be an object", errPatchInvalid)
+	}
+	for name, dst := range map[string]**string{"path": &op.Path, "from": &op.From} {
+		if v, ok := m[name]; ok {
+			*dst = new(string)
+			if err := json.Unmarshal(v, *dst); err != nil || v[0] != '"' {
+				return fmt.Errorf("%w: %s must be a string", errPatchInvalid, name)
+			}
+		}
+	}
+	if v, ok := m["op"]; ok {
+		if err := json.Unmarshal(v, &op.Op); err != nil || v[0] != '"' {
+			return fmt.Errorf("%w: op must be a string", errPatchInvalid)
+		}
+	}
+	op.Value = m["value"]
+	return nil
 }
 
 func (op *patchOp) check() error {
@@ -94,13 +118,13 @@ func (op *patchOp) check() error {
 // *[PatchError] naming the operation at fault.
 //
 // It wraps github.com/evanphx/json-patch/v5 and guards against its known
-// defects: both inputs are canonicalized first; every pointer is checked
+// defects (shared notes, section 2.3): both inputs are canonicalized first; every pointer is checked
 // strictly (no leading zeros, signs or negative indices, test targets must
 // exist, no move into the moved value's own child) by a strict applier of
 // our own, whose result evanphx must reproduce; copies are bounded by
-// [MaxSize]; a panic inside evanphx becomes an error. Scalar documents and
-// pointers with empty keys, which evanphx resolves wrongly, are applied by
-// the strict applier alone.
+// [MaxSize]; a panic inside evanphx becomes an error. Scalar documents,
+// operations on the root and pointers with empty keys, which evanphx
+// resolves wrongly, are applied by the strict applier alone.
 func ApplyPatch(doc, patch []byte) ([]byte, error) {
 	cdoc, err := AppendCanonical(nil, doc)
 	if err != nil {
@@ -169,8 +193,8 @@ func evanphxSafe(doc []byte, ops []patchOp) bool {
 		if op.emptyToken {
 			return false
 		}
-		if len(op.path) == 0 && (op.Op == "add" || op.Op == "replace") && op.Value[0] != '{' && op.Value[0] != '[' {
-			return false
+		if op.Op != "test" && (len(op.path) == 0 || (op.From != nil && len(op.from) == 0)) {
+			return false // the root: evanphx mishandles scalars and copy/move of the whole document
 		}
 	}
 	return true
