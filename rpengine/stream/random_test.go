@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -152,7 +153,9 @@ func TestAssembler_random(t *testing.T) {
 					t.Fatalf("seed %d reply %d event %d: outputs differ\n got %+v\nwant %+v", seed, iter, i, got, want)
 				}
 			}
-			testutil.Equal(t, "Text", a.Text(), r.shownText)
+			if a.Text() != r.shownText {
+				t.Fatalf("seed %d reply %d event %d: Text %q, want %q", seed, iter, i, a.Text(), r.shownText)
+			}
 		}
 		testutil.Equal(t, "Late", a.Stats().Late, r.late)
 	}
@@ -163,7 +166,7 @@ func equalOutputs(got, want []stream.Output) bool {
 		return false
 	}
 	for i := range got {
-		if fmt.Sprintf("%#v", got[i]) != fmt.Sprintf("%#v", normalize(want[i])) {
+		if !reflect.DeepEqual(got[i], normalize(want[i])) {
 			return false
 		}
 	}
