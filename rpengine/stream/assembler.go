@@ -18,8 +18,9 @@ type Assembler struct {
 	opts      Options
 	requestID string
 
-	queue []item // outputs; queue[head:] are pending
-	head  int
+	queue     []item // outputs; queue[head:] are pending
+	head      int
+	anomalies int // anomalies in queue[head:]
 	done  bool
 	stats Stats
 
@@ -62,7 +63,9 @@ func NewAssembler(opts *Options) *Assembler {
 // the reply as [EndFailed]. After the End, events are counted in
 // [Stats].Late and dropped. Push keeps no reference to ev or its strings
 // beyond what it returns in outputs (a *TextCompleted is kept as
-// [End].Final and must not be modified).
+// [End].Final and must not be modified). A *Failed with a nil RequestID
+// (request.error without requestId) is taken as this reply's: the caller
+// routed it here.
 func (a *Assembler) Push(ev Event) {
 	if a.done {
 		a.stats.Late++
@@ -182,7 +185,9 @@ func (a *Assembler) pushAccepted(e *Accepted) {
 		a.accepted = &c
 		return
 	}
-	if *a.accepted == *e {
+	x := *e
+	x.RequestID = a.accepted.RequestID // an empty requestId is not a conflict
+	if *a.accepted == x {
 		a.stats.Duplicates++
 		return
 	}
@@ -222,17 +227,12 @@ func (a *Assembler) anomaly(an Anomaly) {
 	a.enqueue(item{out: Output{Kind: OutputAnomaly, Anomaly: an}, textLen: -1})
 }
 
-func (a *Assembler) pendingAnomalies() int {
-	n := 0
-	for i := a.head; i < len(a.queue); i++ {
-		if a.queue[i].out.Kind == OutputAnomaly {
-			n++
-		}
-	}
-	return n
-}
+func (a *Assembler) pendingAnomalies() int { return a.anomalies }
 
 func (a *Assembler) enqueue(it item) {
+	if it.out.Kind == OutputAnomaly {
+		a.anomalies++
+	}
 	if a.head == len(a.queue) {
 		clear(a.queue) // drop references to popped outputs
 		a.queue = a.queue[:0]
@@ -249,6 +249,9 @@ func (a *Assembler) Next() (out Output, ok bool) {
 	}
 	it := &a.queue[a.head]
 	a.head++
+	if it.out.Kind == OutputAnomaly {
+		a.anomalies--
+	}
 	if it.textLen >= 0 {
 		it.out.Text = a.txt.stringOf(it.textLen)
 	}

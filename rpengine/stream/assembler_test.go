@@ -178,3 +178,17 @@ func TestAssembler_Push(t *testing.T) {
 		})
 	}
 }
+
+// TestAssembler_anomalyBound checks that anomalies a caller does not pop
+// are bounded and counted.
+func TestAssembler_anomalyBound(t *testing.T) {
+	t.Parallel()
+	a := stream.NewAssembler(nil)
+	for range 1500 {
+		a.Push(delta(-1, "x"))
+	}
+	testutil.Equal(t, "dropped", a.Stats().DroppedAnomalies, 1500-1024)
+	testutil.Equal(t, "queued", len(drain(a)), 1024)
+	a.Push(delta(-1, "x"))
+	testutil.Equal(t, "queued after draining", len(drain(a)), 1)
+}
