@@ -21,8 +21,8 @@ type Assembler struct {
 	queue     []item // outputs; queue[head:] are pending
 	head      int
 	anomalies int // anomalies in queue[head:]
-	done  bool
-	stats Stats
+	done      bool
+	stats     Stats
 
 	accepted *Accepted
 
