@@ -28,13 +28,13 @@ func TestClient_HandleAtomNames(t *testing.T) {
 		{"dst.find_nearest_butterfly", true},
 		{"abc", true},
 		{"0a-b", true},
-		{"ab", false},                       // too short
-		{"Dst.find", false},                 // upper case
-		{"_abc", false},                     // must start with [a-z0-9]
-		{"abc def", false},                  // space
-		{strings.Repeat("a", 80), true},     // 80 characters
-		{strings.Repeat("a", 81), false},    // 81 characters
-		{"assistant.text-stream!", false},   // '!'
+		{"ab", false},                     // too short
+		{"Dst.find", false},               // upper case
+		{"_abc", false},                   // must start with [a-z0-9]
+		{"abc def", false},                // space
+		{strings.Repeat("a", 80), true},   // 80 characters
+		{strings.Repeat("a", 81), false},  // 81 characters
+		{"assistant.text-stream!", false}, // '!'
 	} {
 		err := c.HandleAtom(tc.name, fn)
 		if tc.ok {

@@ -1,0 +1,124 @@
+package xiaotangyuan_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
+)
+
+func TestSaveID(t *testing.T) {
+	t.Parallel()
+	// sha256("dst:slot-1"), computed independently.
+	testutil.Equal(t, "hash", xty.SaveID("dst", "slot-1"), "77d62aaefebfcb76ded91f7915d46dfec44af463d5ec7159f2cb19dfc9ce341b")
+	testutil.Success(t, xty.ValidateSaveID(xty.SaveID("oni", "C:/Users/me/colony.sav")))
+}
+
+func TestValidateSaveID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, id string
+		ok       bool
+	}{
+		{"charset", "Aa0._:-", true},
+		{"128", strings.Repeat("a", 128), true},
+		{"129", strings.Repeat("a", 129), false},
+		{"empty", "", false},
+		{"slash", "C:/save", false},
+		{"space", " abc", false},
+		{"unicode", "存档1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := xty.ValidateSaveID(tc.id)
+			if tc.ok {
+				testutil.Success(t, err)
+				return
+			}
+			var ve *xty.ValidationError
+			testutil.ErrorAs(t, err, &ve)
+			testutil.Equal(t, "field", ve.Field, "saveId")
+		})
+	}
+}
+
+// Bad calls are refused locally, before any connection is needed.
+func TestClient_LocalValidation(t *testing.T) {
+	t.Parallel()
+	c, err := xty.New(baseOptions())
+	testutil.Success(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		text  string
+		cc    *xty.ChatContext
+		field string // "" when valid (then the error is ErrDisconnected)
+	}{
+		{"blank text", "  \n", nil, "text"},
+		{"role 2000", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("a", 2000)}, ""},
+		{"role 2001", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("a", 2001)}, "context.roleInstructions"},
+		{"role counts UTF-16 units", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("😀", 1001)}, "context.roleInstructions"},
+		{"role 2000 CJK", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("汤", 2000)}, ""},
+		{"bad saveId", "hi", &xty.ChatContext{SaveID: "my save"}, "context.saveId"},
+		{"observation array", "hi", &xty.ChatContext{Observation: []int{1}}, "context.observation"},
+		{"observation unencodable", "hi", &xty.ChatContext{Observation: map[string]any{"f": func() {}}}, "context.observation"},
+		{"observation object", "hi", &xty.ChatContext{Observation: map[string]int{"hp": 3}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := c.Chat(ctx, tc.text, tc.cc)
+			if tc.field == "" {
+				testutil.ErrorIs(t, err, xty.ErrDisconnected)
+				return
+			}
+			var ve *xty.ValidationError
+			testutil.ErrorAs(t, err, &ve)
+			testutil.Equal(t, "field", ve.Field, tc.field)
+		})
+	}
+	var ve *xty.ValidationError
+	testutil.ErrorAs(t, c.UpdateState(ctx, "not an object", ""), &ve)
+	testutil.ErrorAs(t, c.UpdateState(ctx, map[string]int{}, "bad id!"), &ve)
+}
+
+func TestNew_Options(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		edit  func(*xty.Options)
+		field string
+	}{
+		{"defaults", func(*xty.Options) {}, ""},
+		{"missing adapterId", func(o *xty.Options) { o.AdapterID = " " }, "adapterId"},
+		{"missing gameId", func(o *xty.Options) { o.GameID = "" }, "gameId"},
+		{"missing version", func(o *xty.Options) { o.Version = "" }, "version"},
+		{"localhost", func(o *xty.Options) { o.URL = "ws://localhost:32145" }, ""},
+		{"ipv6 loopback", func(o *xty.Options) { o.URL = "ws://[::1]:40000" }, ""},
+		{"remote host", func(o *xty.Options) { o.URL = "ws://192.168.1.5:32145" }, "url"},
+		{"wss", func(o *xty.Options) { o.URL = "wss://127.0.0.1:32145" }, "url"},
+		{"low port", func(o *xty.Options) { o.URL = "ws://127.0.0.1:80" }, "url"},
+		{"no port", func(o *xty.Options) { o.URL = "ws://127.0.0.1" }, "url"},
+		{"bad saveId", func(o *xty.Options) { o.SaveID = "a/b" }, "saveId"},
+		{"atom as capability", func(o *xty.Options) { o.Capabilities = []string{"dst.attack"} }, "capabilities"},
+		{"speech capability", func(o *xty.Options) { o.Capabilities = []string{"speech.barge-in"} }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := baseOptions()
+			o.URL = ""
+			tc.edit(o)
+			c, err := xty.New(o)
+			if tc.field == "" {
+				testutil.Success(t, err)
+				c.Close()
+				return
+			}
+			var ve *xty.ValidationError
+			testutil.ErrorAs(t, err, &ve)
+			testutil.Equal(t, "field", ve.Field, tc.field)
+		})
+	}
+}
