@@ -1,0 +1,245 @@
+package xtytest_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
+)
+
+// raw is a bare WebSocket adapter, to check the fake's exact answers.
+type raw struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dialRaw(t *testing.T, h *xtytest.Harness) *raw {
+	t.Helper()
+	ws, _, err := websocket.Dial(context.Background(), xtytest.URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+	testutil.Success(t, err)
+	ws.SetReadLimit(4 << 20)
+	t.Cleanup(func() { ws.CloseNow() })
+	r := &raw{t: t, ws: ws}
+	testutil.Equal(t, "ready first", strings.Contains(r.read(), `"method":"gateway.ready"`), true)
+	return r
+}
+
+func (r *raw) send(s string) {
+	r.t.Helper()
+	testutil.Success(r.t, r.ws.Write(context.Background(), websocket.MessageText, []byte(s)))
+}
+
+func (r *raw) read() string {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, b, err := r.ws.Read(ctx)
+	testutil.Success(r.t, err)
+	return string(b)
+}
+
+// roundTrip sends s and returns the next message, normalised (keys sorted).
+func (r *raw) roundTrip(s string) string {
+	r.t.Helper()
+	r.send(s)
+	return norm(r.t, r.read())
+}
+
+func norm(t *testing.T, s string) string {
+	t.Helper()
+	var v any
+	testutil.Success(t, json.Unmarshal([]byte(s), &v))
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+const hello = `{"jsonrpc":"2.0","id":1,"method":"adapter.hello","params":{"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1","processId":42,"capabilities":["assistant.text-stream"]}}`
+
+func TestHarness_ErrorCodes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		r := dialRaw(t, h)
+		for _, tc := range []struct{ name, in, want string }{
+			{"ping before hello", `{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}`, `{"id":1,"jsonrpc":"2.0","result":{"pong":true}}`},
+			{"state before hello", `{"jsonrpc":"2.0","id":2,"method":"state.update","params":{"observation":{}}}`, `{"id":2,"jsonrpc":"2.0","result":{"accepted":true}}`},
+			{"chat before hello", `{"jsonrpc":"2.0","id":3,"method":"chat.send","params":{"text":"x"}}`, `{"error":{"code":-32000,"message":"adapter.hello is required before chat.send"},"id":3,"jsonrpc":"2.0"}`},
+			{"not json", `{oops`, `{"error":{"code":-32700,"message":"invalid character 'o' looking for beginning of object key string"},"id":null,"jsonrpc":"2.0"}`},
+			{"batch", `[{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}]`, `{"error":{"code":-32700,"message":"JSON-RPC payload must be an object"},"id":null,"jsonrpc":"2.0"}`},
+			{"wrong version", `{"jsonrpc":"1.0","id":4,"method":"gateway.ping"}`, `{"error":{"code":-32700,"message":"jsonrpc must be 2.0"},"id":null,"jsonrpc":"2.0"}`},
+			{"empty method", `{"jsonrpc":"2.0","id":5,"method":""}`, `{"error":{"code":-32700,"message":"method must be a non-empty string"},"id":null,"jsonrpc":"2.0"}`},
+			{"bad id type", `{"jsonrpc":"2.0","id":{},"method":"gateway.ping"}`, `{"error":{"code":-32700,"message":"id must be a string, number or null"},"id":null,"jsonrpc":"2.0"}`},
+			{"stray response", `{"jsonrpc":"2.0","id":"nobody","result":{}}`, `{"error":{"code":-32700,"message":"method must be a non-empty string"},"id":null,"jsonrpc":"2.0"}`},
+			{"id null is a request", `{"jsonrpc":"2.0","id":null,"method":"gateway.ping"}`, `{"id":null,"jsonrpc":"2.0","result":{"pong":true}}`},
+			{"bad hello", `{"jsonrpc":"2.0","id":6,"method":"adapter.hello","params":{"adapterId":" ","gameId":"g","version":"1","protocolVersion":"1.1"}}`, `{"error":{"code":-32000,"message":"adapter.hello.adapterId must be a non-empty string"},"id":6,"jsonrpc":"2.0"}`},
+			{"bad processId", `{"jsonrpc":"2.0","id":7,"method":"adapter.hello","params":{"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1","processId":1.5}}`, `{"error":{"code":-32000,"message":"adapter.hello.processId must be a positive safe integer"},"id":7,"jsonrpc":"2.0"}`},
+			{"bad saveId", `{"jsonrpc":"2.0","id":8,"method":"adapter.hello","params":{"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1","saveId":"a/b"}}`, `{"error":{"code":-32000,"message":"adapter.hello.saveId must be 1-128 characters of letters, digits, '.', '_', ':' or '-'"},"id":8,"jsonrpc":"2.0"}`},
+			{"failed hello can be retried", hello, `{"id":1,"jsonrpc":"2.0","result":{"accepted":true,"protocolVersion":"1.1"}}`},
+			{"second hello", hello, `{"error":{"code":-32000,"message":"adapter.hello may only be sent once per connection"},"id":1,"jsonrpc":"2.0"}`},
+			{"unknown method", `{"jsonrpc":"2.0","id":9,"method":"chat.sing"}`, `{"error":{"code":-32000,"message":"unknown method: chat.sing"},"id":9,"jsonrpc":"2.0"}`},
+			{"blank text", `{"jsonrpc":"2.0","id":10,"method":"chat.send","params":{"text":"  "}}`, `{"error":{"code":-32000,"message":"text must be a non-empty string"},"id":10,"jsonrpc":"2.0"}`},
+			{"long role", `{"jsonrpc":"2.0","id":11,"method":"chat.send","params":{"text":"x","context":{"roleInstructions":"` + strings.Repeat("r", 2001) + `"}}}`, `{"error":{"code":-32000,"message":"context.roleInstructions must be at most 2000 characters"},"id":11,"jsonrpc":"2.0"}`},
+			{"retry without chat", `{"jsonrpc":"2.0","id":12,"method":"chat.retry"}`, `{"error":{"code":-32000,"message":"chat.retry needs a previous chat.send"},"id":12,"jsonrpc":"2.0"}`},
+			{"state needs observation", `{"jsonrpc":"2.0","id":13,"method":"state.update","params":{"observation":[1]}}`, `{"error":{"code":-32000,"message":"state.update.observation must be an object"},"id":13,"jsonrpc":"2.0"}`},
+			{"compose streams nothing", `{"jsonrpc":"2.0","id":14,"method":"assistant.compose","params":{"text":"alert"}}`, `"reply":"You said: alert"`},
+		} {
+			got := r.roundTrip(tc.in)
+			if !strings.HasPrefix(tc.want, `"`) {
+				testutil.Equal(t, tc.name, got, tc.want)
+			} else if !strings.Contains(got, tc.want) {
+				t.Fatalf("%s: %s does not contain %s", tc.name, got, tc.want)
+			}
+		}
+		// Notifications are processed but never answered, even on error.
+		r.send(`{"jsonrpc":"2.0","method":"chat.sing"}`)
+		r.send(`{"jsonrpc":"2.0","method":"state.update","params":{"observation":{"hp":1}}}`)
+		testutil.Equal(t, "next answer is the ping", r.roundTrip(`{"jsonrpc":"2.0","id":15,"method":"gateway.ping"}`), `{"id":15,"jsonrpc":"2.0","result":{"pong":true}}`)
+	})
+}
+
+// The protocolVersion is declarative: anything non-empty is accepted and
+// the answer is always 1.1.
+func TestHarness_ProtocolVersionNotChecked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		r := dialRaw(t, h)
+		got := r.roundTrip(strings.Replace(hello, `"protocolVersion":"1.1"`, `"protocolVersion":"9.9"`, 1))
+		testutil.Equal(t, "answer", got, `{"id":1,"jsonrpc":"2.0","result":{"accepted":true,"protocolVersion":"1.1"}}`)
+	})
+}
+
+// Adapters that do not declare assistant.text-stream get every delta twice.
+func TestHarness_LegacyAdapter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		r := dialRaw(t, h)
+		r.roundTrip(strings.Replace(hello, `"assistant.text-stream"`, ``, 1))
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"chat.send","params":{"text":"hi"}}`)
+		var methods []string
+		for {
+			m := r.read()
+			var f struct {
+				Method string
+				ID     any
+			}
+			json.Unmarshal([]byte(m), &f)
+			if f.ID != nil {
+				break
+			}
+			methods = append(methods, f.Method)
+		}
+		testutil.Equal(t, "sequence", methods, []string{
+			"assistant.text.start", "assistant.text.delta", "assistant.delta",
+			"assistant.text.delta", "assistant.delta", "assistant.text.done",
+		})
+	})
+}
+
+// Over 1 MiB: the connection is closed with 1009; with CrashOnOversize the
+// whole Harness goes down, as the real gateway process does.
+func TestHarness_Oversize(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			h := xtytest.New(&xtytest.Options{Quirks: xtytest.Quirks{CrashOnOversize: crash}})
+			defer h.Close()
+			big := dialRaw(t, h)
+			other := dialRaw(t, h)
+			big.send(`{"jsonrpc":"2.0","method":"state.update","params":{"observation":{"x":"` + strings.Repeat("x", 1<<20) + `"}}}`)
+			_, _, err := big.ws.Read(context.Background())
+			testutil.Equal(t, "close status", websocket.CloseStatus(err), websocket.StatusMessageTooBig)
+			synctest.Wait()
+			if !crash {
+				testutil.Equal(t, "other connection alive", other.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"gateway.ping"}`), `{"id":1,"jsonrpc":"2.0","result":{"pong":true}}`)
+				return
+			}
+			_, _, err = other.ws.Read(context.Background())
+			testutil.Error(t, err)
+			_, _, err = websocket.Dial(context.Background(), xtytest.URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+			testutil.Error(t, err)
+		})
+	}
+}
+
+// Requests on one connection are processed strictly in order, and
+// QueuedPing puts gateway.ping in that queue.
+func TestHarness_QueuedPing(t *testing.T) {
+	for _, queued := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			slow := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+				time.Sleep(500 * time.Millisecond)
+				return "late", nil
+			}
+			h := xtytest.New(&xtytest.Options{Agent: slow, Quirks: xtytest.Quirks{QueuedPing: queued}})
+			defer h.Close()
+			r := dialRaw(t, h)
+			r.roundTrip(hello)
+			r.send(`{"jsonrpc":"2.0","id":2,"method":"chat.send","params":{"text":"x"}}`)
+			r.send(`{"jsonrpc":"2.0","id":3,"method":"gateway.ping"}`)
+			start := time.Now()
+			var order []string
+			for len(order) < 2 {
+				var f struct{ ID int }
+				m := r.read()
+				json.Unmarshal([]byte(m), &f)
+				if f.ID != 0 {
+					order = append(order, m)
+				}
+			}
+			if queued {
+				testutil.Equal(t, "chat first", strings.Contains(order[0], `"id":2`), true)
+				testutil.Equal(t, "ping waited", time.Since(start), 500*time.Millisecond)
+			} else {
+				testutil.Equal(t, "ping first", strings.Contains(order[0], `"id":3`), true)
+			}
+		})
+	}
+}
+
+// Voice without a processId is refused with the gateway's text.
+func TestHarness_VoiceNeedsProcessID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		r := dialRaw(t, h)
+		r.roundTrip(strings.Replace(hello, `"processId":42,`, ``, 1))
+		testutil.Equal(t, "refused", r.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"voice.start"}`),
+			`{"error":{"code":-32000,"message":"adapter.hello must provide processId before voice.start"},"id":2,"jsonrpc":"2.0"}`)
+	})
+}
+
+// Recording without speech ends in assistant.error.
+func TestHarness_VoiceTooShort(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		r := dialRaw(t, h)
+		r.roundTrip(hello)
+		r.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"voice.stop"}`)
+		testutil.Equal(t, "thinking", norm(t, r.read()), `{"jsonrpc":"2.0","method":"assistant.status","params":{"status":"thinking"}}`)
+		testutil.Equal(t, "error", norm(t, r.read()), `{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"recording too short"}}`)
+	})
+}
+
+func TestHarness_Listen(t *testing.T) {
+	h := xtytest.New(nil)
+	defer h.Close()
+	_, err := h.Listen("0.0.0.0:0")
+	testutil.Error(t, err)
+	url, err := h.Listen("127.0.0.1:0")
+	testutil.Success(t, err)
+	ws, _, err := websocket.Dial(context.Background(), url, nil)
+	testutil.Success(t, err)
+	defer ws.CloseNow()
+	_, b, err := ws.Read(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "ready", strings.Contains(string(b), "gateway.ready"), true)
+}
