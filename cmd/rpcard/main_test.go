@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gowebpki/jcs"
+)
+
+var binary_ string
+
+// TestMain builds the command once; the tests run the binary.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rpcard-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary_ = filepath.Join(dir, "rpcard")
+	if out, err := exec.Command("go", "build", "-o", binary_, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building rpcard: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const cards = "../../testdata/cards/"
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func rpcard(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary_, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func oracleHash(t *testing.T, doc []byte) string {
+	c, err := jcs.Transform(doc)
+	testutil.Success(t, err)
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestRpcard(t *testing.T) {
+	t.Parallel()
+	full, err := os.ReadFile(cards + "full.json")
+	testutil.Success(t, err)
+	tests := []struct {
+		name     string
+		stdin    string
+		args     []string
+		code     int
+		stdout   string // exact, unless empty
+		inStdout string
+		inStderr string
+	}{
+		{name: "help", args: []string{"--help"}, code: 0, inStdout: "exit status"},
+		{name: "help after command", args: []string{"hash", "-h"}, code: 0, inStdout: "rpcard COMMAND"},
+		{name: "no arguments", code: 2, inStderr: "usage"},
+		{name: "unknown command", args: []string{"frobnicate"}, code: 2, inStderr: `unknown command "frobnicate"`},
+		{name: "unknown flag", args: []string{"hash", "--nope", cards + "full.json"}, code: 2, inStderr: "flag provided but not defined"},
+		{name: "missing operand", args: []string{"diff", cards + "full.json"}, code: 2, inStderr: "two files"},
+		{name: "flag of another command", args: []string{"validate", "--force", cards + "full.json"}, code: 2, inStderr: "not valid for validate"},
+		{name: "validate ok", args: []string{"validate", cards + "full.json", cards + "minimal.json"}, code: 0, inStdout: "full.json: valid"},
+		{name: "validate violations", args: []string{"validate", cards + "invalid-content.json"}, code: 1, inStdout: "invalid-content.json: /data/character_book/entries/0/position: must be"},
+		{name: "validate duplicate key", args: []string{"validate", cards + "malformed-duplicate-key.json"}, code: 1, inStderr: `duplicate key "name" at "/data/name"`},
+		{name: "validate unparsable", args: []string{"validate", cards + "malformed-truncated.json"}, code: 1, inStderr: "unterminated string"},
+		{name: "validate missing file", args: []string{"validate", "nope.json"}, code: 1, inStderr: "nope.json"},
+		{name: "hash", args: []string{"hash", cards + "full.json"}, code: 0, stdout: oracleHash(t, full) + "\n"},
+		{name: "hash stdin", stdin: string(full), args: []string{"hash", "-"}, code: 0, stdout: oracleHash(t, full) + "\n"},
+		{name: "hash invalid card", args: []string{"hash", cards + "v1.json"}, code: 1, inStderr: "--force"},
+		{name: "hash not hash-safe", stdin: unsafeCard, args: []string{"hash", "-"}, code: 1, inStderr: `number 0.5 at "/data/extensions/w"`},
+		{name: "hash --force after operand", stdin: unsafeCard, args: []string{"hash", "-", "--force"}, code: 0, stdout: oracleHash(t, []byte(unsafeCard)) + "\n"},
+		{name: "hash --force any document", stdin: `[3, {"b":1,"a":2}]`, args: []string{"hash", "--force", "-"}, code: 0, stdout: oracleHash(t, []byte(`[3,{"a":2,"b":1}]`)) + "\n"},
+		{name: "hash --force malformed", stdin: `[1,]`, args: []string{"hash", "--force", "-"}, code: 1, inStderr: "parse"},
+		{name: "apply", stdin: `[{"op":"replace","path":"/data/name","value":"Bo"}]`, args: []string{"apply", cards + "minimal.json", "-"}, code: 0, inStdout: `"name":"Bo"`},
+		{name: "apply failing patch", stdin: `[{"op":"remove","path":"/data/nope"}]`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: `patch op 0 (remove "/data/nope")`},
+		{name: "apply malformed patch", stdin: `{"op":"add"}`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: "must be a JSON array"},
+		{name: "fix invalid content", args: []string{"fix", cards + "invalid-content.json"}, code: 1, inStderr: "still invalid /data/name"},
+		{name: "fix malformed", args: []string{"fix", cards + "malformed-duplicate-key.json"}, code: 1, inStderr: "duplicate key"},
+		{name: "extract from json", args: []string{"extract", cards + "minimal.json"}, code: 0, inStdout: `"name": "Ari"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := rpcard(t, tt.stdin, tt.args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			if tt.stdout != "" {
+				testutil.Equal(t, "stdout", r.stdout, tt.stdout)
+			}
+			if !strings.Contains(r.stdout, tt.inStdout) {
+				t.Fatalf("stdout %q does not contain %q", r.stdout, tt.inStdout)
+			}
+			if !strings.Contains(r.stderr, tt.inStderr) {
+				t.Fatalf("stderr %q does not contain %q", r.stderr, tt.inStderr)
+			}
+		})
+	}
+}
+
+const unsafeCard = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"N","description":"","personality":"","scenario":"","first_mes":"","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","alternate_greetings":[],"tags":[],"creator":"","character_version":"","extensions":{"w":0.5}}}`
+
+// TestRpcard_diffApply: the printed patch, applied by rpcard, gives the
+// target's hash.
+func TestRpcard_diffApply(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.json")
+	r := rpcard(t, `[{"op":"replace","path":"/data/character_book/entries/3/content","value":"new"},{"op":"remove","path":"/data/tags"},{"op":"add","path":"/data/tags","value":["x"]}]`, "apply", cards+"lorebook-200.json", "-")
+	testutil.Equal(t, "apply exit", r.code, 0)
+	testutil.Success(t, os.WriteFile(target, []byte(r.stdout), 0o644))
+	d := rpcard(t, "", "diff", cards+"lorebook-200.json", target)
+	testutil.Equal(t, "diff exit", d.code, 0)
+	if !strings.Contains(d.stdout, `"path":"/data/character_book/entries/3/content"`) {
+		t.Fatalf("patch %s", d.stdout)
+	}
+	a := rpcard(t, d.stdout, "apply", cards+"lorebook-200.json", "-")
+	testutil.Equal(t, "re-apply exit", a.code, 0)
+	testutil.Equal(t, "round trip", a.stdout, r.stdout)
+}
+
+func TestRpcard_fixWritesFile(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"fix", cards + "broken-v3.json", "-o", ""}, {"fix", "-o", "", cards + "broken-v3.json"}} {
+		out := filepath.Join(t.TempDir(), "fixed.json")
+		for i := range args {
+			if args[i] == "" {
+				args[i] = out
+			}
+		}
+		r := rpcard(t, "", args...)
+		testutil.Equal(t, "exit", r.code, 0)
+		testutil.Equal(t, "stdout", r.stdout, "")
+		if !strings.Contains(r.stderr, `fixed /spec: read a V3 card as V2`) {
+			t.Fatalf("changes not listed: %q", r.stderr)
+		}
+		v := rpcard(t, "", "validate", out)
+		testutil.Equal(t, "fixed card validates", v.code, 0)
+	}
+}
+
+func TestRpcard_png(t *testing.T) {
+	t.Parallel()
+	card, err := os.ReadFile(cards + "full.json")
+	testutil.Success(t, err)
+	png := pngWith(card)
+	file := filepath.Join(t.TempDir(), "card.png")
+	testutil.Success(t, os.WriteFile(file, png, 0o644))
+	r := rpcard(t, "", "extract", file)
+	testutil.Equal(t, "exit", r.code, 0)
+	testutil.Equal(t, "card", r.stdout, string(card))
+	h := rpcard(t, "", "hash", file)
+	testutil.Equal(t, "hash of a PNG card", h.stdout, oracleHash(t, card)+"\n")
+	bad := filepath.Join(t.TempDir(), "bad.png")
+	testutil.Success(t, os.WriteFile(bad, png[:len(png)-3], 0o644))
+	r = rpcard(t, "", "extract", bad)
+	testutil.Equal(t, "malformed png exit", r.code, 1)
+	if !strings.Contains(r.stderr, "malformed PNG") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+}
+
+// pngWith builds a minimal PNG (signature, IHDR, tEXt chara, IEND); the
+// extractor reads chunks, not pixels.
+func pngWith(card []byte) []byte {
+	chunk := func(typ string, body []byte) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		b = append(b, typ...)
+		b = append(b, body...)
+		return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[4:]))
+	}
+	out := []byte("\x89PNG\r\n\x1a\n")
+	out = append(out, chunk("IHDR", []byte{0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0})...)
+	out = append(out, chunk("tEXt", append([]byte("chara\x00"), base64.StdEncoding.EncodeToString(card)...))...)
+	return append(out, chunk("IEND", nil)...)
+}
