@@ -47,7 +47,9 @@ var (
 	ErrClosed = net.ErrClosed
 )
 
-// StatusError is a non-200 HTTP answer, before any stream started.
+// StatusError is a non-200 HTTP answer, before any stream started. Its text
+// is wrapped by the operation: `neurosan: function: agent "x": 404 Not
+// Found`.
 type StatusError struct {
 	// Op is the operation, for example "streaming_chat".
 	Op string
@@ -65,12 +67,13 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string {
+	// No "neurosan: op" prefix: the exported operation that returns it
+	// adds one.
 	var b strings.Builder
-	fmt.Fprintf(&b, "neurosan: %s", e.Op)
 	if e.Agent != "" {
-		fmt.Fprintf(&b, " %q", e.Agent)
+		fmt.Fprintf(&b, "agent %q: ", e.Agent)
 	}
-	fmt.Fprintf(&b, ": %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Message != "" {
 		fmt.Fprintf(&b, ": %s", e.Message)
 	}
@@ -110,7 +113,7 @@ type StreamError struct {
 }
 
 func (e *StreamError) Error() string {
-	return fmt.Sprintf("neurosan: stream error at byte %d: %s", e.Offset, e.Message)
+	return fmt.Sprintf("stream error at byte %d: %s", e.Offset, e.Message)
 }
 
 // Timeout reports whether the server's per-network request timeout ended
@@ -126,7 +129,7 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("neurosan: bad stream at byte %d: %v", e.Offset, e.Err)
+	return fmt.Sprintf("bad stream at byte %d: %v", e.Offset, e.Err)
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
