@@ -143,6 +143,7 @@ type Client struct {
 	force     *ForceHandle   // the outstanding force
 	forceQ    []*ForceHandle // forces waiting for the slot
 	shutdownW bool           // latest shutdown/graceful wants_shutdown
+	drained   chan struct{}  // closed and replaced when the queue empties
 }
 
 type queued struct {
@@ -181,6 +182,7 @@ func NewClient(game string, opts *ClientOptions) (*Client, error) {
 		inflight: map[string]*call{},
 		answered: map[string]struct{}{},
 		ansRing:  make([]string, answeredMemory),
+		drained:  make(chan struct{}),
 	}
 	return c, nil
 }
@@ -268,6 +270,26 @@ func (c *Client) ContextSilent(message string) error { return c.Context(message,
 
 // ContextLoud is Context(message, false): she might react to it.
 func (c *Client) ContextLoud(message string) error { return c.Context(message, false) }
+
+// Flush waits until every message queued so far has been written to a
+// connection, or ctx ends (the messages stay queued). Use it before Close
+// to let a last context leave.
+func (c *Client) Flush(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 || c.closed {
+			c.mu.Unlock()
+			return nil
+		}
+		ch := c.drained
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("neuro: flush: %w", ctx.Err())
+		}
+	}
+}
 
 // ShutdownReady sends shutdown/ready (a proposal): the game has saved
 // after [ShutdownGraceful] or [ShutdownImmediate].

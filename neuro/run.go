@@ -146,12 +146,18 @@ func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
 		c.rec.Record(jsonl.Out, q.b)
-		if err := conn.Write(ctx, q.b); err != nil {
-			c.mu.Lock()
+		err := conn.Write(ctx, q.b)
+		c.mu.Lock()
+		if err != nil {
 			c.queue = append([]queued{q}, c.queue...)
 			c.mu.Unlock()
 			return err
 		}
+		if len(c.queue) == 0 {
+			close(c.drained)
+			c.drained = make(chan struct{})
+		}
+		c.mu.Unlock()
 	}
 }
 

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// wireLog turns the SDK's JSONL recording into readable lines.
+type wireLog struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *wireLog) Write(p []byte) (int, error) {
+	var rec struct {
+		Dir  string          `json:"dir"`
+		Note string          `json:"note"`
+		Msg  json.RawMessage `json:"msg"`
+		Raw  string          `json:"raw"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(p), &rec); err != nil {
+		return len(p), nil
+	}
+	arrow := "game -> neuro"
+	if rec.Dir == "in" {
+		arrow = "neuro -> game"
+	}
+	body := string(rec.Msg)
+	if body == "" {
+		body = rec.Raw
+	}
+	if rec.Note != "" {
+		body += "  (" + rec.Note + ")"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "  [%s] %s\n", arrow, body)
+	return len(p), nil
+}
