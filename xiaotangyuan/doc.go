@@ -1,0 +1,71 @@
+// Package xiaotangyuan is a game adapter client for the XiaoTangYuan
+// (小汤圆) companion's game protocol v1.1: the game connects to the local
+// Harness at ws://127.0.0.1:32145, sends the player's text and structured
+// state, receives the companion's streamed replies, and exposes game
+// abilities ("atoms") the companion can call.
+//
+//	c, err := xiaotangyuan.New(&xiaotangyuan.Options{AdapterID: "my-adapter", GameID: "mygame", Version: "1.0.0"})
+//	c.HandleAtom("mygame.open_door", openDoor)
+//	err = c.Connect(ctx)
+//	go func() { for ev := range c.Events() { show(ev) } }()
+//	reply, err := c.Chat(ctx, "Where is the key?", &xiaotangyuan.ChatContext{Location: "cellar"})
+//
+// # Protocol
+//
+// JSON-RPC 2.0, one object per WebSocket text frame, in both directions:
+// the adapter calls adapter.hello, chat.send, chat.retry,
+// assistant.compose, state.update, voice.start, voice.stop and
+// gateway.ping; the Harness sends assistant.* notifications and calls
+// game.atom.execute. The client uses its own integer ids; the Harness uses
+// UUID strings.
+//
+// The hello is a request (never a notification, as one reference adapter
+// sends it), sent once per connection, with protocolVersion "1.1",
+// processId (this process unless Options.ProcessID says otherwise), the
+// optional saveId, and capabilities: "assistant.text-stream" always (so
+// the Harness never sends the legacy assistant.delta) plus every atom
+// registered with [Client.HandleAtom]. Because the hello is once per
+// connection, [Client.SetSaveID] reconnects to change the save slot.
+//
+// Streamed replies go through an [Assembler] keyed by interactionId: each
+// delta's cumulative text replaces the displayed text, a text that does
+// not extend the previous one is a model step reset (Event.StepReset),
+// text.done and the RPC result are authoritative, and events for an
+// interaction cancelled by a barge-in are dropped, although the gateway
+// re-sends text.start for it. The chat result still arrives, marked
+// [Reply].Cancelled.
+//
+// Every outbound message is checked against [MaxMessageSize] (1 MiB)
+// before it is sent: the real gateway closes the connection with 1009 and
+// its process crashes on a bigger frame. The default read limit matches
+// (coder/websocket's default of 32 KiB would be too small).
+//
+// # Concurrency
+//
+// All Client methods may be called concurrently. Each connection has a
+// reader goroutine, a reply writer, a WebSocket pinger, an optional
+// state heartbeat and one goroutine per running atom (at most
+// Options.MaxConcurrentAtoms; more are refused with "adapter busy"). Atom
+// handlers run while the game's own chat.send is pending, which is how
+// the Harness uses them. The reader never writes and never blocks: events
+// go to a bounded channel ([Client.Events], dropped and counted when
+// full), and its own answers to a bounded queue. No lock is held while
+// user code runs. [Client.Close] joins every goroutine.
+//
+// Liveness uses WebSocket ping frames, not gateway.ping: the gateway
+// processes each connection's requests strictly in order, so
+// gateway.ping waits behind a running chat. A lost connection fails
+// pending calls with a [*DisconnectError] (errors.Is ErrDisconnected) and
+// the client reconnects with doubling back-off (2 s to 30 s by default).
+// Calls made while disconnected fail at once rather than wait.
+//
+// # Security
+//
+// The Harness is an unauthenticated local service that binds loopback
+// and checks no Origin, so the client only dials ws:// on 127.0.0.1,
+// localhost or ::1 (ports 1024-65535), like the Harness's own config.
+// saveId values are opaque: [SaveID] hashes a game's save name with
+// SHA-256 so that paths and account names never leave the process.
+//
+// The fake Harness for tests is in package xtytest.
+package xiaotangyuan
