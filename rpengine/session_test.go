@@ -1,0 +1,361 @@
+package rpengine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// fakeTransport records what the session sends.
+type fakeTransport struct {
+	mu     sync.Mutex
+	sent   [][]byte
+	closed int
+}
+
+func (f *fakeTransport) send(b []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, append([]byte(nil), b...))
+	return nil
+}
+func (f *fakeTransport) close(code int, _ string) {
+	f.mu.Lock()
+	f.closed = code
+	f.mu.Unlock()
+}
+func (*fakeTransport) mustAck() bool                { return false }
+func (*fakeTransport) welcomeExtra() map[string]any { return nil }
+
+// messages returns the sent messages of type typ, decoded.
+func (f *fakeTransport) messages(typ string) []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, b := range f.sent {
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		if m["type"] == typ {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+const unitCard = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"","personality":"","scenario":"","first_mes":"","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","creator":"","character_version":"","alternate_greetings":[],"tags":[],"extensions":{}}}`
+
+type unit struct {
+	t    *testing.T
+	srv  *Server
+	ft   *fakeTransport
+	sess *session
+	card *card.Card
+	n    int
+}
+
+func newUnit(t *testing.T, opts *ServerOptions) *unit {
+	if opts == nil {
+		opts = &ServerOptions{}
+	}
+	opts.Logger = slog.New(slog.DiscardHandler)
+	srv, err := NewServer(opts)
+	testutil.Success(t, err)
+	ft := &fakeTransport{}
+	srv.mu.Lock()
+	srv.handshake++
+	srv.mu.Unlock()
+	sess, err := srv.attach(ft, "hello-1", "test")
+	testutil.Success(t, err)
+	c, err := card.Parse([]byte(unitCard))
+	testutil.Success(t, err)
+	return &unit{t: t, srv: srv, ft: ft, sess: sess, card: c}
+}
+
+// in delivers an engine message with the given fields.
+func (u *unit) in(typ string, fields map[string]any) string {
+	u.n++
+	id := "e" + strings.Repeat("x", u.n%3) + string(rune('a'+u.n%26)) + time.Now().Format("150405.000000000")
+	b, err := wire.Encode(typ, id, u.sess.info.ID, time.Now(), fields)
+	testutil.Success(u.t, err)
+	u.sess.receive(b)
+	return id
+}
+
+func (u *unit) reply(ctx context.Context) *Reply {
+	r, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1"})
+	testutil.Success(u.t, err)
+	return r
+}
+
+func TestSession_welcome(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{ServerVersion: "game/1.2"})
+	acks := u.ft.messages("ack")
+	testutil.Equal(t, "hello acked", acks[0]["acknowledgedMessageId"], any("hello-1"))
+	_, hasSession := acks[0]["sessionId"]
+	testutil.Equal(t, "ack of hello has no session", hasSession, false)
+	w := u.ft.messages("welcome")
+	testutil.Equal(t, "one welcome", len(w), 1)
+	testutil.Equal(t, "session", w[0]["sessionId"], any(u.sess.info.ID))
+	testutil.Equal(t, "version", w[0]["serverVersion"], any("game/1.2"))
+	testutil.Equal(t, "envelope session", w[0]["sessionId"], w[0]["sessionId"])
+	// The ack must come before welcome.
+	testutil.Equal(t, "order", strings.Contains(string(u.ft.sent[0]), `"type":"ack"`), true)
+}
+
+func TestSession_acksAndDuplicates(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	b, _ := wire.Encode("capacity.update", "cap-1", "", time.Now(), map[string]any{"queueDepth": 1, "queueLimit": 20, "acceptingRequests": true})
+	u.sess.receive(b)
+	b2, _ := wire.Encode("capacity.update", "cap-1", "", time.Now(), map[string]any{"queueDepth": 9, "queueLimit": 20, "acceptingRequests": false})
+	u.sess.receive(b2)
+	c, _ := u.srv.Capacity()
+	testutil.Equal(t, "duplicate not processed", c, Capacity{QueueDepth: 1, QueueLimit: 20, AcceptingRequests: true, Known: true})
+	acks := u.ft.messages("ack")
+	testutil.Equal(t, "acks", len(acks), 3) // hello + 2
+	testutil.Equal(t, "first not duplicate", acks[1]["duplicate"], nil)
+	testutil.Equal(t, "second duplicate", acks[2]["duplicate"], any(true))
+	// An ack is never acked.
+	u.in("ack", map[string]any{"acknowledgedMessageId": "nothing"})
+	testutil.Equal(t, "no ack of ack", len(u.ft.messages("ack")), 3)
+}
+
+func TestSession_disableAcks(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{DisableAcks: true})
+	u.in("capacity.update", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	testutil.Equal(t, "no acks", len(u.ft.messages("ack")), 0)
+}
+
+func TestSession_dedupWindowPerSession(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{DedupWindow: 2})
+	for _, id := range []string{"a", "b", "a", "c", "a"} {
+		b, _ := wire.Encode("x.unknown", id, "", time.Now(), nil)
+		u.sess.receive(b)
+	}
+	var dups []any
+	for _, a := range u.ft.messages("ack")[1:] {
+		dups = append(dups, a["duplicate"])
+	}
+	// window 2: a b [a dup] c (evicts a) [a new]
+	testutil.Equal(t, "duplicates", dups, []any{nil, nil, true, nil, nil})
+}
+
+func TestSession_ackTimeout(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, &ServerOptions{AckTimeout: 15 * time.Second})
+		ctx := context.Background()
+		r := u.reply(ctx)
+		testutil.Equal(t, "pending", u.srv.MessageStatus(r.MessageID()), MessagePending)
+		time.Sleep(14 * time.Second)
+		synctest.Wait()
+		select {
+		case <-r.Done():
+			t.Fatal("ended before the timeout")
+		default:
+		}
+		time.Sleep(2 * time.Second)
+		_, err := r.Wait(ctx)
+		testutil.ErrorIs(t, err, ErrNoAnswer)
+		testutil.Equal(t, "unacked", u.srv.MessageStatus(r.MessageID()), MessageUnacked)
+	})
+}
+
+func TestSession_ackedRequestDoesNotTimeOut(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, &ServerOptions{AckTimeout: time.Second, IdleTimeout: -1})
+		r := u.reply(context.Background())
+		u.in("ack", map[string]any{"acknowledgedMessageId": r.MessageID()})
+		testutil.Equal(t, "acked", u.srv.MessageStatus(r.MessageID()), MessageAcked)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		select {
+		case <-r.Done():
+			t.Fatal("acked request ended")
+		default:
+		}
+		u.sess.end(ErrConnectionLost)
+		_, err := r.Wait(context.Background())
+		testutil.ErrorIs(t, err, ErrConnectionLost)
+	})
+}
+
+func TestSession_idleTimeout(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, &ServerOptions{IdleTimeout: time.Minute})
+		ctx := context.Background()
+		r := u.reply(ctx)
+		u.in("ack", map[string]any{"acknowledgedMessageId": r.MessageID()})
+		u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 1})
+		// Queued: no idle timeout yet.
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		select {
+		case <-r.Done():
+			t.Fatal("queued reply timed out")
+		default:
+		}
+		u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 0, "delta": "Hel"})
+		time.Sleep(59 * time.Second)
+		u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 1, "delta": "lo"})
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		select {
+		case <-r.Done():
+			t.Fatal("active reply timed out while messages flowed")
+		default:
+		}
+		time.Sleep(2 * time.Second)
+		_, err := r.Wait(ctx)
+		testutil.ErrorIs(t, err, ErrNoAnswer)
+		synctest.Wait()
+		testutil.Equal(t, "cancelled on the engine", len(u.ft.messages("request.cancel")), 1)
+	})
+}
+
+func TestSession_capacityGating(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, nil)
+		u.in("capacity.update", map[string]any{"queueDepth": 20, "queueLimit": 20, "acceptingRequests": false})
+		got := make(chan error, 1)
+		go func() {
+			_, err := u.srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi"})
+			got <- err
+		}()
+		synctest.Wait()
+		testutil.Equal(t, "held", len(u.ft.messages("reply.request")), 0)
+		u.in("capacity.update", map[string]any{"queueDepth": 19, "queueLimit": 20, "acceptingRequests": true})
+		testutil.Success(t, <-got)
+		testutil.Equal(t, "sent", len(u.ft.messages("reply.request")), 1)
+
+		// Bounded by ctx.
+		u.in("capacity.update", map[string]any{"queueDepth": 20, "queueLimit": 20, "acceptingRequests": false})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi"})
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		if !strings.Contains(err.Error(), "accept requests") {
+			t.Fatalf("error does not say what it waited for: %v", err)
+		}
+	})
+}
+
+func TestSession_failFast(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{FailFast: true})
+	u.in("capacity.update", map[string]any{"queueDepth": 20, "queueLimit": 20, "acceptingRequests": false})
+	_, err := u.srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi"})
+	testutil.ErrorIs(t, err, ErrBusy)
+	u.sess.end(ErrConnectionLost)
+	_, err = u.srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi"})
+	testutil.ErrorIs(t, err, ErrNotConnected)
+}
+
+func TestSession_invalidPayloadAttribution(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{AckTimeout: -1})
+	ctx := context.Background()
+	welcome := u.ft.messages("welcome")[0]["messageId"].(string)
+	u.in("ack", map[string]any{"acknowledgedMessageId": welcome})
+	r1 := u.reply(ctx)
+	u.in("ack", map[string]any{"acknowledgedMessageId": r1.MessageID()})
+	r2, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "again", RequestID: "r2"})
+	testutil.Success(t, err)
+	u.in("request.error", map[string]any{"code": "invalid_payload", "message": "Missing RPEngine eventId."})
+	_, err = r2.Wait(ctx)
+	var re *RequestError
+	testutil.ErrorAs(t, err, &re)
+	testutil.ErrorIs(t, err, ErrInvalidPayload)
+	testutil.Equal(t, "source", re.SourceMessageID, r2.MessageID())
+	testutil.Equal(t, "request", re.RequestID, "r2")
+	testutil.Equal(t, "rejected", u.srv.MessageStatus(r2.MessageID()), MessageRejected)
+	select {
+	case <-r1.Done():
+		t.Fatal("the acked request was failed")
+	default:
+	}
+}
+
+func TestSession_slowConsumer(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{MaxPendingAudio: 2 * time.Second})
+	ctx := context.Background()
+	r := u.reply(ctx)
+	u.in("reply.audio.start", map[string]any{"requestId": "r1", "format": "pcm_s16le", "sampleRate": 44100, "channels": 1})
+	pcm := base64.StdEncoding.EncodeToString(make([]byte, 2*11025)) // 0.25 s
+	for i := 0; i < 12; i++ {
+		u.in("reply.audio.chunk", map[string]any{"requestId": "r1", "sequence": i, "segmentSequence": i,
+			"segmentChunkSequence": 0, "segmentChunkCount": 1, "data": pcm})
+	}
+	_, err := r.Wait(ctx)
+	testutil.ErrorIs(t, err, ErrSlowConsumer)
+	testutil.Equal(t, "cancelled on the engine", len(u.ft.messages("request.cancel")), 1)
+	// The events held stay bounded and end with the error.
+	var segs int
+	var last Event
+	for ev := range r.Events() {
+		if ev.Kind == EventSegment {
+			segs++
+		}
+		last = ev
+	}
+	testutil.Equal(t, "segments kept", segs, 8)
+	testutil.ErrorIs(t, last.Err, ErrSlowConsumer)
+}
+
+func TestSession_textCoalesces(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	ctx := context.Background()
+	r := u.reply(ctx)
+	for i := 0; i < 5000; i++ {
+		u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": i, "delta": "a"})
+	}
+	ev, err := r.Next(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "kind", ev.Kind, EventText)
+	testutil.Equal(t, "latest text", len(ev.Text), 5000)
+	r.mu.Lock()
+	n := len(r.queue) - r.head
+	r.mu.Unlock()
+	testutil.Equal(t, "nothing else queued", n, 0)
+}
+
+func TestSession_endFailsEverything(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	ctx := context.Background()
+	r := u.reply(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := u.srv.SyncCharacter(ctx, SyncRequest{IntegrationID: "g", CharacterID: "d", Card: u.card})
+		done <- err
+	}()
+	for len(u.ft.messages("character.sync")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	u.sess.end(ErrConnectionLost)
+	_, err := r.Wait(ctx)
+	testutil.ErrorIs(t, err, ErrConnectionLost)
+	testutil.ErrorIs(t, <-done, ErrConnectionLost)
+	_, live := u.srv.Session()
+	testutil.Equal(t, "detached", live, false)
+	_ = errors.New
+}
