@@ -17,4 +17,14 @@ func dotGeneric(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-var dot = dotGeneric
+// dotFunc is the signature of the dot-product kernels.
+type dotFunc func(a, b []float32) float32
+
+// kernel returns the fastest dot-product kernel available, or the pure-Go
+// one when generic is set (tests compare the two).
+func kernel(generic bool) dotFunc {
+	if hasAVX2 && !generic {
+		return dotAVX2
+	}
+	return dotGeneric
+}

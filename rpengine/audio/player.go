@@ -158,7 +158,7 @@ func (o *Output) NewPlayer(opts *PlayerOptions) (*Player, error) {
 	p := &Player{
 		out:        o,
 		fadeFrames: max(0, int(math.Round(float64(o.rate)*c.Fade.Seconds()))),
-		maxFrames:  int64(o.rate) * int64(c.MaxQueued) / int64(time.Second),
+		maxFrames:  int64(min(float64(math.MaxInt64/2), float64(o.rate)*c.MaxQueued.Seconds())),
 		mask:       n - 1,
 		slots:      make([]slot, n),
 		history:    make(map[string]*replyRecord),

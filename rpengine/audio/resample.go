@@ -43,6 +43,7 @@ type Resampler struct {
 	exact  bool      // one row per phase; otherwise interpolate rows
 	coef   []float32 // phases rows of taps, reversed for an ascending dot product
 
+	dot  dotFunc     // dot-product kernel
 	bufs [][]float32 // per channel: taps-1 history then new input
 	pos  int         // buffer index of the newest input of the next output
 	frac int         // phase of the next output, 0..l-1
@@ -60,6 +61,7 @@ func NewResampler(inRate, outRate, channels int) (*Resampler, error) {
 	g := gcd(inRate, outRate)
 	r := &Resampler{inRate: inRate, outRate: outRate, channels: channels, l: outRate / g, m: inRate / g}
 	r.design()
+	r.dot = kernel(false)
 	r.bufs = make([][]float32, channels)
 	for c := range r.bufs {
 		r.bufs[c] = make([]float32, r.taps-1, r.taps-1+1024)
@@ -231,7 +233,7 @@ func (r *Resampler) run(dst []float32) []float32 {
 // buffer b, returning the next position and phase.
 func (r *Resampler) filter(out, b []float32, c int) (pos, frac int) {
 	pos, frac = r.pos, r.frac
-	taps, l, m, ch := r.taps, r.l, r.m, r.channels
+	taps, l, m, ch, dot := r.taps, r.l, r.m, r.channels, r.dot
 	adv, step := m/l, m%l
 	for o := c; o < len(out); o += ch {
 		w := b[pos+1-taps : pos+1]
