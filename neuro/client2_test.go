@@ -1,0 +1,192 @@
+package neuro_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/gamelink-go/gamelink/neuro/neurotest"
+)
+
+func TestClient_forceResentAfterReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, &neurotest.Options{Delay: 10 * time.Second}, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
+		e.start()
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		e.wait("force", func() bool { return e.srv.Forcing() })
+		e.srv.Disconnect()
+		o, _ := h.Wait(context.Background())
+		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+		testutil.Equal(t, "commands", strings.Join(e.srv.Commands()[:6], ","),
+			"startup,actions/register,actions/force,startup,actions/register,actions/force")
+	})
+}
+
+func TestClient_injectedBadDataRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
+		e.start()
+		e.srv.NextData(`{"cell": "five"`)
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		o, _ := h.Wait(context.Background())
+		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+		testutil.Equal(t, "failures", h.Failures(), 1)
+		e.wait("results", func() bool { return len(e.srv.Results()) == 2 })
+		r := e.srv.Results()[0]
+		if r.Success || !strings.Contains(r.Message, "not valid JSON") {
+			t.Errorf("first result %+v", r)
+		}
+	})
+}
+
+func TestClient_busyWhenPollQueueFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, &neurotest.Options{NoAck: true}, &neuro.ClientOptions{Poll: true, MaxEvents: 2})
+		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		// Events: Connected + one invocation fill the queue; the next action
+		// must be refused rather than executed late or lost.
+		e.srv.SendAction("place", `{"cell":1}`)
+		e.wait("r1", func() bool { return len(e.srv.Results()) == 1 })
+		e.srv.SendAction("place", `{"cell":2}`)
+		e.wait("r2", func() bool { return len(e.srv.Results()) == 2 })
+		rs := e.srv.Results()
+		testutil.Equal(t, "first ok", rs[0].Success, true)
+		testutil.Equal(t, "second busy", rs[1].Success, false)
+		e.srv.SpeechFinished(true, false, "")
+		synctest.Wait()
+		testutil.Equal(t, "dropped", e.c.Dropped(), 1)
+		testutil.Equal(t, "polled", len(e.c.Poll(nil)), 2)
+	})
+}
+
+func TestClient_queueFull(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, &neuro.ClientOptions{MaxQueue: 2})
+		testutil.Success(t, e.c.ContextSilent("a"))
+		testutil.Success(t, e.c.ContextSilent("b"))
+		testutil.ErrorIs(t, e.c.ContextSilent("c"), neuro.ErrQueueFull)
+		testutil.ErrorIs(t, e.c.Context(strings.Repeat("x", 5<<20), true), neuro.ErrMessageTooBig)
+		e.start()
+		testutil.Success(t, e.c.Flush(context.Background()))
+		testutil.Equal(t, "connected after flush", e.c.IsConnected(), true)
+		e.wait("contexts", func() bool { return len(e.srv.Contexts()) == 2 })
+		e.c.Close()
+		testutil.ErrorIs(t, e.c.ContextSilent("d"), neuro.ErrClosed)
+		testutil.ErrorIs(t, e.c.Register(placeAction(nil, nil)), neuro.ErrClosed)
+	})
+}
+
+func TestClient_closeCancelsValidatorAndForces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sawCancel bool
+		e := newEnv(t, nil, &neuro.ClientOptions{ActionDeadline: time.Hour})
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			<-ctx.Done()
+			sawCancel = true
+			return neuro.OK("")
+		}, nil)))
+		e.start()
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		e.wait("pending", func() bool { _, ok := e.srv.Pending(); return ok })
+		testutil.Success(t, e.c.Close())
+		testutil.Equal(t, "validator saw cancel", sawCancel, true)
+		testutil.Equal(t, "force", h.Outcome(), neuro.ForceCancelled)
+		testutil.Success(t, e.c.Close()) // idempotent
+	})
+}
+
+func TestClient_recorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf syncBuffer
+		e := newEnv(t, nil, &neuro.ClientOptions{Recorder: &buf})
+		e.start()
+		e.wait("ack", func() bool { return strings.Count(buf.String(), "\n") >= 2 })
+		e.c.Close()
+		var dirs []string
+		sc := bufio.NewScanner(strings.NewReader(buf.String()))
+		for sc.Scan() {
+			var l struct {
+				Dir string          `json:"dir"`
+				Msg json.RawMessage `json:"msg"`
+			}
+			testutil.Success(t, json.Unmarshal(sc.Bytes(), &l))
+			var m struct{ Command string }
+			json.Unmarshal(l.Msg, &m)
+			dirs = append(dirs, l.Dir+":"+m.Command)
+		}
+		testutil.Equal(t, "recorded", strings.Join(dirs, ","), "out:startup,in:startup")
+	})
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestURLFromEnv(t *testing.T) {
+	t.Setenv("NEURO_SDK_WS_URL", "")
+	testutil.Equal(t, "default", neuro.URLFromEnv(), "ws://localhost:8000")
+	t.Setenv("NEURO_SDK_WS_URL", "wss://example.com/neuro")
+	testutil.Equal(t, "env", neuro.URLFromEnv(), "wss://example.com/neuro")
+}
+
+// TestClient_webSocketLoopback uses the default dialer (coder/websocket)
+// against the fake's loopback listener: the one test with real sockets.
+func TestClient_webSocketLoopback(t *testing.T) {
+	t.Parallel()
+	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond})
+	defer srv.Close()
+	var mu sync.Mutex
+	var events []neuro.Event
+	c, err := neuro.NewClient("Loopback", &neuro.ClientOptions{URL: srv.Listen(), MaxMessageBytes: 64 << 10,
+		ReconnectDelay: 10 * time.Millisecond,
+		OnEvent:        func(ev neuro.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }})
+	testutil.Success(t, err)
+	defer c.Close()
+	testutil.Success(t, c.Register(placeAction(nil, nil)))
+	testutil.Success(t, c.Start())
+	h, err := c.Force(neuro.Force{Query: "go", Actions: []string{"place"}, Priority: neuro.PriorityHigh}, neuro.ForceRefuse)
+	testutil.Success(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o, err := h.Wait(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+	// A message over the read limit ends the connection; the client
+	// reconnects and registers again.
+	srv.SendRaw([]byte(`{"command":"context_bomb","data":"` + strings.Repeat("x", 100<<10) + `"}`))
+	err = srv.Wait(ctx, func() bool { return srv.Connects() == 2 && len(srv.Actions()) == 1 && c.IsConnected() })
+	testutil.Success(t, err)
+	for _, m := range srv.Received() {
+		if m.Command == "actions/force" && !strings.Contains(string(m.Data), `"priority":"high"`) {
+			t.Errorf("force data %s", m.Data)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package neuro_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/gamelink-go/gamelink/neuro/neurotest"
+)
+
+func ExampleSchema_JSON() {
+	s := neuro.Object(map[string]neuro.Schema{
+		"cell": neuro.Integer().Range(1, 9),
+		"mood": neuro.Enum("smug", "nervous"),
+	}, "cell")
+	fmt.Println(string(s.JSON()))
+	// Output:
+	// {"properties":{"cell":{"maximum":9,"minimum":1,"type":"integer"},"mood":{"enum":["smug","nervous"]}},"required":["cell"],"type":"object"}
+}
+
+func ExampleLintSchema() {
+	schema := []byte(`{"type":"object","additionalProperties":false,"properties":{"items":{"type":"array","uniqueItems":true}}}`)
+	for _, f := range neuro.LintSchema(schema) {
+		fmt.Println(f.Key, f.Path)
+	}
+	// Output:
+	// schema/unsupported_keyword /additionalProperties
+	// schema/unique_items /properties/items/uniqueItems
+}
+
+// Example shows the whole flow against the fake server: register an action
+// with a schema and a validator, force Neuro to choose, and execute her
+// validated choice.
+func Example() {
+	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond})
+	defer srv.Close()
+
+	done := make(chan int, 1)
+	c, err := neuro.NewClient("Dice Game", &neuro.ClientOptions{
+		Dial:   srv.Dial, // omit to dial $NEURO_SDK_WS_URL
+		Prefix: "dice_",
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	type rollArgs struct {
+		Dice int `json:"dice"`
+	}
+	err = c.Register(neuro.Action{
+		Name:        "roll",
+		Description: "Roll some dice.",
+		Schema:      neuro.Object(map[string]neuro.Schema{"dice": neuro.Integer().Range(1, 3)}, "dice").JSON(),
+		Validate: neuro.Bind(func(ctx context.Context, a rollArgs) neuro.Result {
+			return neuro.OK(fmt.Sprintf("Rolling %d dice.", a.Dice))
+		}),
+		Execute: func(inv *neuro.Invocation) { done <- inv.Value.(rollArgs).Dice },
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.Start(); err != nil {
+		panic(err)
+	}
+	h, err := c.Force(neuro.Force{Query: "Roll the dice.", Actions: []string{"roll"}}, neuro.ForceRefuse)
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	outcome, err := h.Wait(ctx)
+	if err != nil {
+		panic(err)
+	}
+	n := <-done
+	fmt.Println(outcome, n >= 1 && n <= 3, srv.Actions())
+	// Output: completed true [dice_roll]
+}

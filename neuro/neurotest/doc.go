@@ -1,0 +1,36 @@
+// Package neurotest is an in-process fake Neuro server for testing games
+// built on package neuro, in the spirit of net/http/httptest.
+//
+// A [Server] speaks the Neuro game API in one of two modes. [Strict]
+// follows the published API as the real Neuro does: startup clears the
+// game's actions and is acknowledged, the first definition of a name wins,
+// one force at a time, a 20 s result timeout without retry, late results
+// dropped, context held while a result is pending. [Randy] behaves like the
+// official Randy mock (reregister_all on connect, a never-cleared global
+// action list, retry of the same action after a failure) without its
+// races. Both answer a force with a random registered action after a delay
+// (500 ms by default), with data generated from the action's schema.
+//
+// Tests script the fake: [Server.Act] and [Server.SendAction] send unforced
+// actions (SendAction with data verbatim, to inject malformed or
+// off-schema data), [Server.NextData] corrupts the next forced action,
+// [Server.SpeechFinished], [Server.Send] and [Server.SendRaw] send events,
+// [Server.Disconnect] and [Server.SetDown] exercise reconnects. They observe
+// it with [Server.Received], [Server.Results], [Server.Contexts],
+// [Server.Actions] and [Server.Findings] (a [neuro.Checker] over the
+// traffic), and wait with [Server.Wait].
+//
+// # Concurrency
+//
+// All methods may be called concurrently. Each connection has a reader and
+// a writer goroutine, joined by [Server.Close]; timers are stopped there.
+// [Server.Dial] connects in memory, with channels only, so a client and a
+// server created inside a testing/synctest bubble run in fake time: a 20 s
+// timeout takes no real time.
+//
+// # Security
+//
+// [Server.Listen] binds 127.0.0.1 only (httptest). Outgoing queues are
+// bounded (256 messages a connection); a client that does not read is
+// disconnected.
+package neurotest

@@ -1,0 +1,183 @@
+package neurotest
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+func TestMain(m *testing.M) { testutil.VerifyNoLeaks(m) }
+
+// rawClient drives the fake with raw messages.
+type rawClient struct {
+	t *testing.T
+	c neuro.Conn
+}
+
+func dialRaw(t *testing.T, s *Server) *rawClient {
+	c, err := s.Dial(context.Background(), "")
+	testutil.Success(t, err)
+	t.Cleanup(func() { c.Close() })
+	return &rawClient{t: t, c: c}
+}
+
+func (r *rawClient) send(s string) {
+	r.t.Helper()
+	testutil.Success(r.t, r.c.Write(context.Background(), []byte(s)))
+}
+
+func (r *rawClient) recv() map[string]any {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	b, err := r.c.Read(ctx)
+	testutil.Success(r.t, err)
+	var m map[string]any
+	testutil.Success(r.t, json.Unmarshal(b, &m))
+	return m
+}
+
+const regAB = `{"command":"actions/register","game":"G","data":{"actions":[{"name":"a","description":"A"},{"name":"b","description":"B","schema":{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":3}},"required":["n"]}}]}}`
+
+func TestServer_strict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Options{Seed: 1})
+		defer s.Close()
+		r := dialRaw(t, s)
+		r.send(`{"command":"startup","game":"G"}`)
+		ack := r.recv()
+		testutil.Equal(t, "ack", ack["command"], any("startup"))
+		r.send(regAB)
+		r.send(`{"command":"actions/register","game":"G","data":{"actions":[{"name":"a","description":"changed"}]}}`)
+		synctest.Wait()
+		testutil.Equal(t, "first wins", strings.Join(s.Actions(), ","), "a,b")
+		r.send(`{"command":"actions/force","game":"G","data":{"query":"q","action_names":["b","zz"]}}`)
+		start := time.Now()
+		act := r.recv()
+		testutil.Equal(t, "delay", time.Since(start), 500*time.Millisecond)
+		d := act["data"].(map[string]any)
+		testutil.Equal(t, "name", d["name"], any("b"))
+		var args struct{ N int }
+		testutil.Success(t, json.Unmarshal([]byte(d["data"].(string)), &args))
+		if args.N < 1 || args.N > 3 {
+			t.Errorf("fake data %v off schema", d["data"])
+		}
+		r.send(`{"command":"context","game":"G","data":{"message":"held","silent":true}}`)
+		synctest.Wait()
+		testutil.Equal(t, "held", len(s.Contexts()), 0)
+		r.send(`{"command":"action/result","game":"G","data":{"id":"` + d["id"].(string) + `","success":false,"message":"again"}}`)
+		retry := r.recv()
+		testutil.Equal(t, "retry name", retry["data"].(map[string]any)["name"], any("b"))
+		testutil.Equal(t, "context released", len(s.Contexts()), 1)
+		// No result: after 20 s the action counts as failed, no retry.
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		_, pending := s.Pending()
+		testutil.Equal(t, "pending after timeout", pending, false)
+		testutil.Equal(t, "force over", s.Forcing(), false)
+		r.send(`{"command":"action/result","game":"G","data":{"id":"` + retry["data"].(map[string]any)["id"].(string) + `","success":true}}`)
+		synctest.Wait()
+		rs := s.Results()
+		testutil.Equal(t, "late dropped", rs[len(rs)-1].Late, true)
+		// startup clears the actions.
+		r.send(`{"command":"startup","game":"G"}`)
+		r.recv()
+		testutil.Equal(t, "cleared", len(s.Actions()), 0)
+		keys := map[string]bool{}
+		for _, f := range s.Findings() {
+			keys[f.Key] = true
+		}
+		for _, k := range []string{"prot/v1/register/conflict", "force/some_invalid", "perf/timeout/action_result", "startup/multiple"} {
+			if !keys[k] {
+				t.Errorf("finding %s missing: %v", k, s.Findings())
+			}
+		}
+	})
+}
+
+func TestServer_randy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Options{Mode: Randy, Seed: 2})
+		defer s.Close()
+		r := dialRaw(t, s)
+		testutil.Equal(t, "reregister on connect", r.recv()["command"], any("actions/reregister_all"))
+		r.send(`{"command":"startup","game":"G"}`)
+		r.send(regAB)
+		r.send(`{"command":"actions/force","game":"G","data":{"query":"q","action_names":["a"]}}`)
+		r.send(`{"command":"actions/force","game":"G","data":{"query":"q","action_names":["b"]}}`)
+		first := r.recv()["data"].(map[string]any)
+		testutil.Equal(t, "first", first["name"], any("a"))
+		_, hasData := first["data"]
+		testutil.Equal(t, "no data key without schema", hasData, false)
+		r.send(`{"command":"action/result","game":"G","data":{"id":"` + first["id"].(string) + `","success":false}}`)
+		again := r.recv()["data"].(map[string]any)
+		testutil.Equal(t, "same action retried", again["name"], any("a"))
+		if again["id"] == first["id"] {
+			t.Error("retry reused the id")
+		}
+		r.send(`{"command":"action/result","game":"G","data":{"id":"` + again["id"].(string) + `","success":true}}`)
+		second := r.recv()["data"].(map[string]any)
+		testutil.Equal(t, "queued force next", second["name"], any("b"))
+		r.send(`{"command":"startup","game":"G"}`)
+		synctest.Wait()
+		testutil.Equal(t, "randy never clears", len(s.Actions()), 2)
+		// (No startup ack either: the first message after startup was the action.)
+		testutil.Equal(t, "startups received", len(slices.DeleteFunc(s.Commands(), func(c string) bool { return c != "startup" })), 2)
+	})
+}
+
+func TestServer_slowClientDisconnected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Options{NoAck: true})
+		defer s.Close()
+		c, err := s.Dial(context.Background(), "")
+		testutil.Success(t, err)
+		defer c.Close()
+		for i := 0; i < 400; i++ {
+			s.SpeechFinished(true, false, "")
+		}
+		synctest.Wait()
+		testutil.Equal(t, "dropped", s.Connected(), 0)
+	})
+}
+
+// Test_fakeData checks generated data against the schema with an
+// independent validator, for many seeds.
+func Test_fakeData(t *testing.T) {
+	t.Parallel()
+	schemas := []string{
+		`{"type":"object","properties":{"n":{"type":"integer","minimum":1,"maximum":3}},"required":["n"]}`,
+		`{"type":"object","properties":{"c":{"enum":["x","y"]},"s":{"type":"string","minLength":2,"maxLength":4},"b":{"type":"boolean"},"f":{"type":"number","minimum":0,"maximum":1}},"required":["c","s"]}`,
+		`{"type":"object","properties":{"l":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9},"minItems":1,"maxItems":4}},"required":["l"]}`,
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for _, raw := range schemas {
+		doc, _ := jsonschema.UnmarshalJSON(strings.NewReader(raw))
+		c := jsonschema.NewCompiler()
+		testutil.Success(t, c.AddResource("s.json", doc))
+		sch, err := c.Compile("s.json")
+		testutil.Success(t, err)
+		for i := 0; i < 200; i++ {
+			d, ok := fakeData(json.RawMessage(raw), rng)
+			testutil.Equal(t, "has data", ok, true)
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(d))
+			testutil.Success(t, err)
+			if err := sch.Validate(inst); err != nil {
+				t.Fatalf("fake data %s does not match %s: %v", d, raw, err)
+			}
+		}
+	}
+	_, ok := fakeData(nil, rng)
+	testutil.Equal(t, "no schema no data", ok, false)
+}
