@@ -22,10 +22,15 @@ const (
 // uses encoding/json's streaming Decoder, so objects may share a line, a line
 // may have any length, and the last object needs no newline. It is passive:
 // no goroutines, no clock; the transport adds timeouts around it.
+//
+// Each object is decoded straight into a map of its top-level fields, so a
+// large echoed "request" is scanned twice (find its end, skip it), as a
+// line scanner plus json.Unmarshal would; the raw object is rebuilt from
+// the map only when a recorder asks for it.
 type decoder struct {
 	dec *json.Decoder
 	lr  *limitReader
-	raw json.RawMessage
+	top map[string]json.RawMessage
 	msg ChatMessage
 }
 
@@ -34,59 +39,68 @@ type decoder struct {
 // ErrMessageTooBig before it is buffered whole.
 func newDecoder(r io.Reader, maxObject int64) *decoder {
 	lr := &limitReader{r: r, max: maxObject}
-	d := &decoder{lr: lr, dec: json.NewDecoder(lr)}
-	return d
+	return &decoder{lr: lr, dec: json.NewDecoder(lr)}
 }
 
 // next decodes the next object. It returns io.EOF at a clean end between
-// objects. The returned message and raw bytes are valid until the next call.
+// objects. The message (d.msg) is valid until the next call.
 func (d *decoder) next() (frameKind, error) {
 	d.lr.mark = d.dec.InputOffset()
-	d.raw = d.raw[:0]
-	if err := d.dec.Decode(&d.raw); err != nil {
-		if err == io.EOF {
-			return 0, io.EOF
-		}
-		off := d.dec.InputOffset()
-		if errors.Is(err, ErrMessageTooBig) {
-			return 0, &DecodeError{Offset: off, Err: err}
-		}
-		if d.lr.err != nil && !errors.Is(err, d.lr.err) {
-			err = d.lr.err // a transport error surfaces as a syntax error otherwise
-		}
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		var se *json.SyntaxError
-		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return 0, &DecodeError{Offset: off, Err: err}
-		}
-		return 0, err // transport error: the caller maps it
+	d.top = nil
+	if err := d.dec.Decode(&d.top); err != nil {
+		return 0, d.decodeError(err)
 	}
 	return d.classify()
 }
 
-func (d *decoder) offset() int64 { return d.dec.InputOffset() - int64(len(d.raw)) }
+func (d *decoder) decodeError(err error) error {
+	if err == io.EOF {
+		return io.EOF
+	}
+	off := d.dec.InputOffset()
+	if errors.Is(err, ErrMessageTooBig) {
+		return &DecodeError{Offset: off, Err: err}
+	}
+	if d.lr.err != nil && !errors.Is(err, d.lr.err) {
+		err = d.lr.err // a transport error surfaces as a syntax error otherwise
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		return &DecodeError{Offset: off, Err: fmt.Errorf("want a JSON object, got %s", te.Value)}
+	case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
+		return &DecodeError{Offset: off, Err: err}
+	}
+	return err // transport error: the caller maps it
+}
+
+// end is the offset just past the current object.
+func (d *decoder) end() int64 { return d.dec.InputOffset() }
+
+// raw rebuilds the current object (top-level keys sorted, values as
+// received) for the recorder.
+func (d *decoder) raw() []byte {
+	if d.top == nil {
+		return nil
+	}
+	b, _ := appendObject(nil, d.top)
+	return b
+}
 
 func (d *decoder) classify() (frameKind, error) {
-	if len(d.raw) == 0 || d.raw[0] != '{' {
-		return 0, &DecodeError{Offset: d.offset(), Err: fmt.Errorf("want a JSON object, got %.40s", d.raw)}
+	if d.top == nil {
+		return 0, &DecodeError{Offset: d.end(), Err: errors.New("want a JSON object, got null")}
 	}
-	var top struct {
-		Response *json.RawMessage `json:"response"`
-		Error    *json.RawMessage `json:"error"`
+	if v, ok := d.top["error"]; ok {
+		return frameError, d.streamError(v)
 	}
-	if err := json.Unmarshal(d.raw, &top); err != nil {
-		return 0, &DecodeError{Offset: d.offset(), Err: err}
-	}
-	if top.Error != nil {
-		return frameError, d.streamError(*top.Error)
-	}
-	if top.Response == nil || string(*top.Response) == "null" {
+	resp := d.top["response"]
+	if len(resp) == 0 || string(resp) == "null" {
 		return frameEmpty, nil
 	}
-	if err := json.Unmarshal(*top.Response, &d.msg); err != nil {
-		return 0, &DecodeError{Offset: d.offset(), Err: fmt.Errorf("response: %w", err)}
+	if err := d.msg.UnmarshalJSON(resp); err != nil {
+		return 0, &DecodeError{Offset: d.end(), Err: fmt.Errorf("response: %w", err)}
 	}
 	if isHeartbeat(&d.msg) {
 		return frameHeartbeat, nil
@@ -95,7 +109,7 @@ func (d *decoder) classify() (frameKind, error) {
 }
 
 func (d *decoder) streamError(v json.RawMessage) error {
-	e := &StreamError{Offset: d.offset(), Message: string(v)}
+	e := &StreamError{Offset: d.end(), Message: string(v)}
 	var s string
 	if json.Unmarshal(v, &s) == nil {
 		e.Message = s

@@ -62,6 +62,9 @@ var decodeCases = []struct {
 	{name: "truncated object", in: `{"response":{"type":"AI","te`, decodeErr: true},
 	{name: "not JSON", in: "<html>502 Bad Gateway</html>", decodeErr: true},
 	{name: "array not object", in: `[1,2]`, decodeErr: true},
+	{name: "string not object", in: `"hi"`, decodeErr: true},
+	{name: "null not object", in: `null`, decodeErr: true},
+	{name: "number after answer", in: `{"response":{"type":"AI","text":"a"}} 42`, msgs: []string{"AI:a"}, decodeErr: true},
 	{name: "bad type", in: `{"response":{"type":true}}`, decodeErr: true},
 	{name: "empty body", in: ""},
 }
@@ -86,7 +89,7 @@ func Test_decoder(t *testing.T) {
 				case tc.streamErr != "":
 					testutil.ErrorAs(t, err, &se)
 					testutil.Equal(t, "stream error", se.Message, tc.streamErr)
-					testutil.Equal(t, "offset points at the object", tc.in[se.Offset], byte('{'))
+					testutil.Equal(t, "offset is just past the object", tc.in[se.Offset-1], byte('}'))
 				case tc.decodeErr:
 					testutil.ErrorAs(t, err, &de)
 				default:

@@ -108,12 +108,12 @@ func (e *StatusError) Is(target error) bool {
 type StreamError struct {
 	// Message is the "error" value when it is a string, else its raw JSON.
 	Message string
-	// Offset is the byte offset of the object in the response body.
+	// Offset is the byte offset just past the object in the response body.
 	Offset int64
 }
 
 func (e *StreamError) Error() string {
-	return fmt.Sprintf("stream error at byte %d: %s", e.Offset, e.Message)
+	return fmt.Sprintf("stream error ending at byte %d: %s", e.Offset, e.Message)
 }
 
 // Timeout reports whether the server's per-network request timeout ended

@@ -102,8 +102,8 @@ func (s *Stream) Next() (*ChatMessage, error) {
 func (s *Stream) next() (*ChatMessage, error) {
 	for {
 		kind, err := s.dec.next()
-		if len(s.dec.raw) > 0 {
-			s.rec.Record(jsonl.In, s.dec.raw)
+		if s.rec != nil && s.dec.top != nil {
+			s.rec.Record(jsonl.In, s.dec.raw())
 		}
 		if err != nil {
 			return nil, ctxCause(s.ctx, err)

@@ -1,0 +1,102 @@
+package neurosan_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/gamelink-go/gamelink/neurosan"
+	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
+)
+
+// A multi-turn conversation: the client carries chat_context from turn to
+// turn, so the network remembers, and the state fits in a save slot.
+func ExampleConversation() {
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	defer fake.Close()
+
+	client, err := neurosan.New(fake.URL, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	conv := neurosan.NewConversation(client, "games/quest_designer", nil)
+	for _, text := range []string{"a lost cat", "make it harder"} {
+		ans, err := conv.Send(ctx, text)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(ans.Text, string(ans.Structure))
+	}
+
+	slot, _ := json.Marshal(conv) // store in the save file
+	later := neurosan.NewConversation(client, "games/quest_designer", nil)
+	if err := json.Unmarshal(slot, later); err != nil {
+		log.Fatal(err)
+	}
+	ans, _ := later.Send(ctx, "one more")
+	fmt.Println(ans.Text)
+	// Output:
+	// Quest 1: about "a lost cat", find the cat by the old well. {"quest":1}
+	// Quest 2: about "make it harder", find the cat by the old well. {"quest":2}
+	// Quest 3: about "one more", find the cat by the old well.
+}
+
+// sly_data carries private values beside the text; the network returns only
+// what its allow-list lets out, and the conversation merges it.
+func ExampleConversation_SetSlyData() {
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	defer fake.Close()
+	client, _ := neurosan.New(fake.URL, nil)
+
+	conv := neurosan.NewConversation(client, "math_guy", nil)
+	conv.SetSlyData("x", 6)
+	conv.SetSlyData("y", 7)
+	ans, err := conv.Send(context.Background(), "multiply them")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ans.Text)
+	fmt.Println(string(conv.SlyData()["equals"]))
+	// Output:
+	// 6 * 7 = 42
+	// 42
+}
+
+// Streaming every message with MAXIMAL, as they arrive.
+func ExampleClient_StreamingChat() {
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	defer fake.Close()
+	client, _ := neurosan.New(fake.URL, nil)
+
+	st, err := client.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{
+		Text:    "add",
+		SlyData: map[string]json.RawMessage{"x": json.RawMessage("1"), "y": json.RawMessage("2")},
+		Filter:  neurosan.FilterMaximal,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close() // closing early cancels the turn on the server
+	for {
+		m, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		if p, ok := m.Progress(); ok {
+			fmt.Printf("%s progress %.0f%%\n", m.Type, p*100)
+			continue
+		}
+		fmt.Printf("%s %s: %s\n", m.Type, m.Origin[len(m.Origin)-1].Tool, m.Text)
+	}
+	// Output:
+	// AI math_guy: Calling the calculator with x + y.
+	// AGENT_PROGRESS progress 50%
+	// AGENT_TOOL_RESULT calculator: 3
+	// AGENT_FRAMEWORK math_guy: 1 + 2 = 3
+}
