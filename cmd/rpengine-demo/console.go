@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+)
+
+// console serialises everything the demo prints. stdout carries only reply
+// text; everything else goes to stderr. On a terminal it also keeps a
+// status line (connection, queue depth, speaking) in front of the prompt,
+// and erases it before anything else is printed.
+type console struct {
+	out, err io.Writer
+	tty      bool
+
+	mu      sync.Mutex // guards following
+	status  bool       // a status line is drawn (tty only)
+	midLine bool       // stdout holds a partial reply line
+}
+
+func newConsole(stdout, stderr io.Writer) *console {
+	return &console{out: stdout, err: stderr, tty: isTerminal(stdout)}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// clearLocked erases the status line. c.mu must be held.
+func (c *console) clearLocked() {
+	if c.status {
+		fmt.Fprint(c.out, "\r\x1b[2K")
+		c.status = false
+	}
+}
+
+// endLineLocked ends a partial reply line. c.mu must be held.
+func (c *console) endLineLocked() {
+	if c.midLine {
+		fmt.Fprintln(c.out)
+		c.midLine = false
+	}
+}
+
+// Printf writes a line of progress to stderr.
+func (c *console) Printf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearLocked()
+	if c.tty {
+		c.endLineLocked()
+	}
+	msg := fmt.Sprintf(format, args...)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	io.WriteString(c.err, msg)
+}
+
+// Text streams a piece of reply text to stdout.
+func (c *console) Text(s string) {
+	if s == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearLocked()
+	io.WriteString(c.out, s)
+	c.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// EndText ends the reply's line on stdout.
+func (c *console) EndText() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearLocked()
+	c.endLineLocked()
+}
+
+// Status draws the status line and prompt, on a terminal only.
+func (c *console) Status(s string) {
+	if !c.tty {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearLocked()
+	c.endLineLocked()
+	fmt.Fprintf(c.out, "\x1b[2m[%s]\x1b[0m you> ", s)
+	c.status = true
+}
+
+// Meter draws a transient level meter on stderr (terminal) or nothing.
+func (c *console) Meter(s string) {
+	if !c.tty {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearLocked()
+	c.endLineLocked()
+	fmt.Fprintf(c.out, "\r\x1b[2K%s", s)
+	c.status = true
+}
+
+// Quiet runs f while the process's stderr is silenced (see quietStderr),
+// holding the console so the demo's own output waits meanwhile.
+func (c *console) Quiet(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	quietStderr(c.err, f)
+}
+
+// logWriter is the console as an io.Writer for slog.
+type logWriter struct{ c *console }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.c.Printf("%s", p)
+	return len(p), nil
+}
+
+// meter renders a level 0..1 as a bar.
+func meter(level float64) string {
+	const width = 20
+	n := int(level*width + 0.5)
+	n = max(0, min(width, n))
+	return strings.Repeat("#", n) + strings.Repeat(".", width-n)
+}

@@ -1,0 +1,48 @@
+// Command rpengine-demo talks to a character from a terminal, through
+// RPEngine (the browser app that runs the model, speech-to-text and
+// text-to-speech on the player's machine) or fully offline.
+//
+//	go run ./cmd/rpengine-demo --engine sim --say "Hello there"
+//
+// # Modes
+//
+// By default (--engine real) the demo starts the library's loopback server
+// on port 38471, prints the address to open in a browser
+// (https://rpengine.gemtavern.com/#port=N) and waits for the engine.
+// With --engine sim it dials rpengine/enginetest's fake engine to the same
+// server over real loopback, on a free port: everything but the model is
+// real, and the screen says the replies are simulated.
+//
+// # Scripted contract
+//
+// With --say TEXT and/or --wav FILE the demo sends one event and exits when
+// the reply ends. stdout carries only the reply's final display text and a
+// newline; progress and errors go to stderr. --out FILE.wav receives the
+// reply's speech exactly as received (44.1 kHz mono PCM16). --wav input of
+// any rate and channel count is downmixed and resampled to 16 kHz mono.
+// If the connection is lost, superseded or closed before the reply ends, or
+// the engine cancels it with connection_lost, the demo waits up to --wait
+// for an engine and sends the turn again (--out then keeps only the reply
+// that completed). Each wait for an engine is bounded by --wait on its own.
+//
+// Exit codes: 0 the reply completed; 1 the engine answered with an error or
+// cancelled the reply for another reason; 2 usage error (bad flag, card,
+// WAV or prompt file, port in use); 3 no engine connected, or none came
+// back, within --wait; 130 interrupted (the reply in flight is cancelled
+// first).
+//
+// # Interactive
+//
+// Without --say and --wav each line read from stdin is one event, whether
+// stdin is a terminal or a pipe. Lines are queued, never dropped, and sent
+// in order. Reply text streams to stdout; speech plays as each sentence
+// completes. On a terminal a status line (connection, engine queue, queued
+// lines, speaking, voice, language) precedes the prompt. Ctrl-C cancels the
+// reply in flight; a second Ctrl-C quits; EOF quits once queued turns are
+// answered. Slash commands: /mic, /browser-mic, /card FILE, /voice,
+// /lang, /text-only, /help, /quit.
+//
+// The hidden flag --sim-faults (for tests) makes the simulated engine
+// misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel-lost,
+// gone.
+package main

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+)
+
+// scripted runs one turn: stdout gets only the reply's final display text
+// and a newline; the exit code says how it went.
+func (a *app) scripted() int {
+	o := a.turn(a.request(a.cfg.say, a.speech), false)
+	if o.err != nil || o.interrupted {
+		return o.code
+	}
+	a.con.Text(o.text + "\n")
+	a.drain()
+	return exitOK
+}
+
+// maxQueuedLines bounds the lines read ahead of the engine; beyond it the
+// reader waits (stdin backpressure), so no line is ever dropped.
+const maxQueuedLines = 256
+
+// interactive reads events line by line until EOF or Ctrl-C. Lines read
+// before the engine is ready, or while a reply is in flight, are queued
+// and sent in order; EOF quits once they have all been answered.
+func (a *app) interactive() int {
+	a.lines = make(chan string, maxQueuedLines)
+	a.readerEnd = make(chan struct{})
+	defer close(a.readerEnd)
+	go a.readLines()
+	a.con.Printf("rpengine-demo: type a line and press Enter to talk to %s; /help lists commands; Ctrl-D (EOF) quits",
+		a.card.card.Name())
+	for {
+		a.con.Status(a.statusLine())
+		line, ok, quit := a.nextLine()
+		if quit {
+			a.con.Printf("rpengine-demo: interrupted")
+			return exitInterrupted
+		}
+		if !ok {
+			break
+		}
+		line = strings.TrimSpace(line)
+		var o outcome
+		switch {
+		case line == "":
+			continue
+		case strings.HasPrefix(line, "/"):
+			var done bool
+			if o, done = a.command(line); done {
+				return o.code
+			}
+		default:
+			o = a.turn(a.request(line, nil), true)
+		}
+		if o.quit || o.code == exitNoEngine {
+			return o.code
+		}
+	}
+	a.con.EndText()
+	a.drain()
+	return exitOK
+}
+
+// readLines feeds stdin's lines to a.lines and closes it at EOF.
+func (a *app) readLines() {
+	defer close(a.lines)
+	sc := bufio.NewScanner(a.stdin)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		select {
+		case a.lines <- sc.Text():
+		case <-a.readerEnd:
+			return
+		}
+	}
+	if err := sc.Err(); err != nil {
+		a.con.Printf("rpengine-demo: reading input: %v", err)
+	}
+}
+
+// nextLine returns the next input line; ok is false at EOF, quit is true
+// after Ctrl-C.
+func (a *app) nextLine() (line string, ok, quit bool) {
+	if len(a.pending) > 0 {
+		line, a.pending = a.pending[0], a.pending[1:]
+		return line, true, false
+	}
+	select {
+	case line, ok = <-a.lines:
+		return line, ok, false
+	case <-a.sigs:
+		return "", false, true
+	}
+}
+
+func (a *app) statusLine() string {
+	var parts []string
+	if _, live := a.srv.Session(); live {
+		parts = append(parts, "connected")
+	} else {
+		parts = append(parts, "waiting for engine")
+	}
+	if c, ok := a.srv.Capacity(); ok && c.Known {
+		parts = append(parts, fmt.Sprintf("engine queue %d/%d", c.QueueDepth, c.QueueLimit))
+	}
+	if n := len(a.lines) + len(a.pending); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d line(s) queued", n))
+	}
+	if a.player != nil && a.player.Stats().Queued > 0 {
+		parts = append(parts, "speaking")
+	}
+	voice := a.voice
+	if a.textOnly {
+		voice = "text only"
+	}
+	parts = append(parts, voice, a.lang)
+	return strings.Join(parts, " · ")
+}
+
+const help = `commands:
+  /mic            push to talk through this computer's microphone (Enter stops and sends)
+  /browser-mic    speak through the RPEngine page's microphone (Enter stops)
+  /card FILE      switch to (or reload an edited) card; shows how it was sent
+  /voice F1..M5   change the speaking voice
+  /lang CODE      change the reply language (en, ko, es, fr, de, ja, zh, ...)
+  /text-only      toggle speech off and on
+  /help           this list
+  /quit           leave (as Ctrl-D)
+Ctrl-C cancels the reply being spoken; a second Ctrl-C quits.`
+
+// command runs a slash command; done reports that the demo must exit with
+// o.code.
+func (a *app) command(line string) (o outcome, done bool) {
+	name, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "/help", "/?":
+		a.con.Printf("%s", help)
+	case "/quit", "/exit":
+		a.drain()
+		return outcome{code: exitOK}, true
+	case "/voice":
+		v := strings.ToUpper(arg)
+		if !slices.Contains(voices, v) {
+			a.con.Printf("rpengine-demo: /voice %q: want one of %s", arg, strings.Join(voices, " "))
+			break
+		}
+		a.voice, a.textOnly = v, false
+		a.con.Printf("rpengine-demo: voice %s", v)
+	case "/lang":
+		if !slices.Contains(languages, arg) {
+			a.con.Printf("rpengine-demo: /lang %q: want one of %s", arg, strings.Join(languages, " "))
+			break
+		}
+		a.lang = arg
+		a.con.Printf("rpengine-demo: replies in %s", arg)
+	case "/text-only":
+		a.textOnly = !a.textOnly
+		a.con.Printf("rpengine-demo: text only: %v", a.textOnly)
+	case "/card":
+		a.switchCard(arg)
+	case "/mic":
+		o = a.mic()
+	case "/browser-mic":
+		o = a.browserMic()
+	default:
+		a.con.Printf("rpengine-demo: unknown command %s; /help lists them", name)
+	}
+	return o, o.quit
+}
+
+// switchCard loads a card and, with an engine connected, syncs it at once
+// so the transfer mode (snapshot, patch, reference) can be shown.
+func (a *app) switchCard(file string) {
+	if file == "" {
+		a.con.Printf("rpengine-demo: /card FILE: which file?")
+		return
+	}
+	lc, err := loadCard(file)
+	if err != nil {
+		a.con.Printf("rpengine-demo: %v", err)
+		return
+	}
+	a.card = lc
+	if a.cfg.characterID == "" {
+		a.charID = characterID(lc.card.Name())
+	}
+	a.con.Printf("rpengine-demo: now talking to %q (card %s, id %s)", lc.card.Name(), lc.source, a.charID)
+	if lc.unsafe != "" {
+		a.con.Printf("rpengine-demo: note: %s", lc.unsafe)
+	}
+	if _, live := a.srv.Session(); !live {
+		a.con.Printf("rpengine-demo: the card goes with the next turn")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	h, err := a.srv.SyncCharacter(ctx, rpengine.SyncRequest{IntegrationID: a.cfg.integrationID, CharacterID: a.charID, Card: lc.card})
+	if err != nil {
+		a.con.Printf("rpengine-demo: card sync: %v", err)
+		return
+	}
+	mode, size, _ := a.tap.last()
+	lastSeq = -1 // shown here
+	a.con.Printf("rpengine-demo: card sent as %s (%d bytes); the engine holds %s", mode, size, h)
+}
+
+// mic records push-to-talk speech through this computer's microphone and
+// sends it as the event.
+func (a *app) mic() outcome {
+	if a.recorder == nil {
+		if a.noMic {
+			a.con.Printf("rpengine-demo: no microphone; /browser-mic uses the RPEngine page's")
+			return outcome{}
+		}
+		var r *audio.Recorder
+		var err error
+		a.con.Quiet(func() { r, err = audio.OpenRecorder(nil) })
+		if err != nil {
+			a.noMic = true
+			a.con.Printf("rpengine-demo: no microphone (%v); /browser-mic uses the RPEngine page's", err)
+			return outcome{}
+		}
+		a.recorder = r
+	}
+	if err := a.recorder.Start(); err != nil {
+		a.con.Printf("rpengine-demo: microphone: %v", err)
+		return outcome{}
+	}
+	a.con.Printf("rpengine-demo: recording: speak, then press Enter to send (Ctrl-C discards)")
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for stop := false; !stop; {
+		select {
+		case <-t.C:
+			l := a.recorder.Level()
+			a.con.Meter(fmt.Sprintf("mic %5.1fs [%s]", l.Seconds, meter(float64(l.RMS)*3)))
+		case <-a.recorder.Limit():
+			a.con.Printf("rpengine-demo: 30 s reached: sending")
+			stop = true
+		case line, ok := <-a.lines:
+			if ok && strings.TrimSpace(line) != "" {
+				a.pending = append(a.pending, line)
+			}
+			stop = true
+		case <-a.sigs:
+			_, _ = a.recorder.Stop()
+			a.con.Printf("rpengine-demo: recording discarded")
+			return outcome{}
+		}
+	}
+	c, err := a.recorder.Stop()
+	if err != nil {
+		a.con.Printf("rpengine-demo: microphone: %v", err)
+		if c == nil || errors.Is(err, audio.ErrSilentInput) {
+			return outcome{}
+		}
+	}
+	a.con.Printf("rpengine-demo: sending %.1fs of speech", c.Duration().Seconds())
+	in := &rpengine.AudioInput{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1,
+		Data: audio.AppendEncode(nil, audio.EncodingS16LE, c.Samples)}
+	if speechLanguage(a.lang) {
+		in.Language = a.lang
+	}
+	return a.turn(a.request("", in), true)
+}
+
+// browserMic captures speech through the RPEngine page's microphone, with
+// its level and state, and streams the reply.
+func (a *app) browserMic() outcome {
+	req := a.request("", nil)
+	cr := rpengine.CaptureRequest{IntegrationID: req.IntegrationID, CharacterID: req.CharacterID, Card: req.Card,
+		Output: req.Output, Player: req.Player, InteractionMode: req.InteractionMode,
+		PromptScene: req.PromptScene, PromptDirective: req.PromptDirective, ReturnTranscript: true}
+	r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Capture(ctx, cr) })
+	if r == nil {
+		return o
+	}
+	a.con.Printf("rpengine-demo: listening through the RPEngine page: speak, then press Enter to stop")
+	o = a.consume(r, true, true)
+	if errors.Is(o.err, rpengine.ErrMicrophoneNotEnabled) {
+		a.con.Printf("hint: enable the microphone in the RPEngine page first")
+	}
+	return o
+}
+
+// drain waits for queued speech to finish playing (Ctrl-C stops it).
+func (a *app) drain() {
+	if a.player == nil {
+		return
+	}
+	deadline := time.Now().Add(a.player.Stats().Queued + 2*time.Second)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for a.player.Stats().Queued > 0 && time.Now().Before(deadline) {
+		select {
+		case <-t.C:
+		case <-a.sigs:
+			a.player.Interrupt()
+			return
+		}
+	}
+}

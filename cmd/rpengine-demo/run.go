@@ -1,0 +1,310 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+)
+
+// Exit codes of the scripted contract.
+const (
+	exitOK          = 0
+	exitEngineError = 1   // request.error, or cancelled for a reason other than ours
+	exitUsage       = 2   // bad flags or inputs (card, WAV, scene), port in use
+	exitNoEngine    = 3   // no engine connected, or none came back, within --wait
+	exitInterrupted = 130 // SIGINT
+)
+
+// app is one run of the demo. Its fields are used by the main goroutine
+// only, except where noted.
+type app struct {
+	cfg   *config
+	con   *console
+	log   *slog.Logger
+	stdin io.Reader
+
+	srv       *rpengine.Server
+	sim       *sim
+	tap       *tap
+	card      *loadedCard
+	charID    string
+	scene     *rpengine.PromptScene
+	directive *rpengine.PromptDirective
+	speech    *rpengine.AudioInput // --wav
+	out       *wavOut              // --out
+	port      int
+
+	// Mutable by slash commands.
+	voice, lang string
+	textOnly    bool
+
+	output    *audio.Output // nil: no playback
+	player    *audio.Player
+	noDevice  bool // said once that there is no sound device
+	recorder  *audio.Recorder
+	noMic     bool
+	sigs      chan os.Signal
+	lines     chan string // interactive input, closed at EOF
+	pending   []string    // lines taken back from lines
+	readerEnd chan struct{}
+}
+
+// run is the whole program: it parses args, runs the demo and returns the
+// exit code. stdin, stdout and stderr are the terminal or pipes; getenv
+// reads the environment.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "rpengine-demo: %v\nrun rpengine-demo -h for help\n", err)
+		return exitUsage
+	}
+	a := &app{cfg: cfg, con: newConsole(stdout, stderr), stdin: stdin,
+		voice: cfg.voice, lang: cfg.lang, textOnly: cfg.textOnly}
+	level := slog.LevelWarn
+	if cfg.verbose || getenv("RPENGINE_DEMO_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	a.log = slog.New(slog.NewTextHandler(logWriter{a.con}, &slog.HandlerOptions{Level: level}))
+	a.sigs = make(chan os.Signal, 2)
+	signal.Notify(a.sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(a.sigs)
+
+	cleanup, code := a.setup()
+	defer cleanup()
+	if code != exitOK {
+		return code
+	}
+	if cfg.scripted() {
+		return a.scripted()
+	}
+	return a.interactive()
+}
+
+// setup prepares inputs, the server, the simulated engine and playback.
+// cleanup must be called even when code is not exitOK.
+func (a *app) setup() (cleanup func(), code int) {
+	var closers []func()
+	cleanup = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	fail := func(code int, format string, args ...any) (func(), int) {
+		a.con.Printf("rpengine-demo: "+format, args...)
+		return cleanup, code
+	}
+	cfg := a.cfg
+	lc, err := loadCard(cfg.cardFile)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	a.card = lc
+	a.charID = cfg.characterID
+	if a.charID == "" {
+		a.charID = characterID(lc.card.Name())
+	}
+	if err := a.loadPrompt(); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	if cfg.wavFile != "" {
+		if a.speech, err = readSpeech(cfg.wavFile, cfg.lang); err != nil {
+			return fail(exitUsage, "--wav: %v", err)
+		}
+	}
+	a.tap = &tap{}
+	if cfg.recordFile != "" {
+		f, err := os.Create(cfg.recordFile)
+		if err != nil {
+			return fail(exitUsage, "--record: %v", err)
+		}
+		bw := bufio.NewWriter(f)
+		a.tap.rec = bw
+		closers = append(closers, func() { bw.Flush(); f.Close() })
+	}
+	if cfg.outFile != "" {
+		if a.out, err = createWAV(cfg.outFile); err != nil {
+			return fail(exitUsage, "--out: %v", err)
+		}
+		closers = append(closers, func() {
+			if err := a.out.Close(); err != nil {
+				a.con.Printf("rpengine-demo: --out %s: %v", cfg.outFile, err)
+			}
+		})
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fail(exitUsage, "port %d is already in use (another game or demo is listening there); "+
+				"close it, or pick another port with --port (0 picks a free one)", cfg.port)
+		}
+		return fail(exitUsage, "listen on 127.0.0.1:%d: %v", cfg.port, err)
+	}
+	a.port = l.Addr().(*net.TCPAddr).Port
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{
+		Addr:            l.Addr().String(),
+		ServerVersion:   "gamelink rpengine-demo",
+		DevelopmentMode: cfg.devOrigin,
+		Logger:          a.log,
+		Recorder:        a.tap,
+		OnSession:       a.onSession,
+	})
+	if err != nil {
+		l.Close()
+		return fail(exitUsage, "%v", err)
+	}
+	a.srv = srv
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := srv.Serve(l); err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
+			a.log.Error("rpengine-demo: server stopped", "err", err)
+		}
+	}()
+	closers = append(closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-served
+	})
+	a.banner()
+	if cfg.engine == "sim" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s, err := startSim(ctx, a.socketURL(), cfg.simFaults, a.simLogf)
+		if err != nil {
+			return fail(exitNoEngine, "the simulated engine could not connect: %v", err)
+		}
+		a.sim = s
+		closers = append(closers, func() { _ = s.Close() })
+	}
+	a.openPlayback()
+	closers = append(closers, a.closeAudio)
+	return cleanup, exitOK
+}
+
+func (a *app) socketURL() string {
+	return "ws://127.0.0.1:" + strconv.Itoa(a.port) + rpengine.SocketPath
+}
+
+// banner says where to connect RPEngine, or that replies are simulated.
+func (a *app) banner() {
+	c := a.con
+	if a.cfg.engine == "sim" {
+		c.Printf("rpengine-demo: SIMULATED ENGINE: replies are generated offline by a fake RPEngine (enginetest), not by a model.")
+		c.Printf("rpengine-demo: listening on %s (port %d)", a.socketURL(), a.port)
+	} else {
+		c.Printf("rpengine-demo: listening on %s", a.socketURL())
+		c.Printf("rpengine-demo: open https://rpengine.gemtavern.com/#port=%d in a browser, start the engine there, "+
+			"and enable the microphone in RPEngine if you want /browser-mic.", a.port)
+	}
+	c.Printf("rpengine-demo: character %q (card %s, id %s)", a.card.card.Name(), a.card.source, a.charID)
+	if a.card.unsafe != "" {
+		c.Printf("rpengine-demo: note: %s", a.card.unsafe)
+	}
+}
+
+// onSession is called on the server's connection goroutine; it only prints.
+func (a *app) onSession(info rpengine.SessionInfo, ended bool) {
+	if ended {
+		a.con.Printf("rpengine-demo: engine disconnected (session %s)", info.ID)
+		return
+	}
+	a.con.Printf("rpengine-demo: engine connected: %s, session %s", info.ClientVersion, info.ID)
+}
+
+func (a *app) simLogf(format string, args ...any) {
+	a.log.Debug(fmt.Sprintf(format, args...))
+}
+
+// openPlayback opens the sound device unless playback is off.
+func (a *app) openPlayback() {
+	if a.cfg.noPlayback || a.cfg.textOnly {
+		return
+	}
+	var o *audio.Output
+	var err error
+	open := func() { o, err = audio.OpenOutput(nil) }
+	if a.cfg.verbose {
+		open()
+	} else {
+		a.con.Quiet(open)
+	}
+	if err != nil {
+		a.sayNoDevice(err)
+		return
+	}
+	p, err := o.NewPlayer(nil)
+	if err != nil {
+		o.Close()
+		a.sayNoDevice(err)
+		return
+	}
+	a.output, a.player = o, p
+}
+
+func (a *app) sayNoDevice(err error) {
+	if a.noDevice {
+		return
+	}
+	a.noDevice = true
+	msg := "speech will not be played"
+	if a.cfg.outFile != "" {
+		msg += " (it is still written to " + a.cfg.outFile + ")"
+	}
+	a.con.Printf("rpengine-demo: no audio output (%v): %s", err, msg)
+}
+
+func (a *app) closeAudio() {
+	if a.recorder != nil {
+		a.recorder.Close()
+	}
+	if a.output != nil {
+		a.output.Close()
+	}
+}
+
+// loadPrompt reads --scene and --directive.
+func (a *app) loadPrompt() error {
+	if a.cfg.sceneFile == "" {
+		return nil
+	}
+	a.scene, a.directive = new(rpengine.PromptScene), new(rpengine.PromptDirective)
+	if err := readJSON(a.cfg.sceneFile, a.scene); err != nil {
+		return fmt.Errorf("--scene: %w", err)
+	}
+	if err := readJSON(a.cfg.directiveFile, a.directive); err != nil {
+		return fmt.Errorf("--directive: %w", err)
+	}
+	return nil
+}
+
+func readJSON(name string, v any) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}

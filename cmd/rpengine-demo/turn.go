@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+)
+
+// outcome is how a turn ended.
+type outcome struct {
+	text        string // the reply's final display text
+	err         error  // nil: completed
+	code        int    // exit code for a scripted run
+	interrupted bool   // the player pressed Ctrl-C (the reply was cancelled)
+	quit        bool   // the player pressed Ctrl-C twice: leave now
+}
+
+// request builds the reply.request for one event.
+func (a *app) request(text string, speech *rpengine.AudioInput) rpengine.ReplyRequest {
+	req := rpengine.ReplyRequest{
+		IntegrationID: a.cfg.integrationID,
+		CharacterID:   a.charID,
+		Card:          a.card.card,
+		EventID:       "evt-" + newSuffix(),
+		Text:          text,
+		Audio:         speech,
+		Output:        rpengine.Output{Language: a.lang},
+	}
+	if !a.textOnly {
+		req.Output.Audio = &rpengine.OutputAudio{Voice: a.voice}
+	}
+	if a.cfg.player != "" {
+		req.Player = &rpengine.Player{DisplayName: a.cfg.player}
+	}
+	if a.scene != nil {
+		req.InteractionMode, req.PromptScene, req.PromptDirective = "direct_user", a.scene, a.directive
+	}
+	return req
+}
+
+// cancelGrace is how long a cancelled reply may take to end.
+const cancelGrace = 5 * time.Second
+
+var suffixCounter int
+
+func newSuffix() string {
+	suffixCounter++
+	return fmt.Sprintf("%d-%d", time.Now().UnixNano(), suffixCounter)
+}
+
+// turn sends req and consumes its reply until it ends. When the connection
+// is lost, superseded or closed before the reply ends (or the engine
+// cancels it with connection_lost), it waits up to --wait for an engine
+// and sends the turn again on the new session, as often as that happens.
+// stream says whether reply text streams to stdout as it arrives.
+func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 && a.out != nil {
+			if err := a.out.Reset(); err != nil {
+				return outcome{err: err, code: exitEngineError}
+			}
+		}
+		r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Reply(ctx, req) })
+		if r == nil {
+			if o.err != nil && errors.Is(o.err, rpengine.ErrConnectionLost) {
+				a.con.Printf("rpengine-demo: %v; sending the turn again", o.err)
+				time.Sleep(50 * time.Millisecond) // let the dead session end
+				continue
+			}
+			return o
+		}
+		o = a.consume(r, stream, false)
+		if o.err != nil && !o.interrupted && errors.Is(o.err, rpengine.ErrConnectionLost) {
+			if stream {
+				a.con.EndText()
+			}
+			a.con.Printf("rpengine-demo: %v before the reply ended; waiting up to %v for the engine to send the turn again",
+				o.err, a.cfg.wait)
+			continue
+		}
+		return o
+	}
+}
+
+// send waits up to --wait for an engine and sends the request. A Ctrl-C
+// while waiting ends the wait (quit). It returns the reply, or nil and the
+// outcome.
+func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpengine.Reply, outcome) {
+	if _, live := a.srv.Session(); !live {
+		a.con.Printf("rpengine-demo: waiting up to %v for the engine to connect...", a.cfg.wait)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.wait)
+	defer cancel()
+	stop, interrupted := a.interruptible(cancel)
+	r, err := start(ctx)
+	stop()
+	switch {
+	case *interrupted:
+		if r != nil {
+			a.cancelReply(r)
+		}
+		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: true}
+	case err == nil:
+		a.showTransfer()
+		return r, outcome{}
+	case errors.Is(err, context.DeadlineExceeded):
+		msg := "no engine connected"
+		if _, live := a.srv.Session(); live {
+			msg = "the engine did not accept requests (queue full)"
+		}
+		a.con.Printf("rpengine-demo: %s within --wait %v", msg, a.cfg.wait)
+		return nil, outcome{err: err, code: exitNoEngine}
+	default:
+		var fe *rpengine.FieldError
+		if errors.As(err, &fe) {
+			a.con.Printf("rpengine-demo: invalid request: %v", err)
+			return nil, outcome{err: err, code: exitUsage}
+		}
+		if !errors.Is(err, rpengine.ErrConnectionLost) {
+			a.con.Printf("rpengine-demo: %v", err)
+		}
+		return nil, outcome{err: err, code: exitEngineError}
+	}
+}
+
+// interruptible calls cancel on the next Ctrl-C until stop is called.
+func (a *app) interruptible(cancel context.CancelFunc) (stop func(), interrupted *bool) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	flag := new(bool)
+	go func() {
+		defer close(ended)
+		select {
+		case <-a.sigs:
+			*flag = true
+			cancel()
+		case <-done:
+		}
+	}()
+	return func() { close(done); <-ended }, flag
+}
+
+// lastSeq is the transfer counter last reported, so each card transfer is
+// shown once.
+var lastSeq int
+
+// showTransfer says how the card travelled, when that is news: the first
+// transfer, and every one that is not a reference.
+func (a *app) showTransfer() {
+	mode, size, seq := a.tap.last()
+	if seq == lastSeq || mode == "" {
+		return
+	}
+	first := lastSeq == 0
+	lastSeq = seq
+	if mode == "reference" && !first {
+		a.log.Debug("rpengine-demo: card sent by reference")
+		return
+	}
+	a.con.Printf("rpengine-demo: card %q sent as %s (%d bytes)", a.card.card.Name(), mode, size)
+}
+
+// cancelReply sends request.cancel, bounded.
+func (a *app) cancelReply(r *rpengine.Reply) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Cancel(ctx); err != nil {
+		a.log.Debug("rpengine-demo: cancel", "err", err)
+	}
+	if a.player != nil {
+		a.player.Interrupt()
+	}
+}
+
+// consume reads the reply's events until it ends: text streams (when
+// stream is set), segments go to the player and --out. Ctrl-C cancels the
+// reply; a second one quits at once.
+func (a *app) consume(r *rpengine.Reply, stream, capture bool) outcome {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs := make(chan rpengine.Event)
+	pumped := make(chan struct{})
+	go func() { // the pump ends at EventEnd or when consume returns
+		defer close(pumped)
+		for {
+			ev, err := r.Next(ctx)
+			if err != nil {
+				return
+			}
+			select {
+			case evs <- ev:
+			case <-ctx.Done():
+				return
+			}
+			if ev.Kind == rpengine.EventEnd {
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); <-pumped }()
+	var o outcome
+	printed := ""
+	var enter <-chan string
+	if capture {
+		enter = a.lines
+	}
+	var giveUp <-chan time.Time // after a cancellation the engine does not answer
+	for {
+		select {
+		case <-giveUp:
+			a.con.Printf("rpengine-demo: the engine did not confirm the cancellation; quitting")
+			o.quit, o.code = true, exitInterrupted
+			return o
+		case <-a.sigs:
+			if o.interrupted {
+				o.quit = true
+				o.code = exitInterrupted
+				a.con.Printf("rpengine-demo: interrupted again: quitting")
+				return o
+			}
+			o.interrupted = true
+			a.con.Printf("rpengine-demo: interrupted: cancelling the reply (Ctrl-C again to quit)")
+			a.cancelReply(r)
+			t := time.NewTimer(cancelGrace)
+			defer t.Stop()
+			giveUp = t.C
+		case line, ok := <-enter:
+			enter = nil
+			if ok && strings.TrimSpace(line) != "" {
+				a.pending = append(a.pending, line)
+			}
+			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := r.Stop(sctx); err != nil {
+				a.con.Printf("rpengine-demo: stop capture: %v", err)
+			}
+			scancel()
+		case ev := <-evs:
+			switch ev.Kind {
+			case rpengine.EventText:
+				if stream {
+					printed = a.streamText(printed, ev.Text)
+				}
+				o.text = ev.Text
+			case rpengine.EventSegment:
+				a.segment(r, ev)
+			case rpengine.EventLevel:
+				a.con.Meter(fmt.Sprintf("browser mic %5.1fs [%s]", ev.Level.Seconds, meter(ev.Level.RMS*3)))
+			case rpengine.EventState:
+				a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", ev.State.State, ev.State.Seconds)
+			case rpengine.EventTranscript:
+				a.con.Printf("rpengine-demo: you said: %q", ev.Transcript.Text)
+			case rpengine.EventAnomaly:
+				a.log.Debug("rpengine-demo: stream anomaly", "detail", ev.Anomaly.String())
+			case rpengine.EventEnd:
+				if stream {
+					a.con.EndText()
+				}
+				return a.ended(r, ev.Err, o)
+			}
+		}
+	}
+}
+
+// streamText prints what text adds to printed and returns the new printed
+// text. When the engine's completed text differs from the deltas shown,
+// the correction is printed on a line of its own.
+func (a *app) streamText(printed, text string) string {
+	if rest, ok := strings.CutPrefix(text, printed); ok {
+		a.con.Text(rest)
+		return text
+	}
+	a.con.EndText()
+	a.con.Text(text)
+	return text
+}
+
+// segment plays a complete sentence and writes it to --out.
+func (a *app) segment(r *rpengine.Reply, ev rpengine.Event) {
+	s := ev.Segment
+	if a.out != nil {
+		if err := a.out.Write(s.Samples, s.SampleRate); err != nil {
+			a.con.Printf("rpengine-demo: --out: %v", err)
+		}
+	}
+	if a.player == nil {
+		return
+	}
+	err := a.player.Enqueue(audio.Segment{Reply: r.RequestID(), Index: s.Index, SampleRate: s.SampleRate, Samples: s.Samples})
+	if err != nil {
+		a.con.Printf("rpengine-demo: playback: %v", err)
+	}
+}
+
+// ended turns the reply's end into an outcome.
+func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
+	o.err = err
+	if err == nil {
+		if res, werr := r.Wait(context.Background()); werr == nil {
+			o.text = res.Text
+		}
+		if o.interrupted {
+			a.con.Printf("rpengine-demo: the reply completed before the cancellation")
+			o.code = exitInterrupted
+		}
+		return o
+	}
+	var re *rpengine.RequestError
+	var ce *rpengine.CancelledError
+	switch {
+	case o.interrupted:
+		a.con.Printf("rpengine-demo: reply cancelled")
+		o.code = exitInterrupted
+	case errors.Is(err, rpengine.ErrConnectionLost):
+		o.code = exitNoEngine // only if not retried
+	case errors.As(err, &re):
+		a.con.Printf("rpengine-demo: engine error %s: %s", re.Code, re.Message)
+		if re.Code == "invalid_character_card" {
+			a.con.Printf("hint: run `rpcard fix %s` and try again", a.card.source)
+		}
+		o.code = exitEngineError
+	case errors.As(err, &ce):
+		a.con.Printf("rpengine-demo: reply cancelled by the engine: %s", ce.Reason)
+		o.code = exitEngineError
+	default:
+		a.con.Printf("rpengine-demo: reply failed: %v", err)
+		o.code = exitEngineError
+	}
+	return o
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+)
+
+// wavOut streams a reply's speech to a PCM16 mono WAV file as segments
+// arrive, so a long session needs no memory for it. The sizes in the
+// header are written on Close. Samples are written exactly as received.
+type wavOut struct {
+	f          *os.File
+	sampleRate int
+	bytes      int64
+	buf        []byte
+	err        error
+}
+
+const wavHeaderBytes = 44
+
+func createWAV(name string) (*wavOut, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	w := &wavOut{f: f, sampleRate: 44100}
+	if err := w.Reset(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Reset empties the file: the turn is being sent again and only the
+// reply that completes is kept.
+func (w *wavOut) Reset() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.bytes = 0
+	if err := w.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := w.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := w.f.Write(make([]byte, wavHeaderBytes))
+	return err
+}
+
+// Write appends one segment's samples.
+func (w *wavOut) Write(samples []int16, sampleRate int) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.bytes == 0 {
+		w.sampleRate = sampleRate
+	} else if sampleRate != w.sampleRate {
+		w.err = fmt.Errorf("segment at %d Hz after segments at %d Hz", sampleRate, w.sampleRate)
+		return w.err
+	}
+	if w.bytes+2*int64(len(samples)) > math.MaxUint32-wavHeaderBytes {
+		w.err = errors.New("audio beyond the 4 GiB WAV limit")
+		return w.err
+	}
+	w.buf = w.buf[:0]
+	for _, s := range samples {
+		w.buf = binary.LittleEndian.AppendUint16(w.buf, uint16(s))
+	}
+	_, w.err = w.f.Write(w.buf)
+	w.bytes += int64(len(w.buf))
+	return w.err
+}
+
+// Close writes the header and closes the file.
+func (w *wavOut) Close() error {
+	err := w.err
+	if err == nil {
+		err = w.writeHeader()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (w *wavOut) writeHeader() error {
+	h := make([]byte, 0, wavHeaderBytes)
+	h = append(h, "RIFF"...)
+	h = binary.LittleEndian.AppendUint32(h, uint32(36+w.bytes))
+	h = append(h, "WAVEfmt "...)
+	h = binary.LittleEndian.AppendUint32(h, 16)
+	h = binary.LittleEndian.AppendUint16(h, 1) // PCM
+	h = binary.LittleEndian.AppendUint16(h, 1) // mono
+	h = binary.LittleEndian.AppendUint32(h, uint32(w.sampleRate))
+	h = binary.LittleEndian.AppendUint32(h, uint32(2*w.sampleRate))
+	h = binary.LittleEndian.AppendUint16(h, 2)
+	h = binary.LittleEndian.AppendUint16(h, 16)
+	h = append(h, "data"...)
+	h = binary.LittleEndian.AppendUint32(h, uint32(w.bytes))
+	_, err := w.f.WriteAt(h, 0)
+	return err
+}
+
+// maxSpeech is the longest event.audio the engine takes.
+const maxSpeech = 30 // seconds
+
+// readSpeech reads a WAV file of any rate and channel count and returns it
+// as the 16 kHz mono PCM16 the engine hears.
+func readSpeech(name, lang string) (*rpengine.AudioInput, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	w, err := audio.ReadWAV(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	mono, err := audio.AppendDownmix(nil, w.Samples, w.Channels)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	pcm, err := resampleTo16k(mono, w.SampleRate)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(pcm) == 0 {
+		return nil, fmt.Errorf("%s: no samples", name)
+	}
+	if len(pcm) > maxSpeech*audio.CaptureRate {
+		return nil, fmt.Errorf("%s: %.1f s of speech; the engine takes at most %d s per event",
+			name, float64(len(pcm))/audio.CaptureRate, maxSpeech)
+	}
+	in := &rpengine.AudioInput{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1,
+		Data: audio.AppendEncode(nil, audio.EncodingS16LE, pcm)}
+	if speechLanguage(lang) {
+		in.Language = lang
+	}
+	return in, nil
+}
+
+// resampleTo16k converts mono samples at rate Hz to 16 kHz, keeping the
+// whole filter tail and dropping the filter's delay so the speech starts
+// on time.
+func resampleTo16k(mono []float32, rate int) ([]float32, error) {
+	if rate == audio.CaptureRate {
+		return mono, nil
+	}
+	r, err := audio.NewResampler(rate, audio.CaptureRate, 1)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.Append(make([]float32, 0, r.MaxOutFrames(len(mono))), mono)
+	if err != nil {
+		return nil, err
+	}
+	out = r.Flush(out)
+	want := int(int64(len(mono)) * audio.CaptureRate / int64(rate))
+	delay := int(r.Delay().Seconds()*audio.CaptureRate + 0.5)
+	if delay > len(out) {
+		delay = len(out)
+	}
+	out = out[delay:]
+	if len(out) > want {
+		out = out[:want]
+	}
+	return out, nil
+}
+
+// speechLanguage reports whether lang is a valid event.audio language
+// hint (spec section 5).
+func speechLanguage(lang string) bool {
+	switch lang {
+	case "en", "ar", "es", "ja", "ko", "vi", "uk", "zh":
+		return true
+	}
+	return false
+}
