@@ -20,13 +20,17 @@ import (
 
 const cardJSON = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"A fox.","personality":"curious","scenario":"a forest","first_mes":"Hi!","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","creator":"test","character_version":"1","alternate_greetings":[],"tags":["fox"],"extensions":{}}}`
 
-func testCard(t testing.TB, mutate ...string) *card.Card {
-	t.Helper()
+func cardJSONWith(mutate ...string) string {
 	doc := cardJSON
 	for i := 0; i+1 < len(mutate); i += 2 {
 		doc = strings.Replace(doc, mutate[i], mutate[i+1], 1)
 	}
-	c, err := card.Parse([]byte(doc))
+	return doc
+}
+
+func testCard(t testing.TB, mutate ...string) *card.Card {
+	t.Helper()
+	c, err := card.Parse([]byte(cardJSONWith(mutate...)))
 	testutil.Success(t, err)
 	return c
 }

@@ -14,10 +14,25 @@ import (
 
 // wsConn is the WebSocket transport.
 type wsConn struct {
-	c            *websocket.Conn
+	c            *websocket.Conn // set once by setConn, before any send
 	writeTimeout time.Duration
 	wg           *sync.WaitGroup
-	once         sync.Once
+
+	mu      sync.Mutex // guards following
+	closing bool
+}
+
+// setConn installs the upgraded connection; false means close was
+// already asked for (server shutting down) and the connection is closed.
+func (w *wsConn) setConn(c *websocket.Conn) bool {
+	w.mu.Lock()
+	w.c = c
+	closing := w.closing
+	w.mu.Unlock()
+	if closing {
+		c.CloseNow()
+	}
+	return !closing
 }
 
 func (w *wsConn) send(msg []byte) error {
@@ -29,15 +44,20 @@ func (w *wsConn) send(msg []byte) error {
 }
 
 func (w *wsConn) close(code int, reason string) {
-	w.once.Do(func() {
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			// Close waits (up to 5 s) for the peer's close frame, so it
-			// runs on its own goroutine and never holds up the caller.
-			_ = w.c.Close(websocket.StatusCode(code), reason)
-		}()
-	})
+	w.mu.Lock()
+	c, was := w.c, w.closing
+	w.closing = true
+	w.mu.Unlock()
+	if was || c == nil {
+		return
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		// Close waits (up to 5 s) for the peer's close frame, so it runs
+		// on its own goroutine and never holds up the caller.
+		_ = c.Close(websocket.StatusCode(code), reason)
+	}()
 }
 
 func (*wsConn) mustAck() bool                { return false }
@@ -65,7 +85,10 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.SetReadLimit(wire.MaxMessageBytes)
-	w.c = c
+	if !w.setConn(c) {
+		s.unregister(w, true)
+		return
+	}
 	s.run(w, r.RemoteAddr)
 }
 
