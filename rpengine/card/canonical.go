@@ -42,15 +42,18 @@ type canon struct {
 	err     *ParseError
 	buf     []byte // pooled output buffer for callers that only hash
 
+	orders     orderCache
 	stopUnsafe bool   // fail at the first hash-unsafe number
 	unsafeLit  string // that number
 }
 
 // member is one object member written to out[start:end] as "key":value.
+// key is its unescaped key: a slice of src, or of keys when the source
+// had escapes (an earlier backing array of keys stays valid and unchanged
+// when keys grows, so the slice may be kept).
 type member struct {
 	start, end int
-	ka, kb     int  // unescaped key: src[ka:kb], or keys[ka:kb] when esc
-	esc        bool //
+	key        []byte
 }
 
 type pathTok struct {
@@ -60,12 +63,6 @@ type pathTok struct {
 
 const noMember = -2
 
-func (c *canon) key(m *member) []byte {
-	if m.esc {
-		return c.keys[m.ka:m.kb]
-	}
-	return c.src[m.ka:m.kb]
-}
 
 func (c *canon) run() error {
 	c.skipWS()
@@ -93,7 +90,7 @@ func (c *canon) pointer() string {
 			b.WriteString(strconv.Itoa(t.index))
 			continue
 		}
-		b.WriteString(escapeToken(string(c.key(&c.members[t.member]))))
+		b.WriteString(escapeToken(string(c.members[t.member].key)))
 	}
 	return b.String()
 }
@@ -214,23 +211,26 @@ func (c *canon) object() bool {
 		return true
 	}
 	c.path = append(c.path, pathTok{})
-	for {
+	for first := true; ; first = false {
 		c.path[len(c.path)-1].member = noMember // a key error points at the object
 		c.skipWS()
 		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
 			return c.fail("expected a string key in object")
 		}
-		m := member{start: len(c.out), ka: c.pos + 1}
+		if !first {
+			c.out = append(c.out, ',')
+		}
+		m := member{start: len(c.out)}
+		ka := c.pos + 1
 		esc, ok := c.str()
 		if !ok {
 			return false
 		}
-		m.kb = c.pos - 1
+		m.key = c.src[ka : c.pos-1]
 		if esc {
-			m.esc = true
 			n := len(c.keys)
-			c.keys = appendUnescaped(c.keys, c.src[m.ka:m.kb])
-			m.ka, m.kb = n, len(c.keys)
+			c.keys = appendUnescaped(c.keys, m.key)
+			m.key = c.keys[n:len(c.keys):len(c.keys)]
 		}
 		c.members = append(c.members, m)
 		c.path[len(c.path)-1].member = len(c.members) - 1
@@ -270,25 +270,31 @@ func (c *canon) object() bool {
 }
 
 // reorder sorts the members written since start by key, rejects duplicate
-// keys, and rewrites them comma-separated.
+// keys, and rewrites them comma-separated. Members already in order (as in
+// canonical input) are left where they are.
 func (c *canon) reorder(base, start int) bool {
 	ms := c.members[base:]
-	cmp := func(a, b member) int { return compareUTF16(c.key(&a), c.key(&b)) }
 	sorted := true
 	for i := 1; i < len(ms); i++ {
-		if cmp(ms[i-1], ms[i]) >= 0 {
+		if compareUTF16(ms[i-1].key, ms[i].key) >= 0 {
 			sorted = false
 			break
 		}
 	}
-	if !sorted {
-		slices.SortStableFunc(ms, cmp)
+	if sorted {
+		return true
+	}
+	if !c.orders.apply(ms) {
+		c.orders.remember(ms)
+		slices.SortStableFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
 		for i := 1; i < len(ms); i++ {
-			if cmp(ms[i-1], ms[i]) == 0 {
+			if bytes.Equal(ms[i-1].key, ms[i].key) {
+				c.orders.forget()
 				c.path[len(c.path)-1].member = base + i
-				return c.fail("duplicate key " + strconv.Quote(string(c.key(&ms[i]))))
+				return c.fail("duplicate key " + strconv.Quote(string(ms[i].key)))
 			}
 		}
+		c.orders.learn(ms)
 	}
 	c.tmp = append(c.tmp[:0], c.out[start:]...)
 	c.out = c.out[:start]
@@ -301,9 +307,11 @@ func (c *canon) reorder(base, start int) bool {
 	return true
 }
 
-// compareUTF16 orders two UTF-8 strings by their UTF-16 code units. Byte
-// order equals code point order; the two differ only where a character at
-// or above U+10000 (a surrogate pair, 0xD800..) meets one in U+E000..U+FFFF.
+// compareUTF16 orders two UTF-8 strings by their UTF-16 code units
+// (RFC 8785 section 3.2.3). Byte order equals code point order; the two
+// differ only where a character at or above U+10000 (lead byte 0xF0..0xF4,
+// a surrogate pair 0xD800.. in UTF-16) meets one in U+E000..U+FFFF (lead
+// byte 0xEE or 0xEF): there the supplementary character sorts first.
 func compareUTF16(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
@@ -313,22 +321,14 @@ func compareUTF16(a, b []byte) int {
 	if i == n {
 		return len(a) - len(b)
 	}
-	for i > 0 && !utf8.RuneStart(a[i]) {
-		i--
+	x, y := a[i], b[i]
+	switch {
+	case x >= 0xF0 && (y == 0xEE || y == 0xEF):
+		return -1
+	case y >= 0xF0 && (x == 0xEE || x == 0xEF):
+		return 1
 	}
-	ra, _ := utf8.DecodeRune(a[i:])
-	rb, _ := utf8.DecodeRune(b[i:])
-	if (ra >= 0x10000) != (rb >= 0x10000) {
-		ra, rb = utf16Lead(ra), utf16Lead(rb)
-	}
-	return int(ra) - int(rb)
-}
-
-func utf16Lead(r rune) rune {
-	if r >= 0x10000 {
-		return 0xD800
-	}
-	return r
+	return int(x) - int(y)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -316,3 +316,31 @@ func mutate(t *testing.T, r *rand.Rand, c *Card) *Card {
 	testutil.Success(t, err)
 	return m
 }
+
+// Test_orderCache: repeated object shapes reuse a learned order; any change
+// of keys or order must not.
+func Test_orderCache(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		`[{"b":1,"a":2},{"b":3,"a":4},{"a":5,"b":6},{"b":7,"a":8,"c":9},{"c":1,"b":1,"a":1},{"b":1,"a":2}]`,
+		`[{"b":1,"a":2},{"b":1,"b":2}]`,
+		`[{"b":1,"a":1},{"b":1,"a":1,"a":2}]`,
+		`[{"b":1,"a":1},{"b":1,"\u0061":1}]`,
+		`[{"y":1,"x":1},{"y":{"b":1,"a":1},"x":[{"y":1,"x":1}]},{"y":1,"x":1},{"yy":1,"x":1},{"y":1,"xx":1}]`,
+		`[{"😂":1,"\ufb33":2},{"\ufb33":1,"😂":2},{"😂":1,"\ufb33":2}]`,
+	} {
+		checkAgainstJCS(t, []byte(in))
+	}
+	g := &docGen{r: rand.New(rand.NewPCG(7, 7))}
+	for i := 0; i < 200; i++ {
+		g.b = append(g.b[:0], '[')
+		g.object(1)
+		shape := string(g.b[1:])
+		for j := 0; j < 5; j++ {
+			g.b = append(g.b, ',')
+			g.b = append(g.b, shape...)
+		}
+		g.b = append(g.b, ']')
+		checkAgainstJCS(t, g.b)
+	}
+}

@@ -1,0 +1,98 @@
+package card
+
+import "bytes"
+
+// orderCache remembers how the last few key sequences sort. Cards repeat
+// the same object shape many times (every lorebook entry has its keys in
+// the same source order), and checking that a sequence is the same costs
+// n comparisons of equal keys, where sorting it costs about n²/4
+// comparisons and moves.
+type orderCache struct {
+	e    [4]orderEntry
+	next int
+	cur  *orderEntry // the entry being learned
+}
+
+type orderEntry struct {
+	keys   []byte // the keys in source order, concatenated
+	ends   []int  // end of each key in keys
+	starts []int  // source order start offsets (scratch for learn)
+	perm   []int  // perm[j] = source index of the j-th key in sorted order
+}
+
+const maxOrderKeys = 64 // larger objects are sorted each time
+
+func (o *orderCache) apply(ms []member) bool {
+	for i := range o.e {
+		e := &o.e[i]
+		if len(e.perm) != len(ms) || !e.matches(ms) {
+			continue
+		}
+		// Reorder ms by perm using the starts scratch: members are in
+		// source order, so copy them out first.
+		var buf [maxOrderKeys]member
+		copy(buf[:len(ms)], ms)
+		for j, src := range e.perm {
+			ms[j] = buf[src]
+		}
+		return true
+	}
+	return false
+}
+
+func (e *orderEntry) matches(ms []member) bool {
+	prev := 0
+	for i := range ms {
+		if !bytes.Equal(e.keys[prev:e.ends[i]], ms[i].key) {
+			return false
+		}
+		prev = e.ends[i]
+	}
+	return true
+}
+
+// remember records the source order of ms before it is sorted.
+func (o *orderCache) remember(ms []member) {
+	o.cur = nil
+	if len(ms) > maxOrderKeys {
+		return
+	}
+	e := &o.e[o.next]
+	o.next = (o.next + 1) % len(o.e)
+	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
+	for i := range ms {
+		e.keys = append(e.keys, ms[i].key...)
+		e.ends = append(e.ends, len(e.keys))
+		e.starts = append(e.starts, ms[i].start)
+	}
+	o.cur = e
+}
+
+// learn records the sorted order; start offsets ascend in source order.
+func (o *orderCache) learn(ms []member) {
+	e := o.cur
+	if e == nil {
+		return
+	}
+	for j := range ms {
+		lo, hi := 0, len(e.starts)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if e.starts[mid] < ms[j].start {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		e.perm = append(e.perm, lo)
+	}
+	o.cur = nil
+}
+
+// forget drops the entry being learned (its keys had a duplicate).
+func (o *orderCache) forget() {
+	if o.cur != nil {
+		o.cur.perm = o.cur.perm[:0]
+		o.cur = nil
+	}
+}
