@@ -63,7 +63,6 @@ type pathTok struct {
 
 const noMember = -2
 
-
 func (c *canon) run() error {
 	c.skipWS()
 	if c.value() {
