@@ -1,6 +1,9 @@
 package neuro
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Register adds actions to the client's set and, when connected, sends one
 // actions/register with the new ones. Re-registering an identical
@@ -13,6 +16,9 @@ func (c *Client) Register(actions ...Action) error {
 	defer c.mu.Unlock()
 	if c.closed {
 		return ErrClosed
+	}
+	if err := c.checkSizeLocked(append(c.currentLocked(), actions...)); err != nil {
+		return err
 	}
 	added, err := c.reg.add(actions)
 	if err != nil {
@@ -47,6 +53,9 @@ func (c *Client) SetActions(actions ...Action) error {
 	if c.closed {
 		return ErrClosed
 	}
+	if err := c.checkSizeLocked(actions); err != nil {
+		return err
+	}
 	unreg, reg, err := c.reg.set(actions)
 	if err != nil {
 		return err
@@ -79,4 +88,30 @@ func (c *Client) sendDiffLocked(unreg []string, reg []*entry) {
 		b := c.mustEncode(cmdRegister, registerData{Actions: wireActions(reg)})
 		c.pushLocked(queued{cmd: cmdRegister, b: b}, false)
 	}
+}
+
+func (c *Client) currentLocked() []Action {
+	es := c.reg.all()
+	out := make([]Action, len(es))
+	for i, e := range es {
+		out[i] = e.a
+	}
+	return out
+}
+
+// checkSizeLocked refuses an action set whose full registration (sent on
+// every connect) would exceed MaxMessageBytes.
+func (c *Client) checkSizeLocked(as []Action) error {
+	ws := make([]wireAction, len(as))
+	for i, a := range as {
+		ws[i] = wireAction{Name: c.o.Prefix + a.Name, Description: a.Description, Schema: a.Schema}
+	}
+	b, err := encodeOut(c.game, cmdRegister, registerData{Actions: ws})
+	if err != nil {
+		return nil // a schema that is not JSON: reg.check says which one
+	}
+	if int64(len(b)) > c.o.MaxMessageBytes {
+		return fmt.Errorf("%w: registering the action set takes %d bytes, limit %d", ErrMessageTooBig, len(b), c.o.MaxMessageBytes)
+	}
+	return nil
 }

@@ -80,6 +80,8 @@ func TestClient_queueFull(t *testing.T) {
 		testutil.Success(t, e.c.ContextSilent("b"))
 		testutil.ErrorIs(t, e.c.ContextSilent("c"), neuro.ErrQueueFull)
 		testutil.ErrorIs(t, e.c.Context(strings.Repeat("x", 5<<20), true), neuro.ErrMessageTooBig)
+		testutil.ErrorIs(t, e.c.Register(neuro.Action{Name: "big", Description: strings.Repeat("d", 5<<20)}), neuro.ErrMessageTooBig)
+		testutil.Equal(t, "nothing registered", len(e.c.Actions()), 0)
 		e.start()
 		testutil.Success(t, e.c.Flush(context.Background()))
 		testutil.Equal(t, "connected after flush", e.c.IsConnected(), true)

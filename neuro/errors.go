@@ -34,6 +34,7 @@ type NameError struct {
 	Reason string // what is wrong with it
 }
 
+// Error implements error.
 func (e *NameError) Error() string {
 	return fmt.Sprintf("neuro: invalid action name %q: %s", e.Name, e.Reason)
 }
@@ -45,6 +46,7 @@ type ConflictError struct {
 	Name string // the action name defined twice
 }
 
+// Error implements error.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("neuro: action %q is already registered with a different definition (the server keeps the first; unregister it first)", e.Name)
 }
@@ -56,6 +58,7 @@ type SchemaError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *SchemaError) Error() string {
 	return fmt.Sprintf("neuro: schema of action %q: %s", e.Action, e.Reason)
 }
@@ -70,6 +73,7 @@ type DataError struct {
 	Reason string // what was wrong
 }
 
+// Error implements error.
 func (e *DataError) Error() string {
 	if e.Path == "" {
 		return fmt.Sprintf("invalid data for action %q: %s", e.Action, e.Reason)
@@ -85,6 +89,7 @@ type ProtocolError struct {
 	Reason  string
 }
 
+// Error implements error.
 func (e *ProtocolError) Error() string {
 	if e.Command == "" {
 		return "neuro: bad incoming message: " + e.Reason
@@ -99,6 +104,7 @@ type DialError struct {
 	Err error
 }
 
+// Error implements error.
 func (e *DialError) Error() string { return "neuro: dial " + e.URL + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying error.

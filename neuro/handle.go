@@ -74,13 +74,17 @@ func (c *Client) validate(cl *call) {
 	}
 	ctx, cancel := context.WithTimeout(c.runCtx, d)
 	defer cancel()
+	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			c.finish(cl, Fail(fmt.Sprintf("the game took longer than %v to validate %q; try again", d, cl.inv.Name)), false)
 		}
 	})
 	res := cl.entry.a.Validate(ctx, cl.inv)
-	stop()
+	if !stop() {
+		<-fired // joined, so that Close leaves nothing running
+	}
 	if c.runCtx.Err() != nil {
 		return // closing: the connection is gone, nothing to answer
 	}

@@ -20,7 +20,6 @@ type registry struct {
 	byName  map[string]*entry // by local name
 	order   []string          // local names, in registration order
 	byWire  map[string]*entry
-	changes int // diff operations so far, for churn accounting
 }
 
 func newRegistry(prefix string) *registry {
@@ -110,7 +109,6 @@ func (r *registry) set(as []Action) (unreg []string, reg []*entry, err error) {
 	for _, n := range wantOrder {
 		r.put(want[n])
 	}
-	r.changes += len(unreg) + len(reg)
 	return unreg, reg, nil
 }
 
@@ -118,7 +116,6 @@ func (r *registry) put(e *entry) {
 	r.byName[e.a.Name] = e
 	r.byWire[e.wire] = e
 	r.order = append(r.order, e.a.Name)
-	r.changes++
 }
 
 // remove drops the named actions and returns the wire names that were in
@@ -134,8 +131,7 @@ func (r *registry) remove(names []string) []string {
 		delete(r.byWire, e.wire)
 		r.order = slices.DeleteFunc(r.order, func(x string) bool { return x == n })
 		out = append(out, e.wire)
-		r.changes++
-	}
+		}
 	return out
 }
 
