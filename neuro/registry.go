@@ -16,10 +16,10 @@ type entry struct {
 // registry is the desired action set. It is passive: methods compute the
 // minimal register/unregister diff and the caller sends it.
 type registry struct {
-	prefix  string
-	byName  map[string]*entry // by local name
-	order   []string          // local names, in registration order
-	byWire  map[string]*entry
+	prefix string
+	byName map[string]*entry // by local name
+	order  []string          // local names, in registration order
+	byWire map[string]*entry
 }
 
 func newRegistry(prefix string) *registry {
@@ -131,7 +131,7 @@ func (r *registry) remove(names []string) []string {
 		delete(r.byWire, e.wire)
 		r.order = slices.DeleteFunc(r.order, func(x string) bool { return x == n })
 		out = append(out, e.wire)
-		}
+	}
 	return out
 }
 
