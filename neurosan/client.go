@@ -205,7 +205,7 @@ func (c *Client) getJSON(ctx context.Context, op, agent, u string, v any) error 
 		ctx, cancel = context.WithTimeoutCause(ctx, c.opts.TurnTimeout, ErrTurnTimeout)
 		defer cancel()
 	}
-	resp, err := c.do(ctx, http.MethodGet, op, agent, u, nil)
+	resp, err := c.do(ctx, http.MethodGet, op, agent, u, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -233,9 +233,11 @@ func (c *Client) readAll(r io.Reader) ([]byte, error) {
 }
 
 // do sends a request, retrying 503 answers with back-off, and returns a 200
-// response or a *StatusError. Nothing is retried once a 200 arrived.
-func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byte) (*http.Response, error) {
+// response or a *StatusError. Nothing is retried once a 200 arrived. The
+// idle timer (may be nil) runs during each attempt, not during back-off.
+func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byte, idle *idleTimer) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
+		idle.arm()
 		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -261,6 +263,7 @@ func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byt
 		if resp.StatusCode != http.StatusServiceUnavailable || attempt > c.opts.Retries {
 			return nil, serr
 		}
+		idle.pause()
 		if err := sleep(ctx, c.backoff(attempt, resp.Header.Get("Retry-After"))); err != nil {
 			return nil, fmt.Errorf("%w (waiting to retry after %v)", err, serr)
 		}

@@ -457,3 +457,80 @@ func TestStreamingChat_echoRule(t *testing.T) {
 		t.Fatal("unexpected EOF")
 	}
 }
+
+// A connection lost after the 200 is an error, never a retry: the agents
+// may already have acted.
+func TestStreamingChat_connectionLostNotRetried(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	agent := neurosantest.Agent{Name: "long", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "working"})
+		close(started)
+		<-ctx.Done()
+		return neurosantest.Reply{}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Next()
+	testutil.Success(t, err)
+	<-started
+	s.Close() // cuts the connection mid-stream
+	_, err = st.Next()
+	testutil.Error(t, err)
+	if errors.Is(err, io.EOF) {
+		t.Fatalf("a cut stream must not look like a clean end: %v", err)
+	}
+	testutil.Equal(t, "one request", s.Requests(), 1)
+	testutil.Equal(t, "server saw the cancel", s.Turns()[0].Cancelled, true)
+}
+
+func TestStream_Messages(t *testing.T) {
+	t.Parallel()
+	failing := neurosantest.Agent{Name: "failing", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "a"})
+		return neurosantest.Reply{Fault: neurosantest.FaultInternal}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: append(neurosantest.DemoAgents(), failing)})
+	c := newClient(t, s.URL, nil)
+	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	var types []neurosan.MessageType
+	for m, err := range st.Messages() {
+		testutil.Success(t, err)
+		types = append(types, m.Type)
+	}
+	testutil.Equal(t, "types", types, []neurosan.MessageType{neurosan.TypeAgent, neurosan.TypeAgentFramework})
+	ans, err := st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer after range", ans.Type, neurosan.TypeAgentFramework)
+
+	// An error is yielded once, after the messages, then the loop ends.
+	st2, err := c.StreamingChat(context.Background(), "failing", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st2.Close()
+	var got []string
+	for m, err := range st2.Messages() {
+		if err != nil {
+			var se *neurosan.StreamError
+			testutil.ErrorAs(t, err, &se)
+			got = append(got, "error")
+			continue
+		}
+		got = append(got, m.Text)
+	}
+	testutil.Equal(t, "sequence", got, []string{"a", "error"})
+}
+
+func TestStreamingChat_nilRequest(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "math_guy", nil)
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Answer()
+	testutil.ErrorIs(t, err, neurosan.ErrNoAnswer)
+	testutil.Equal(t, "sent without text", s.Turns()[0].Text, "")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"sync"
 	"time"
@@ -26,6 +27,9 @@ func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatReque
 	if err != nil {
 		return nil, err
 	}
+	if req == nil {
+		req = &ChatRequest{}
+	}
 	body, err := req.AppendJSON(nil)
 	if err != nil {
 		return nil, err
@@ -37,21 +41,20 @@ func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatReque
 	}
 	s.ctx, s.cancel = context.WithCancelCause(turnCtx)
 	s.cancelTurn = cancelTurn
-	if c.opts.IdleTimeout > 0 {
-		s.idle = c.opts.IdleTimeout
-		s.timer = time.AfterFunc(s.idle, func() { // only cancels: never blocks
-			s.cancel(fmt.Errorf("%w: nothing received for %v", ErrIdleTimeout, s.idle))
+	if d := c.opts.IdleTimeout; d > 0 {
+		s.idle = newIdleTimer(d, func() { // only cancels: never blocks
+			s.cancel(fmt.Errorf("%w: nothing received for %v", ErrIdleTimeout, d))
 		})
 	}
-	resp, err := c.do(s.ctx, http.MethodPost, "streaming_chat", agent, c.base+"/api/v1/"+p+"/streaming_chat", body)
+	resp, err := c.do(s.ctx, http.MethodPost, "streaming_chat", agent, c.base+"/api/v1/"+p+"/streaming_chat", body, s.idle)
 	if err != nil {
 		s.release()
 		return nil, err
 	}
 	s.body = resp.Body
 	s.rec = c.rec
-	s.dec = newDecoder(&idleReader{s: s}, c.opts.MaxMessageBytes)
-	s.touch()
+	s.dec = newDecoder(&idleReader{r: resp.Body, idle: s.idle}, c.opts.MaxMessageBytes)
+	s.idle.arm()
 	return s, nil
 }
 
@@ -62,10 +65,7 @@ type Stream struct {
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
 	cancelTurn context.CancelFunc
-	idle       time.Duration
-	timerMu    sync.Mutex  // guards following
-	timer      *time.Timer // nil without IdleTimeout
-	stopped    bool        // timer stopped for good
+	idle       *idleTimer // nil without IdleTimeout
 	body       io.ReadCloser
 	dec        *decoder
 	rec        *jsonl.Recorder
@@ -89,7 +89,9 @@ func (s *Stream) Next() (*ChatMessage, error) {
 	}
 	m, err := s.next()
 	if err != nil {
-		if err != io.EOF {
+		if err == io.EOF {
+			s.body.Close() // before the cancel in Close, so the connection is reused
+		} else {
 			err = fmt.Errorf("neurosan: streaming_chat: %w", err)
 		}
 		s.err = err
@@ -121,6 +123,25 @@ func (s *Stream) next() (*ChatMessage, error) {
 			s.answer = &m
 		}
 		return &m, nil
+	}
+}
+
+// Messages returns an iterator over the rest of the stream, for use with
+// range. It yields each message with a nil error; on failure it yields one
+// (nil, err) pair and stops; at a clean end it just stops (Answer then
+// returns the answer). Breaking out of the loop leaves the stream open:
+// Close it.
+func (s *Stream) Messages() iter.Seq2[*ChatMessage, error] {
+	return func(yield func(*ChatMessage, error) bool) {
+		for {
+			m, err := s.Next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(m, err) || err != nil {
+				return
+			}
+		}
 	}
 }
 
@@ -158,31 +179,71 @@ func (s *Stream) Close() error {
 }
 
 func (s *Stream) release() {
-	s.timerMu.Lock()
-	s.stopped = true
-	if s.timer != nil {
-		s.timer.Stop()
-	}
-	s.timerMu.Unlock()
+	s.idle.stop()
 	s.cancel(ErrClosed)
 	s.cancelTurn()
 }
 
-func (s *Stream) touch() {
-	s.timerMu.Lock()
-	if s.timer != nil && !s.stopped {
-		s.timer.Reset(s.idle)
-	}
-	s.timerMu.Unlock()
+// idleTimer cancels a turn when nothing arrived for d. A nil *idleTimer
+// does nothing. Its methods may be called from any goroutine.
+type idleTimer struct {
+	d  time.Duration
+	mu sync.Mutex // guards following
+	t  *time.Timer
+	// stopped is set for good when the stream is released, so that a late
+	// arm cannot restart the timer.
+	stopped bool
 }
 
-// idleReader restarts the idle timer whenever bytes arrive.
-type idleReader struct{ s *Stream }
+func newIdleTimer(d time.Duration, fire func()) *idleTimer {
+	it := &idleTimer{d: d, t: time.AfterFunc(d, fire)}
+	it.t.Stop() // armed by the first attempt
+	return it
+}
+
+// arm (re)starts the countdown: before each request attempt, and whenever
+// bytes arrive.
+func (it *idleTimer) arm() {
+	if it == nil {
+		return
+	}
+	it.mu.Lock()
+	if !it.stopped {
+		it.t.Reset(it.d)
+	}
+	it.mu.Unlock()
+}
+
+// pause stops the countdown during a 503 back-off, which is not idleness.
+func (it *idleTimer) pause() {
+	if it == nil {
+		return
+	}
+	it.mu.Lock()
+	it.t.Stop()
+	it.mu.Unlock()
+}
+
+func (it *idleTimer) stop() {
+	if it == nil {
+		return
+	}
+	it.mu.Lock()
+	it.stopped = true
+	it.t.Stop()
+	it.mu.Unlock()
+}
+
+// idleReader restarts the idle countdown whenever bytes arrive.
+type idleReader struct {
+	r    io.Reader
+	idle *idleTimer
+}
 
 func (r *idleReader) Read(p []byte) (int, error) {
-	n, err := r.s.body.Read(p)
+	n, err := r.r.Read(p)
 	if n > 0 {
-		r.s.touch()
+		r.idle.arm()
 	}
 	return n, err
 }

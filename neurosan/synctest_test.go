@@ -239,3 +239,22 @@ func TestFake_realLineDelay(t *testing.T) {
 		testutil.Equal(t, "answer time", last, 3*neurosantest.RealLineDelay)
 	})
 }
+
+// The idle countdown is paused during a 503 back-off: a 7 s Retry-After
+// with a 5 s idle timeout still succeeds.
+func TestStream_idlePausedDuringBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 1})
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "7")
+			fake.ServeHTTP(w, r)
+		})
+		c := servePipe(t, h, &neurosan.ClientOptions{IdleTimeout: 5 * time.Second})
+		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+		testutil.Success(t, err)
+		defer st.Close()
+		_, err = st.Answer()
+		testutil.Success(t, err)
+		testutil.Equal(t, "requests", fake.Requests(), 2)
+	})
+}
