@@ -32,6 +32,7 @@ type conn struct {
 	wg       sync.WaitGroup
 	done     chan struct{} // closed by shutdown
 	switched atomic.Bool   // ended by SetSaveID: reconnect at once
+	pingSent atomic.Int64  // UnixNano of the unanswered ping, 0 if none
 
 	mu      sync.Mutex // guards following
 	pending map[int64]*pendingCall
@@ -242,7 +243,7 @@ func (cn *conn) readLoop() {
 	for {
 		_, b, err := cn.ws.Read(cn.ctx)
 		if err != nil {
-			cn.shutdown(readError(err), websocket.StatusGoingAway)
+			cn.shutdown(cn.readError(err), websocket.StatusGoingAway)
 			return
 		}
 		note := cn.handle(b)
@@ -250,8 +251,13 @@ func (cn *conn) readLoop() {
 	}
 }
 
-// readError describes why a read failed.
-func readError(err error) error {
+// readError describes why a read failed. coder/websocket closes the
+// connection itself when a ping's context expires, so the reader usually
+// sees that first: an overdue ping names the real cause.
+func (cn *conn) readError(err error) error {
+	if sent := cn.pingSent.Load(); sent != 0 && time.Since(time.Unix(0, sent)) >= cn.c.o.PingTimeout {
+		return &DisconnectError{Reason: "ping unanswered", Err: err}
+	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
 		return &DisconnectError{Code: int(ce.Code), Reason: ce.Reason, Err: err}
@@ -329,8 +335,12 @@ func (cn *conn) pingLoop() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(cn.ctx, cn.c.o.PingTimeout)
+		cn.pingSent.Store(time.Now().UnixNano())
 		err := cn.ws.Ping(ctx)
 		cancel()
+		if err == nil {
+			cn.pingSent.Store(0)
+		}
 		if err != nil {
 			if cn.ctx.Err() == nil {
 				cn.shutdown(&DisconnectError{Reason: "ping unanswered", Err: err}, websocket.StatusGoingAway)

@@ -356,5 +356,11 @@ func (h *Harness) crash() {
 		hc.ws.CloseNow()
 	}
 	h.pipe.Close()
-	go h.srv.Close() // not waited here: we are inside a handler
+	// srv.Close cannot run here: we are inside a handler. The handler's
+	// count in h.wg is held, so this Add is safe and Close joins it.
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.srv.Close()
+	}()
 }
