@@ -1,3 +1,76 @@
 // Package card parses, validates, repairs, hashes and patches Character
-// Card V2 documents, and plans how each card travels to RPEngine.
+// Card V2 documents, and plans how each card travels to RPEngine (protocol
+// v3, spec sections 4 and 5).
+//
+// A game builds or loads a card, checks it, and lets a [Planner] choose the
+// cheapest transfer that can succeed:
+//
+//	c, err := card.Parse(jsonBytes) // *ParseError with a JSON Pointer
+//	if err := c.Validate(); err != nil { ... } // every violation, with pointers
+//	t, err := planner.Plan(card.Key{IntegrationID: "game", CharacterID: "ari"}, c)
+//	// send t (json.Marshal gives the spec's descriptor), then:
+//	planner.Accepted(key, c, engineHash) // or planner.Resync on card_resync_required
+//
+// # Protocol
+//
+// A card is a JSON object kept exactly as parsed ([Card.Bytes]): unknown
+// fields, extensions and member order survive. [Parse] rejects what RFC
+// 8785 rejects (duplicate keys, also after unescaping; invalid UTF-8; lone
+// surrogates; numbers beyond the double range) and documents over
+// [MaxSize], the protocol's 8 MiB message limit. [Card.Validate] applies
+// the rules of the engine's validator (spec section 4.1) but reports them
+// all. [Repair] turns V1, V3 and incomplete exports into valid V2, listing
+// each [Change]; [ExtractPNG] reads a card from a PNG's tEXt chunk.
+//
+// The hash is SHA-256 over the RFC 8785 (JCS) canonical JSON of the whole
+// card, 64 lowercase hex ([Digest]). The canonicalizer ([AppendCanonical])
+// is one pass with no tree of values: it writes canonical output while it
+// parses, then reorders each object's members in place by UTF-16 code units
+// (RFC 8785 section 3.2.3), reusing the order learned for a repeated object
+// shape. Numbers follow ECMAScript (section 3.2.2.3). It equals
+// github.com/gowebpki/jcs byte for byte on the RFC 8785 vectors, 10,000 ES6
+// number lines, every test card and in differential and fuzz tests. Parse
+// hashes once; results are memoized by a 128-bit xxh3 of the input in a
+// bounded, process-wide cache, so re-parsing unchanged bytes is about a
+// copy.
+//
+// The engine canonicalizes numbers with its own JSON library: for
+// non-integers, exponents, -0 and integers beyond ±2^53 its hash may differ
+// from RFC 8785 (spec section 4.2). [Card.HashSafe] names the first such
+// number; the planner never sends targetHash for such a card and never
+// patches it.
+//
+// Patches are RFC 6902 with RFC 6901 pointers. [Diff] generates add, remove
+// and replace operations from the canonical forms of two cards (equal
+// subtrees are equal bytes, so they are skipped at memcmp speed), and every
+// generated patch is verified: applied to the base it must give the
+// target's hash, or there is no patch. [ApplyPatch] wraps
+// github.com/evanphx/json-patch/v5 with the guards its known defects need,
+// checked by a strict applier of our own that works on canonical bytes. It
+// passes every enabled case of the json-patch-tests suite.
+//
+// The [Planner] advises a reference when the engine holds exactly this
+// card in this session, a verified patch when the engine holds a base we
+// agree on and the patch is smaller than the snapshot, and otherwise a
+// snapshot, with targetHash only when we trust our hash. The engine's
+// reported hash is the authority. After card_resync_required it falls back
+// to a snapshot; a refused snapshot with targetHash is retried without it,
+// and a refused snapshot without targetHash is a [ResyncError], so a
+// caller can never loop (at most three attempts per request).
+//
+// # Concurrency
+//
+// Parse, AppendCanonical, Diff, ApplyPatch, Repair and ExtractPNG may be
+// called concurrently. A [Card] is immutable and safe for concurrent use. A
+// [Planner] is not: it belongs to one session and its owner serializes
+// calls. Everything here is synchronous and passive: no goroutines, no
+// I/O, no clocks.
+//
+// # Security
+//
+// Input size is bounded ([MaxSize]), nesting is bounded (512 levels), copy
+// operations in patches cannot grow a document past MaxSize, a panic inside
+// evanphx becomes an error, and PNG chunk lengths and CRCs are checked. The
+// memo key (xxh3) is not cryptographic: cards come from the game itself;
+// the hash sent to the engine is always SHA-256.
 package card

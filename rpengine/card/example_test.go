@@ -1,0 +1,73 @@
+package card_test
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/gamelink-go/gamelink/rpengine/card"
+)
+
+// The upstream test vector of spec section 4.2.
+func ExampleCard_Hash() {
+	c, err := card.Parse([]byte(`{"data":{"age":4,"name":"Ari","tags":["a"]},"spec":"chara_card_v2"}`))
+	if err != nil {
+		panic(err)
+	}
+	d, _ := c.Hash()
+	fmt.Println(d)
+	// Output: 71981de431e9b5327456a39a3eed23fb6eabb68efdd050f271c222f6f50a8b31
+}
+
+func ExampleCard_Validate() {
+	c, _ := card.Parse([]byte(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":" "}}`))
+	err := c.Validate()
+	if ve, ok := err.(*card.ValidationError); ok {
+		for _, v := range ve.Violations[:3] {
+			fmt.Println(v)
+		}
+	}
+	// Output:
+	// /data/description: is required and must be a string
+	// /data/personality: is required and must be a string
+	// /data/scenario: is required and must be a string
+}
+
+func ExampleRepair() {
+	v1 := `{"name":"Tom","description":"A fisherman.","personality":"","scenario":"","first_mes":"Hi.","mes_example":""}`
+	c, changes, err := card.Repair([]byte(v1))
+	fmt.Println(len(changes), "changes; valid:", err == nil, "; name:", c.Name())
+	fmt.Println(changes[0].Message)
+	// Output:
+	// 9 changes; valid: true ; name: Tom
+	// upgraded a V1 card to V2: the six V1 fields were copied into data (and kept at the top level)
+}
+
+func ExamplePlanner() {
+	base, _, _ := card.Repair([]byte(`{"name":"Ari","description":"","personality":"","scenario":"","first_mes":"","mes_example":""}`))
+	key := card.Key{IntegrationID: "mygame", CharacterID: "ari"}
+	p := card.NewPlanner(nil)
+
+	t, _ := p.Plan(key, base) // first transfer of a session
+	fmt.Println(t.Mode)
+	h, _ := base.Hash()
+	p.Accepted(key, base, h) // from character.synced.targetHash
+
+	t, _ = p.Plan(key, base) // unchanged card
+	fmt.Println(t.Mode)
+
+	b, _ := card.ApplyPatch(base.Bytes(), []byte(`[{"op":"replace","path":"/data/description","value":"Now angry."}]`))
+	edited, _ := card.Parse(b)
+	t, _ = p.Plan(key, edited)
+	wire, _ := json.Marshal(t)
+	fmt.Println(t.Mode, string(t.Patch), len(wire) < len(b))
+	// Output:
+	// snapshot
+	// reference
+	// patch [{"op":"replace","path":"/data/description","value":"Now angry."}] true
+}
+
+func ExampleAppendCanonical() {
+	out, _ := card.AppendCanonical(nil, []byte(`{"b": 1.50, "a": "\u20ac", "😂": 1E3, "\ufb33": -0}`))
+	fmt.Println(string(out))
+	// Output: {"a":"€","b":1.5,"😂":1000,"דּ":0}
+}
