@@ -16,6 +16,10 @@
 // application/json-lines body carries one ChatResponse object per message.
 // Agent names may contain '/' and are sent with the slashes unescaped.
 //
+// [Client.StreamingChat] returns a [Stream] of typed messages as they
+// arrive ([Stream.Next], or range over [Stream.Messages]) and then the
+// answer ([Stream.Answer]).
+//
 // The stream is read with encoding/json's streaming Decoder, not a line
 // scanner, because the format has traps: several objects may share a line,
 // a line may be far over 64 KiB (chat_context grows with the history, and

@@ -9,7 +9,8 @@
 // with its origin path. --fake serves the built-in demo networks
 // (neurosantest.DemoAgents) on a loopback port instead of a real server.
 // Type /reset to start a new conversation and /quit (or end of input) to
-// leave. Ctrl-C cancels the turn in flight, then quits.
+// leave. Ctrl-C during a turn cancels it (the connection is closed, which
+// stops the turn on the server); at the prompt it quits.
 package main
 
 import (
@@ -112,8 +113,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx := context.Background()
 	if cfg.agent, err = pickAgent(ctx, client, cfg.agent, stdout); err != nil {
 		return err
 	}
@@ -178,9 +178,14 @@ func chat(ctx context.Context, c *neurosan.Client, cfg *config, stdin io.Reader,
 			fmt.Fprintln(w, "(new conversation)")
 			continue
 		}
-		ans, err := conv.Send(ctx, text)
-		if ctx.Err() != nil {
-			return ctx.Err()
+		// Ctrl-C is caught only while a turn runs, and cancels that turn.
+		turnCtx, stop := signal.NotifyContext(ctx, os.Interrupt)
+		ans, err := conv.Send(turnCtx, text)
+		interrupted := turnCtx.Err() != nil && ctx.Err() == nil
+		stop()
+		if interrupted {
+			fmt.Fprintln(w, "\n(turn cancelled)")
+			continue
 		}
 		if err != nil {
 			fmt.Fprintf(w, "error: %v\n", err)

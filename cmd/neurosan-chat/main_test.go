@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,5 +121,53 @@ func TestBinary_unknownAgent(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `no agent network "nobody"`) {
 		t.Errorf("want a not-found failure, got %v:\n%s", err, out)
+	}
+}
+
+// Ctrl-C during a turn cancels that turn only; the chat goes on.
+func TestBinary_interruptCancelsTurn(t *testing.T) {
+	t.Parallel()
+	// With an hour's pause after every line, the turn is stuck after its
+	// first intermediate message until interrupted.
+	cmd := exec.Command(build(t), "--fake", "--fake-delay", "1h", "--verbose", "--agent", "games/quest_designer")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(stdin, "cats\n")
+	sc := bufio.NewScanner(stdout)
+	var out strings.Builder
+	waitFor := func(want string) {
+		t.Helper()
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), want) {
+				return
+			}
+		}
+		t.Fatalf("output ended without %q:\n%s", want, out.String())
+	}
+	waitFor("lore_keeper AGENT]")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("(turn cancelled)")
+	stdin.Close()
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "agent> ") {
+		t.Errorf("the cancelled turn still answered:\n%s", out.String())
 	}
 }

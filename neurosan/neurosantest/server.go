@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -118,6 +119,18 @@ const (
 	// newline, as any exception does.
 	FaultInternal
 )
+
+func (f Fault) String() string {
+	switch f {
+	case FaultNone:
+		return "FaultNone"
+	case FaultTimeout:
+		return "FaultTimeout"
+	case FaultInternal:
+		return "FaultInternal"
+	}
+	return "Fault(" + strconv.Itoa(int(f)) + ")"
+}
 
 // Reply is a script's answer to a turn.
 type Reply struct {
