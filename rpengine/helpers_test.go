@@ -35,6 +35,24 @@ func testCard(t testing.TB, mutate ...string) *card.Card {
 	return c
 }
 
+// syncWriter serialises writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
 // logBuf collects log lines for assertions.
 type logBuf struct {
 	mu  sync.Mutex

@@ -95,9 +95,11 @@ type ServerOptions struct {
 	// Recorder, if set, receives every message in and out as JSON Lines
 	// (internal/jsonl format). The server never closes it.
 	Recorder io.Writer
-	// OnSession, if set, is called when a session starts (info.ID set) and
-	// when the live session ends (ended true). It is called synchronously
-	// on the connection's goroutine and must not block.
+	// OnSession, if set, is called when a session starts (ended false) and
+	// when the live session ends without a newer one replacing it (ended
+	// true; a superseded session is reported only by its successor's
+	// start). It is called synchronously from the goroutine that starts or
+	// ends the session, with no lock held, and must not block.
 	OnSession func(info SessionInfo, ended bool)
 }
 
