@@ -195,6 +195,11 @@ func TestClient_failRetriesForce(t *testing.T) {
 					return ok && u.Outcome == neuro.ForceRetrying
 				})
 				testutil.Equal(t, "retrying updates", len(ups), 2)
+				for _, f := range e.srv.Findings() {
+					if f.Severity > neuro.SeverityInfo {
+						t.Errorf("conformance finding: %v", f)
+					}
+				}
 			})
 		})
 	}
