@@ -157,9 +157,6 @@ func NewServer(opts *Options) *Server {
 	}
 }
 
-// ErrDown is returned by [Server.Dial] while the server is set down.
-var ErrDown = errors.New("neurotest: server down")
-
 // Dial connects in memory. It matches [neuro.ClientOptions.Dial]; url is
 // ignored.
 func (s *Server) Dial(ctx context.Context, url string) (neuro.Conn, error) {
