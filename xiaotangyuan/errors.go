@@ -54,6 +54,7 @@ type RPCError struct {
 	Data    json.RawMessage // the error's data member, if any
 }
 
+// Error returns "xiaotangyuan: <method>: harness error <code>: <message>".
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("xiaotangyuan: %s: harness error %d: %s", e.Method, e.Code, e.Message)
 }
@@ -65,6 +66,7 @@ type ValidationError struct {
 	Reason string // what is wrong with it
 }
 
+// Error returns "xiaotangyuan: invalid <field>: <reason>".
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("xiaotangyuan: invalid %s: %s", e.Field, e.Reason)
 }
@@ -78,6 +80,7 @@ type DisconnectError struct {
 	Err    error  // underlying cause, may be nil
 }
 
+// Error describes the close code, reason and cause, as available.
 func (e *DisconnectError) Error() string {
 	s := "xiaotangyuan: disconnected"
 	if e.Code != 0 {
@@ -95,4 +98,5 @@ func (e *DisconnectError) Error() string {
 // Is makes every DisconnectError match ErrDisconnected.
 func (e *DisconnectError) Is(target error) bool { return target == ErrDisconnected }
 
+// Unwrap returns the underlying cause.
 func (e *DisconnectError) Unwrap() error { return e.Err }

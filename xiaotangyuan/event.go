@@ -26,6 +26,7 @@ const (
 
 var eventNames = [...]string{"", "Ready", "Connected", "Disconnected", "Start", "Text", "Done", "Cancel", "Present", "Status", "Error"}
 
+// String returns the kind's name without the Event prefix, e.g. "Text".
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k != 0 {
 		return eventNames[k]

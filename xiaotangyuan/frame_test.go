@@ -168,3 +168,16 @@ func BenchmarkParseDelta(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseDeltaReference decodes the same frame into a generic map,
+// the naive baseline BenchmarkParseDelta is compared with.
+func BenchmarkParseDeltaReference(b *testing.B) {
+	msg := []byte(frameTable[1].in)
+	b.ReportAllocs()
+	for b.Loop() {
+		var m map[string]any
+		if err := json.Unmarshal(msg, &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

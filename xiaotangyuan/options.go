@@ -45,9 +45,10 @@ type Options struct {
 	// http.DefaultClient. Tests use the fake Harness's in-memory client.
 	HTTPClient *http.Client
 
-	// ReadLimit is the largest incoming message, in bytes. If zero,
-	// MaxMessageSize (1 MiB). A bigger message closes the connection with
-	// status 1009.
+	// ReadLimit is the largest incoming message, in bytes. Values below
+	// MaxMessageSize (1 MiB), zero included, mean MaxMessageSize, the
+	// protocol's limit; a larger limit tolerates a Harness that breaks it.
+	// A bigger message closes the connection with status 1009.
 	ReadLimit int64
 
 	HelloTimeout time.Duration // adapter.hello; if zero, 5 s
@@ -144,7 +145,7 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.ReconnectMax < r.ReconnectMin {
 		r.ReconnectMax = r.ReconnectMin
 	}
-	if r.ReadLimit == 0 {
+	if r.ReadLimit < MaxMessageSize {
 		r.ReadLimit = MaxMessageSize
 	}
 	if r.MaxConcurrentAtoms <= 0 {
