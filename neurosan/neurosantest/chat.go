@@ -153,7 +153,9 @@ func (c *chat) run(ctx context.Context, req *chatRequest) {
 			if ticker != nil {
 				ticker.Reset(c.s.opts.Heartbeat)
 			}
-			if c.maximal && c.respond(&m) != nil {
+			// MINIMAL passes only AGENT_FRAMEWORK messages with a chat_context.
+			pass := c.maximal || m.Type == neurosan.TypeAgentFramework && len(m.ChatContext) > 0
+			if pass && c.respond(&m) != nil {
 				c.abandon(cancel, done)
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -180,6 +181,7 @@ func New(opts *Options) *Server {
 	if opts != nil {
 		o = *opts
 	}
+	o.Agents = slices.Clone(o.Agents) // the caller may reuse its slice
 	s := &Server{opts: o, agents: map[string]*Agent{}, changed: make(chan struct{})}
 	for i := range o.Agents {
 		a := &o.Agents[i]
