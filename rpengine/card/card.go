@@ -20,6 +20,11 @@ type Card struct {
 	raw    []byte
 	digest Digest
 	unsafe bool // holds a number the engine may canonicalize differently
+	key    memoKey128
+	valid  bool // known valid from the memo
+
+	validOnce sync.Once
+	validErr  error
 
 	nameOnce sync.Once
 	name     string
@@ -42,10 +47,10 @@ func Parse(data []byte) (*Card, error) {
 	if !rootIsObject(data) {
 		return nil, &ParseError{Msg: "a card must be a JSON object"}
 	}
-	c := &Card{raw: append([]byte(nil), data...)}
 	key := memoKey(data)
+	c := &Card{raw: append([]byte(nil), data...), key: key}
 	if e, ok := memo.get(key); ok {
-		c.digest, c.unsafe = e.digest, e.unsafe
+		c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
 		return c, nil
 	}
 	d, unsafe, err := hashDocument(data)

@@ -178,6 +178,23 @@ func TestCard_Hash_memoized(t *testing.T) {
 	testutil.Equal(t, "memo digest", e.digest, da)
 }
 
+func TestCard_Validate_memoized(t *testing.T) {
+	t.Parallel()
+	in := readCard(t, "cjk-emoji.json")
+	testutil.Success(t, mustParse(t, string(in)).Validate())
+	e, _ := memo.get(memoKey(in))
+	testutil.Equal(t, "valid memoized", e.valid, true)
+	again := mustParse(t, string(in))
+	testutil.Equal(t, "known valid", again.valid, true)
+	testutil.Success(t, again.Validate())
+
+	bad := readCard(t, "broken-v3.json")
+	testutil.Error(t, mustParse(t, string(bad)).Validate())
+	e, _ = memo.get(memoKey(bad))
+	testutil.Equal(t, "invalid not marked", e.valid, false)
+	testutil.Error(t, mustParse(t, string(bad)).Validate())
+}
+
 func Test_hashMemo_bounded(t *testing.T) {
 	t.Parallel()
 	var h hashMemo

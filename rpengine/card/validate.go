@@ -10,9 +10,22 @@ import (
 // Validate checks the Character Card V2 rules the engine enforces (spec
 // section 4.1) and returns nil or a *[ValidationError] listing every
 // violation, each with its JSON Pointer. Unlike the engine, which stops at
-// the first, it reports them all.
+// the first, it reports them all. The result is memoized with the hash, so
+// validating the same bytes again is free.
 func (c *Card) Validate() error {
-	root, err := decodeAny(c.raw)
+	if c.valid {
+		return nil
+	}
+	c.validOnce.Do(func() {
+		if c.validErr = validate(c.raw); c.validErr == nil {
+			memo.markValid(c.key)
+		}
+	})
+	return c.validErr
+}
+
+func validate(raw []byte) error {
+	root, err := decodeAny(raw)
 	if err != nil {
 		return err
 	}
