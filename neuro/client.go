@@ -249,6 +249,15 @@ func (c *Client) IsConnected() bool {
 	return c.connected
 }
 
+// WantsShutdown returns the latest wants_shutdown of a
+// [ShutdownGraceful] proposal (false if none came): at the next safe point,
+// save, quit to the main menu and call [Client.ShutdownReady].
+func (c *Client) WantsShutdown() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shutdownW
+}
+
 // Dropped returns how many events were dropped because the event queue
 // was full (see [ClientOptions.MaxEvents]).
 func (c *Client) Dropped() int {

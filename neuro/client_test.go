@@ -205,6 +205,29 @@ func TestClient_failRetriesForce(t *testing.T) {
 	}
 }
 
+func TestClient_declineCompletesWithoutExecuting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		executed := false
+		e := newEnv(t, nil, nil)
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			return neuro.Decline("the board is locked; your turn is skipped")
+		}, func(*neuro.Invocation) { executed = true })))
+		e.start()
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		o, _ := h.Wait(context.Background())
+		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+		e.wait("result", func() bool { return len(e.srv.Results()) == 1 })
+		r := e.srv.Results()[0]
+		testutil.Equal(t, "success (no retry)", r.Success, true)
+		testutil.Equal(t, "message", r.Message, "the board is locked; your turn is skipped")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		testutil.Equal(t, "executed", executed, false)
+		testutil.Equal(t, "no retry", len(e.srv.Results()), 1)
+	})
+}
+
 func TestClient_forceBusyAndQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, nil, nil)
@@ -526,6 +549,7 @@ func TestClient_eventsAndShutdown(t *testing.T) {
 		}
 		testutil.Equal(t, "events", strings.Join(kinds, ","), "connected,ack:Neuro-sama,speech,graceful,immediate")
 		testutil.Equal(t, "drained", len(e.c.Poll(nil)), 0)
+		testutil.Equal(t, "wants shutdown", e.c.WantsShutdown(), true)
 		testutil.Success(t, e.c.ShutdownReady())
 		e.wait("ready", func() bool { return countCmd(e.srv.Commands(), "shutdown/ready") == 1 })
 	})

@@ -226,6 +226,11 @@ func (w *wsConn) Close() error {
 func (s *Server) serve(c neuro.Conn) *sconn {
 	sc := &sconn{c: c, out: make(chan []byte, 256)}
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.Close()
+		return sc
+	}
 	s.conns = append(s.conns, sc)
 	s.connects++
 	s.checker.Connect(time.Now())
