@@ -192,3 +192,34 @@ func TestClient_webSocketLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestClient_setActionsWhileValidating swaps callbacks (same definition)
+// while actions are in flight; run with -race.
+func TestClient_setActionsWhileValidating(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		mk := func(msg string) neuro.Action {
+			return placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+				time.Sleep(time.Millisecond)
+				return neuro.OK(msg)
+			}, func(*neuro.Invocation) {})
+		}
+		testutil.Success(t, e.c.SetActions(mk("a")))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; i < 50; i++ {
+				e.c.SetActions(mk(strings.Repeat("b", i%3)))
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		for i := 0; i < 20; i++ {
+			e.srv.SendAction("place", `{"cell":1}`)
+			e.wait("result", func() bool { return len(e.srv.Results()) == i+1 })
+		}
+		<-done
+		testutil.Equal(t, "register messages", countCmd(e.srv.Commands(), "actions/register"), 1)
+	})
+}

@@ -2,6 +2,7 @@ package neuro
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,9 +12,9 @@ import (
 
 // call is one action from Neuro between its arrival and its result.
 type call struct {
-	gen   uint64
-	inv   *Invocation
-	entry *entry
+	gen    uint64
+	inv    *Invocation
+	action *Action // a copy taken under c.mu; nil for unknown actions
 }
 
 // handleAction runs the pipeline for one incoming action: look the name
@@ -24,7 +25,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 	c.mu.Lock()
 	if _, done := c.answered[a.ID]; done || c.inflight[a.ID] != nil {
 		c.mu.Unlock()
-		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", nil)
+		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", idJSON(a.ID))
 		return
 	}
 	cl := &call{gen: gen, inv: &Invocation{ID: a.ID, Name: a.Name}}
@@ -39,7 +40,8 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 		c.mu.Unlock()
 		return
 	}
-	cl.entry, cl.inv.Name = e, e.a.Name
+	act := e.a
+	cl.action, cl.inv.Name = &act, e.a.Name
 	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
 	if err != nil {
 		c.finishLocked(cl, Fail(err.Error()+c.schemaHint(e)), false)
@@ -68,7 +70,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 // validator's later verdict is then ignored (never answered twice).
 func (c *Client) validate(cl *call) {
 	defer c.wg.Done()
-	d := cl.entry.a.Deadline
+	d := cl.action.Deadline
 	if d <= 0 {
 		d = c.o.ActionDeadline
 	}
@@ -81,7 +83,7 @@ func (c *Client) validate(cl *call) {
 			c.finish(cl, Fail(fmt.Sprintf("the game took longer than %v to validate %q; try again", d, cl.inv.Name)), false)
 		}
 	})
-	res := cl.entry.a.Validate(ctx, cl.inv)
+	res := cl.action.Validate(ctx, cl.inv)
 	if !stop() {
 		<-fired // joined, so that Close leaves nothing running
 	}
@@ -109,22 +111,22 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	c.rememberLocked(id)
 	delete(c.inflight, id)
 	if cl.gen != c.gen || !c.connected {
-		c.rec.RecordNote(jsonl.Out, "dropped: result for an action of a lost connection (id "+id+")", nil)
+		c.rec.RecordNote(jsonl.Out, "dropped: result for an action of a lost connection", idJSON(id))
 		return
 	}
 	exec := executable && res.Success && !res.NoExecute
 	if exec && len(c.events) >= c.o.MaxEvents {
 		res, exec = Fail("the game is busy; try again in a moment"), false
 	}
-	if cl.entry != nil {
-		c.forceResultLocked(cl.entry.a.Name, res.Success)
+	if cl.action != nil {
+		c.forceResultLocked(cl.action.Name, res.Success)
 	}
 	b := c.mustEncode(cmdResult, resultData{ID: id, Success: res.Success, Message: res.Message})
 	c.pushLocked(queued{cmd: cmdResult, b: b}, false)
 	c.advanceForcesLocked()
 	if exec {
 		cl.inv.Value = res.Value
-		c.emitLocked(cl.inv, cl.entry.a.Execute)
+		c.emitLocked(cl.inv, cl.action.Execute)
 	}
 }
 
@@ -154,4 +156,9 @@ func (c *Client) schemaHint(e *entry) string {
 		return ""
 	}
 	return "; expected data matching " + string(e.a.Schema)
+}
+
+func idJSON(id string) []byte {
+	b, _ := json.Marshal(map[string]string{"id": id})
+	return b
 }
