@@ -1,0 +1,211 @@
+package stream_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
+)
+
+const chunkEnv = `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.chunk","messageId":"m-1","sessionId":"s-1","timestamp":"2026-07-14T00:00:00.000Z",`
+
+// chunkMsg is the text of a chunk message as engines send it.
+func chunkMsg(seq, seg, pos, count int, data string) []byte {
+	b, _ := json.Marshal(stream.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
+		SegmentChunkSequence: pos, SegmentChunkCount: count, Data: data})
+	return append([]byte(chunkEnv), b[1:]...)
+}
+
+// refDecode is the reference: encoding/json and the server's envelope
+// rules (wire.DecodeHeader), then the type check.
+func refDecode(msg []byte) (stream.AudioChunk, stream.ChunkEnvelope, error) {
+	var f struct {
+		Protocol        string          `json:"protocol"`
+		ProtocolVersion json.RawMessage `json:"protocolVersion"`
+		Type            string          `json:"type"`
+		MessageID       string          `json:"messageId"`
+		SessionID       *string         `json:"sessionId"`
+		Timestamp       string          `json:"timestamp"`
+		stream.AudioChunk
+	}
+	if t := bytes.TrimLeft(msg, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return stream.AudioChunk{}, stream.ChunkEnvelope{}, errors.New("not an object")
+	}
+	if err := json.Unmarshal(msg, &f); err != nil {
+		return stream.AudioChunk{}, stream.ChunkEnvelope{}, err
+	}
+	switch {
+	case f.Protocol != "gemtavern.rp_engine", string(f.ProtocolVersion) != "3",
+		f.Type == "", f.MessageID == "", f.Timestamp == "":
+		return stream.AudioChunk{}, stream.ChunkEnvelope{}, errors.New("bad envelope")
+	case f.Type != "reply.audio.chunk":
+		return stream.AudioChunk{}, stream.ChunkEnvelope{}, stream.ErrNotAudioChunk
+	}
+	env := stream.ChunkEnvelope{MessageID: []byte(f.MessageID), Timestamp: []byte(f.Timestamp)}
+	if f.SessionID != nil {
+		env.SessionID = []byte(*f.SessionID)
+	}
+	return f.AudioChunk, env, nil
+}
+
+// checkDecode compares ChunkDecoder.Decode with the reference on msg.
+func checkDecode(t *testing.T, d *stream.ChunkDecoder, msg []byte) {
+	t.Helper()
+	orig := bytes.Clone(msg)
+	wantC, wantEnv, wantErr := refDecode(msg)
+	c := stream.AudioChunk{Data: "untouched"}
+	env, err := d.Decode(&c, msg)
+	if !bytes.Equal(msg, orig) {
+		t.Fatalf("Decode modified its input %q", orig)
+	}
+	if (err == nil) != (wantErr == nil) || errors.Is(err, stream.ErrNotAudioChunk) != errors.Is(wantErr, stream.ErrNotAudioChunk) {
+		t.Fatalf("Decode(%q): error %v, reference %v", msg, err, wantErr)
+	}
+	if err != nil {
+		if c != (stream.AudioChunk{Data: "untouched"}) {
+			t.Fatalf("Decode(%q) failed but changed the chunk to %+v", msg, c)
+		}
+		return
+	}
+	if c != wantC {
+		t.Fatalf("Decode(%q) = %+v, reference %+v", msg, c, wantC)
+	}
+	if !bytes.Equal(env.MessageID, wantEnv.MessageID) || !bytes.Equal(env.Timestamp, wantEnv.Timestamp) ||
+		!bytes.Equal(env.SessionID, wantEnv.SessionID) || (env.SessionID == nil) != (wantEnv.SessionID == nil) {
+		t.Fatalf("Decode(%q) envelope %q, reference %q", msg, env, wantEnv)
+	}
+}
+
+var decodeCases = []struct{ name, msg string }{
+	{"plain", string(chunkMsg(7, 2, 1, 3, pcm(1, 2, 3)))},
+	{"whitespace", " \r\n{ \"protocol\" : \"gemtavern.rp_engine\" ,\t\"protocolVersion\":3,\"type\":\"reply.audio.chunk\",\"messageId\":\"m\",\"timestamp\":\"t\",\"requestId\":\"r1\",\"data\":\"AAA=\" } \n"},
+	{"no session", `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.chunk","messageId":"m","timestamp":"t","data":""}`},
+	{"null session", chunkEnv + `"sessionId":null,"data":"AAAA"}`},
+	{"session then null", chunkEnv + `"sessionId":"x","sessionId":null}`},
+	{"duplicate data, last wins", chunkEnv + `"data":"AAAA","data":"BBBB"}`},
+	{"null keeps value", chunkEnv + `"data":"AAAA","data":null,"sequence":4,"sequence":null}`},
+	{"unknown scalars", chunkEnv + `"x":1.5e-3,"y":true,"z":false,"w":"é\u0000","v":null,"data":"AAAA"}`},
+	{"unknown nested", chunkEnv + `"x":{"a":[1,2]},"data":"AAAA"}`},
+	{"unknown with invalid utf8", chunkEnv + "\"x\":\"\xff\",\"data\":\"AAAA\"}"},
+	{"escaped slash in data", chunkEnv + `"data":"AA\/A"}`},
+	{"escape in id", chunkEnv + `"requestId":"r\u0031"}`},
+	{"utf8 id", chunkEnv + `"requestId":"rés"}`},
+	{"invalid utf8 id", chunkEnv + "\"requestId\":\"r\xe9\"}"},
+	{"control char in data", chunkEnv + "\"data\":\"AA\nAA\"}"},
+	{"control char in key", chunkEnv + "\"da\tta\":\"AAAA\"}"},
+	{"case-folded key", chunkEnv + `"Data":"AAAA","SEQUENCE":3}`},
+	{"kelvin key", chunkEnv + "\"\u212aey\":1,\"data\":\"AAAA\"}"},
+	{"negative ints", chunkEnv + `"sequence":-1,"segmentSequence":-0}`},
+	{"float int", chunkEnv + `"sequence":1.0}`},
+	{"exponent int", chunkEnv + `"sequence":1e2}`},
+	{"leading zero", chunkEnv + `"sequence":01}`},
+	{"huge int", chunkEnv + `"sequence":123456789012345678901234}`},
+	{"string int", chunkEnv + `"sequence":"1"}`},
+	{"version 3.0", strings.Replace(chunkEnv, `"protocolVersion":3`, `"protocolVersion":3.0`, 1) + `"data":""}`},
+	{"version string", strings.Replace(chunkEnv, `"protocolVersion":3`, `"protocolVersion":"3"`, 1) + `"data":""}`},
+	{"version null", strings.Replace(chunkEnv, `"protocolVersion":3`, `"protocolVersion":null`, 1) + `"data":""}`},
+	{"wrong protocol", strings.Replace(chunkEnv, "gemtavern.rp_engine", "other", 1) + `"data":""}`},
+	{"no message id", strings.Replace(chunkEnv, `"messageId":"m-1"`, `"messageId":""`, 1) + `"data":""}`},
+	{"other type", strings.Replace(chunkEnv, "reply.audio.chunk", "reply.text.delta", 1) + `"delta":"hi"}`},
+	{"empty object", `{}`},
+	{"array", `[1]`},
+	{"trailing garbage", chunkEnv + `"data":""}x`},
+	{"two objects", chunkEnv + `"data":""}{}`},
+	{"unterminated", chunkEnv + `"data":"AAAA`},
+	{"missing colon", chunkEnv + `"data" "AAAA"}`},
+	{"trailing comma", chunkEnv + `"data":"AAAA",}`},
+	{"bad literal", chunkEnv + `"x":tru,"data":""}`},
+	{"bad number", chunkEnv + `"x":-,"data":""}`},
+	{"empty", ``},
+}
+
+func TestChunkDecoder_Decode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range decodeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			checkDecode(t, new(stream.ChunkDecoder), []byte(tc.msg))
+		})
+	}
+}
+
+func TestChunkDecoder_NotAudioChunk(t *testing.T) {
+	t.Parallel()
+	msg := strings.Replace(chunkEnv, "reply.audio.chunk", "reply.text.delta", 1) + `"delta":"hi"}`
+	var c stream.AudioChunk
+	_, err := new(stream.ChunkDecoder).Decode(&c, []byte(msg))
+	testutil.ErrorIs(t, err, stream.ErrNotAudioChunk)
+}
+
+// TestChunkDecoder_RequestIDShared checks that the chunks of one reply
+// share one requestId string and that it does not alias the message.
+func TestChunkDecoder_RequestIDShared(t *testing.T) {
+	t.Parallel()
+	var d stream.ChunkDecoder
+	var a, b stream.AudioChunk
+	m1, m2 := chunkMsg(0, 0, 0, 2, "AAAA"), chunkMsg(1, 0, 1, 2, "AAAA")
+	_, err := d.Decode(&a, m1)
+	testutil.Success(t, err)
+	_, err = d.Decode(&b, m2)
+	testutil.Success(t, err)
+	for i := range m1 {
+		m1[i], m2[i] = 'x', 'x'
+	}
+	testutil.Equal(t, "first requestId", a.RequestID, rid)
+	testutil.Equal(t, "second requestId", b.RequestID, rid)
+	testutil.Equal(t, "data aliases the message", a.Data, "xxxx")
+}
+
+// TestChunkDecoder_PushAllocs pins zero allocations per in-order chunk
+// from message text to assembled samples.
+func TestChunkDecoder_PushAllocs(t *testing.T) {
+	testutil.SkipAllocs(t)
+	const runs = 200
+	samples := make([]int16, 4096)
+	for i := range samples {
+		samples[i] = int16(i * 13)
+	}
+	data := pcm(samples...)
+	msgs := make([][]byte, runs+3)
+	for i := range msgs {
+		msgs[i] = chunkMsg(i, 0, i, len(msgs), data)
+	}
+	var d stream.ChunkDecoder
+	var c stream.AudioChunk
+	a := stream.NewAssembler(nil)
+	a.Push(start())
+	push := func(i int) {
+		if _, err := d.Decode(&c, msgs[i]); err != nil {
+			t.Fatal(err)
+		}
+		a.Push(&c)
+	}
+	push(0)
+	i := 1
+	allocs := testing.AllocsPerRun(runs, func() {
+		push(i)
+		i++
+		if out, ok := a.Next(); ok {
+			t.Fatalf("unexpected output %v", out.Kind)
+		}
+	})
+	testutil.Equal(t, "allocs per chunk", allocs, 0.0)
+	push(i)
+	out, ok := a.Next()
+	testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment, true)
+	testutil.Equal(t, "samples", len(out.Segment.Samples), len(msgs)*len(samples))
+	testutil.Equal(t, "last sample", out.Segment.Samples[len(out.Segment.Samples)-1], samples[len(samples)-1])
+}
+
+func FuzzChunkDecoder(f *testing.F) {
+	for _, tc := range decodeCases {
+		f.Add([]byte(tc.msg))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		checkDecode(t, new(stream.ChunkDecoder), msg)
+	})
+}
