@@ -10,7 +10,11 @@ import (
 )
 
 // AtomFunc executes one game ability for the Harness (game.atom.execute).
-// args is the request's arguments object; the function owns it. The
+// args is the request's arguments object ("{}" when absent); the function
+// owns it. It is within the skill runtime's limits (8 levels of nesting,
+// strings of 500 characters, 50 array elements or object keys): a request
+// beyond them is answered with CodeInvalidParams without calling the
+// function. The
 // returned value is encoded as the JSON-RPC result; an error becomes a
 // CodeAtomFailed error whose message is err.Error(), which the Harness
 // shows as the failed step's text.
@@ -60,6 +64,12 @@ func (cn *conn) serve(f frame) string {
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
 		cn.queueReply(f.ID, &wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
 		return "answered: invalid params"
+	}
+	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+		if err := checkArgs(p.Arguments); err != nil {
+			cn.queueReply(f.ID, &wireError{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
+			return "answered: arguments over limits"
+		}
 	}
 	cn.c.mu.Lock()
 	fn := cn.c.atoms[p.Atom]

@@ -164,6 +164,7 @@ func TestClient_ServeBadRequests(t *testing.T) {
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"c","method":"game.atom.execute","params":{"atom":"game.nope","arguments":{}}}`))
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"d","method":"game.atom.execute","params":{"atom":"game.block","arguments":{}}}`))
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"e","method":"game.atom.execute","params":{"atom":"game.block","arguments":{}}}`))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"f","method":"game.atom.execute","params":{"atom":"game.block","arguments":{"s":"` + strings.Repeat("s", 501) + `"}}}`))
 		synctest.Wait()
 		close(release)
 		synctest.Wait()
@@ -173,6 +174,7 @@ func TestClient_ServeBadRequests(t *testing.T) {
 			`"c"`: `unknown atom: game.nope`,
 			`"d"`: `"result":true`,
 			`"e"`: `adapter busy`,
+			`"f"`: `"code":-32602,"message":"atom game.block: arguments: string of 501 characters, limit 500"`,
 		}
 		got := map[string]string{}
 		for _, m := range e.h.Received() {
