@@ -168,7 +168,9 @@ func (c *chat) run(ctx context.Context, req *chatRequest) {
 			c.abandon(cancel, done)
 			return
 		case reply := <-done:
-			if c.finish(ctx, turn, reply, padding) != nil {
+			// A script that returned because the client left (both cases
+			// ready at once) is a cancelled turn too.
+			if ctx.Err() != nil || c.finish(ctx, turn, reply, padding) != nil {
 				c.s.cancelled(c.rec)
 			}
 			return
