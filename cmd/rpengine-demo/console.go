@@ -128,6 +128,11 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// oneLine formats err on one line (network errors can hold newlines).
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", ": ")
+}
+
 // meter renders a level 0..1 as a bar.
 func meter(level float64) string {
 	const width = 20

@@ -62,7 +62,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("rpengine-demo", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.engine, "engine", "real", "`real` (RPEngine in a browser) or sim (offline fake engine, simulated replies)")
-	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `port` to listen on; 0 picks a free one (default 0 with --engine sim)")
+	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `port` to listen on; 0 picks a free one and prints it (with --engine sim the default is 0)")
 	fs.BoolVar(&c.devOrigin, "dev-origin", false, "also accept "+rpengine.OriginDevelopment+" (a local build of the RPEngine page)")
 	fs.StringVar(&c.cardFile, "card", "", "character card `FILE` (JSON or PNG); default: the built-in card (Wren)")
 	fs.StringVar(&c.integrationID, "integration-id", "rpengine-demo", "integration `id` (the game's id)")
@@ -81,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.outFile, "out", "", "write the reply's speech to `FILE.wav` (44.1 kHz mono PCM16)")
 	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect (or come back)")
 	fs.Var(&c.simFaults, "sim-faults", "")
-	fs.Usage = func() { usage(fs, stderr) }
+	fs.Usage = func() {} // -h prints usage below; a mistake prints one line
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, stderr)
@@ -158,6 +158,9 @@ Flags:
 		}
 		name, u := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			line = "  -" + f.Name
+		}
 		if name != "" {
 			line += " " + name
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +59,7 @@ type app struct {
 	noDevice  bool // said once that there is no sound device
 	recorder  *audio.Recorder
 	noMic     bool
+	welcomed  atomic.Value // string: the last session whose welcome was sent (set by onSession)
 	sigs      chan os.Signal
 	lines     chan string // interactive input, closed at EOF
 	pending   []string    // lines taken back from lines
@@ -227,6 +229,7 @@ func (a *app) onSession(info rpengine.SessionInfo, ended bool) {
 		a.con.Printf("rpengine-demo: engine disconnected (session %s)", info.ID)
 		return
 	}
+	a.welcomed.Store(info.ID)
 	a.con.Printf("rpengine-demo: engine connected: %s, session %s", info.ClientVersion, info.ID)
 }
 

@@ -68,7 +68,7 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 		r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Reply(ctx, req) })
 		if r == nil {
 			if o.err != nil && errors.Is(o.err, rpengine.ErrConnectionLost) {
-				a.con.Printf("rpengine-demo: %v; sending the turn again", o.err)
+				a.con.Printf("rpengine-demo: %s; sending the turn again", oneLine(o.err))
 				time.Sleep(50 * time.Millisecond) // let the dead session end
 				continue
 			}
@@ -79,8 +79,8 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 			if stream {
 				a.con.EndText()
 			}
-			a.con.Printf("rpengine-demo: %v before the reply ended; waiting up to %v for the engine to send the turn again",
-				o.err, a.cfg.wait)
+			a.con.Printf("rpengine-demo: the engine went away before the reply ended (%s); "+
+				"waiting up to %v for it to come back, then sending the turn again", oneLine(o.err), a.cfg.wait)
 			continue
 		}
 		return o
@@ -97,7 +97,11 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpeng
 	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.wait)
 	defer cancel()
 	stop, interrupted := a.interruptible(cancel)
-	r, err := start(ctx)
+	err := a.waitWelcomed(ctx)
+	var r *rpengine.Reply
+	if err == nil {
+		r, err = start(ctx)
+	}
 	stop()
 	switch {
 	case *interrupted:
@@ -122,9 +126,29 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpeng
 			return nil, outcome{err: err, code: exitUsage}
 		}
 		if !errors.Is(err, rpengine.ErrConnectionLost) {
-			a.con.Printf("rpengine-demo: %v", err)
+			a.con.Printf("rpengine-demo: %s", oneLine(err))
 		}
 		return nil, outcome{err: err, code: exitEngineError}
+	}
+}
+
+// waitWelcomed waits until the live session's welcome has been sent.
+// Server.Reply alone waits only for a live session, and the server makes
+// a session live just before it writes welcome, so a request sent at once
+// can reach the engine before welcome, which then drops the connection
+// ("reply.request before welcome"). OnSession runs after welcome.
+func (a *app) waitWelcomed(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if info, live := a.srv.Session(); live && a.welcomed.Load() == info.ID {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 }
 
@@ -326,7 +350,7 @@ func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
 		a.con.Printf("rpengine-demo: reply cancelled by the engine: %s", ce.Reason)
 		o.code = exitEngineError
 	default:
-		a.con.Printf("rpengine-demo: reply failed: %v", err)
+		a.con.Printf("rpengine-demo: reply failed: %s", oneLine(err))
 		o.code = exitEngineError
 	}
 	return o

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+)
+
+// The fake engine's default reply to an event (enginetest.DefaultScript).
+func echo(text string) string { return "I hear you. You said: " + text }
+
+// simSpeech is the speech the fake engine generates for its default
+// two-sentence reply: enginetest.Synthesize of each sentence, 0.5 s each
+// (enginetest.Options.SecondsPerSentence's default).
+func simSpeech() []byte {
+	return append(enginetest.Synthesize(0, 0.5), enginetest.Synthesize(1, 0.5)...)
+}
+
+func TestScripted_Text(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := runDemo(t, "--engine", "sim", "--say", "Hello there")
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, echo("Hello there")+"\n")
+	for _, want := range []string{"SIMULATED ENGINE", "not by a model", "(port ", `card "Wren" sent as snapshot`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+}
+
+// checkWAV asserts that file is a 44.1 kHz mono PCM16 WAV holding exactly
+// pcm.
+func checkWAV(t *testing.T, file string, pcm []byte) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	testutil.Success(t, err)
+	var w audio.WAV
+	testutil.Success(t, audio.DecodeWAV(&w, data))
+	testutil.Equal(t, "rate", w.SampleRate, 44100)
+	testutil.Equal(t, "channels", w.Channels, 1)
+	testutil.Equal(t, "bits", w.BitsPerSample, 16)
+	testutil.Equal(t, "data bytes", len(data)-wavHeaderBytes, len(pcm))
+	if !bytes.Equal(data[wavHeaderBytes:], pcm) {
+		t.Fatal("the WAV's samples differ from the speech the engine sent")
+	}
+}
+
+func TestScripted_TextAndAudioOut(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "reply.wav")
+	stdout, stderr, code := runDemo(t, "--engine", "sim", "--say", "Sing", "--out", out, "--voice", "m3")
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, echo("Sing")+"\n")
+	checkWAV(t, out, simSpeech())
+	if !strings.Contains(stderr, "it is still written to "+out) && !strings.Contains(stderr, "no audio output") {
+		// With a sound card the speech plays; without one the demo says so.
+		t.Log("playback was available")
+	}
+}
+
+// recorded returns the outbound messages of type typ in a --record file.
+func recorded(t *testing.T, file, typ string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(file)
+	testutil.Success(t, err)
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var l struct {
+			T   string         `json:"t"`
+			Dir string         `json:"dir"`
+			Msg map[string]any `json:"msg"`
+		}
+		testutil.Success(t, json.Unmarshal(sc.Bytes(), &l))
+		if l.T == "" || (l.Dir != "in" && l.Dir != "out") {
+			t.Fatalf("bad record line %s", sc.Bytes())
+		}
+		if l.Msg["type"] == typ {
+			l.Msg["_dir"] = l.Dir
+			out = append(out, l.Msg)
+		}
+	}
+	testutil.Success(t, sc.Err())
+	return out
+}
+
+// writeTone writes a stereo WAV of a sine at hz, amplitude amp, at rate.
+func writeTone(t *testing.T, file string, rate int, seconds, hz, amp float64) {
+	t.Helper()
+	n := int(seconds * float64(rate))
+	s := make([]float32, 0, 2*n)
+	for i := range n {
+		v := float32(amp * math.Sin(2*math.Pi*hz*float64(i)/float64(rate)))
+		s = append(s, v, v)
+	}
+	f, err := os.Create(file)
+	testutil.Success(t, err)
+	testutil.Success(t, audio.WriteWAV(f, rate, 2, s))
+	testutil.Success(t, f.Close())
+}
+
+func TestScripted_WavInput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		say  string
+		rate int
+	}{
+		{"speech only at 48 kHz", "", 48000},
+		{"text and speech at 44.1 kHz", "listen", 44100},
+		{"speech already at 16 kHz", "", 16000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			in, rec := filepath.Join(dir, "in.wav"), filepath.Join(dir, "rec.jsonl")
+			writeTone(t, in, tc.rate, 1, 440, 0.5)
+			args := []string{"--engine", "sim", "--wav", in, "--record", rec, "--text-only"}
+			if tc.say != "" {
+				args = append(args, "--say", tc.say)
+			}
+			stdout, _, code := runDemo(t, args...)
+			testutil.Equal(t, "exit code", code, exitOK)
+			testutil.Equal(t, "stdout", strings.TrimSpace(stdout), strings.TrimSpace(echo(tc.say)))
+			reqs := recorded(t, rec, "reply.request")
+			testutil.Equal(t, "requests", len(reqs), 1)
+			ev := reqs[0]["event"].(map[string]any)
+			if tc.say != "" {
+				testutil.Equal(t, "event text", ev["text"], any(tc.say))
+			} else if _, ok := ev["text"]; ok {
+				t.Errorf("event has text %v", ev["text"])
+			}
+			a := ev["audio"].(map[string]any)
+			testutil.Equal(t, "format", a["format"], any("pcm_s16le"))
+			testutil.Equal(t, "rate", a["sampleRate"], any(16000.0))
+			testutil.Equal(t, "channels", a["channels"], any(1.0))
+			pcm, err := base64.StdEncoding.DecodeString(a["data"].(string))
+			testutil.Success(t, err)
+			checkTone(t, pcm, 16000, 440, 0.5)
+		})
+	}
+}
+
+// checkTone asserts that PCM16 pcm is one second of a sine at hz with
+// amplitude amp: exact length, RMS within 2 %, frequency by zero crossings.
+func checkTone(t *testing.T, pcm []byte, rate int, hz, amp float64) {
+	t.Helper()
+	testutil.Equal(t, "samples", len(pcm)/2, rate)
+	var sum float64
+	crossings := 0
+	prev := 0.0
+	for i := range len(pcm) / 2 {
+		v := float64(int16(binary.LittleEndian.Uint16(pcm[2*i:]))) / 32768
+		sum += v * v
+		if i > 0 && (prev < 0) != (v < 0) {
+			crossings++
+		}
+		prev = v
+	}
+	rms := math.Sqrt(sum / float64(len(pcm)/2))
+	if want := amp / math.Sqrt2; math.Abs(rms-want) > 0.02*want {
+		t.Errorf("rms %.4f, want %.4f", rms, want)
+	}
+	if math.Abs(float64(crossings)-2*hz) > 4 {
+		t.Errorf("%d zero crossings, want about %v", crossings, 2*hz)
+	}
+}
+
+// The engine goes away mid-reply (a reload, a dropped socket, or
+// reply.cancelled connection_lost): the turn is sent again on the new
+// session, and --out keeps exactly the reply that completed.
+func TestScripted_ResendAfterLostConnection(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []string{"disconnect-after=12", "disconnect-after=4", "cancel-lost"} {
+		t.Run(fault, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			out, rec := filepath.Join(dir, "reply.wav"), filepath.Join(dir, "rec.jsonl")
+			stdout, stderr, code := runDemo(t, "--engine", "sim", "--say", "Are you there?", "--out", out,
+				"--record", rec, "--sim-faults", fault)
+			testutil.Equal(t, "exit code", code, exitOK)
+			testutil.Equal(t, "stdout", stdout, echo("Are you there?")+"\n")
+			if !strings.Contains(stderr, "sending the turn again") {
+				t.Error("stderr does not say the turn is sent again")
+			}
+			checkWAV(t, out, simSpeech())
+			reqs := recorded(t, rec, "reply.request")
+			testutil.Equal(t, "reply.request sent", len(reqs), 2)
+			testutil.Equal(t, "same event", reqs[1]["eventId"], reqs[0]["eventId"])
+			if reqs[0]["requestId"] == reqs[1]["requestId"] {
+				t.Error("the resent turn reuses the lost request's requestId")
+			}
+		})
+	}
+}
+
+func TestScripted_ExitCodes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	testutil.Success(t, os.WriteFile(bad, []byte(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":" "}}`), 0o644))
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	testutil.Success(t, err)
+	t.Cleanup(func() { busy.Close() })
+	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string
+	}{
+		{"unknown flag", []string{"--bogus"}, exitUsage, []string{"-bogus", "-h for help"}},
+		{"bad engine", []string{"--engine", "browser", "--say", "hi"}, exitUsage, []string{"want real or sim"}},
+		{"bad voice", []string{"--engine", "sim", "--voice", "X9", "--say", "hi"}, exitUsage, []string{"F1 F2"}},
+		{"bad language", []string{"--engine", "sim", "--lang", "xx", "--say", "hi"}, exitUsage, []string{"--lang"}},
+		{"scene without directive", []string{"--engine", "sim", "--scene", bad, "--say", "hi"}, exitUsage, []string{"go together"}},
+		{"blank say", []string{"--engine", "sim", "--say", "  "}, exitUsage, []string{"blank"}},
+		{"stray argument", []string{"--engine", "sim", "hello"}, exitUsage, []string{"--say"}},
+		{"missing wav", []string{"--engine", "sim", "--wav", filepath.Join(dir, "none.wav")}, exitUsage, []string{"--wav"}},
+		{"invalid card", []string{"--engine", "sim", "--card", bad, "--say", "hi"}, exitUsage,
+			[]string{"/data/name: must not be blank", "/data/description", "rpcard fix"}},
+		{"port in use", []string{"--port", busyPort, "--say", "hi"}, exitUsage,
+			[]string{"port " + busyPort + " is already in use", "--port"}},
+		{"engine error", []string{"--engine", "sim", "--say", "hi", "--sim-faults", "error=unsupported_voice"}, exitEngineError,
+			[]string{"engine error unsupported_voice"}},
+		{"engine error after accept", []string{"--engine", "sim", "--say", "hi", "--sim-faults", "error=request_failed,delay=1ms"},
+			exitEngineError, []string{"engine error request_failed"}},
+		{"no engine", []string{"--port", "0", "--wait", "300ms", "--say", "hi"}, exitNoEngine,
+			[]string{"rpengine.gemtavern.com/#port=", "no engine connected within --wait 300ms"}},
+		{"engine never comes back", []string{"--engine", "sim", "--say", "hi", "--wait", "500ms",
+			"--sim-faults", "disconnect-after=6,gone"}, exitNoEngine, []string{"no engine connected within --wait"}},
+		{"sim faults in real mode", []string{"--sim-faults", "gone", "--say", "hi"}, exitUsage, []string{"--engine sim"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := runDemo(t, tc.args...)
+			testutil.Equal(t, "exit code", code, tc.code)
+			testutil.Equal(t, "stdout", stdout, "")
+			for _, want := range tc.stderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestScripted_Help(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := runDemo(t, "-h")
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, "")
+	for _, want := range []string{"--engine", "--say", "--wav", "--out", "--record", "--wait", "Scripted exit codes"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("usage lacks %q", want)
+		}
+	}
+	if strings.Contains(stderr, "sim-faults") {
+		t.Error("usage lists the hidden test flag")
+	}
+}
+
+// SIGINT during a reply cancels it on the engine (request.cancel), then
+// exits 130 with nothing on stdout.
+func TestScripted_Interrupt(t *testing.T) {
+	t.Parallel()
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	d := startDemo(t, false, "--engine", "sim", "--say", "Tell me a long story", "--record", rec,
+		"--sim-faults", "delay=100ms")
+	d.waitStderr("sent as snapshot")
+	d.interrupt()
+	testutil.Equal(t, "exit code", d.exitCode(), exitInterrupted)
+	testutil.Equal(t, "stdout", d.stdout.String(), "")
+	if !strings.Contains(d.stderr.String(), "reply cancelled") {
+		t.Errorf("stderr does not confirm the cancellation")
+	}
+	cancels := recorded(t, rec, "request.cancel")
+	testutil.Equal(t, "request.cancel sent", len(cancels), 1)
+	reqs := recorded(t, rec, "reply.request")
+	testutil.Equal(t, "cancelled request", cancels[0]["requestId"], reqs[0]["requestId"])
+	got := recorded(t, rec, "reply.cancelled")
+	if len(got) != 1 || got[0]["reason"] != "requested_by_game" {
+		t.Errorf("reply.cancelled received: %v", got)
+	}
+}
+
+// A card whose numbers may hash differently in the engine is sent as a
+// snapshot without targetHash, and the demo says why.
+func TestScripted_UnsafeCard(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file, rec := filepath.Join(dir, "card.json"), filepath.Join(dir, "rec.jsonl")
+	doc := bytes.Replace(builtinCard, []byte(`"extensions": {},`), []byte(`"extensions": {"weight": 1.5},`), 1)
+	testutil.Success(t, os.WriteFile(file, doc, 0o644))
+	stdout, stderr, code := runDemo(t, "--engine", "sim", "--card", file, "--say", "hi", "--record", rec)
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, echo("hi")+"\n")
+	if !strings.Contains(stderr, "1.5 at /data/extensions/weight") || !strings.Contains(stderr, "without targetHash") {
+		t.Errorf("stderr does not explain the snapshot:\n%s", stderr)
+	}
+	c := recorded(t, rec, "reply.request")[0]["card"].(map[string]any)
+	testutil.Equal(t, "mode", c["mode"], any("snapshot"))
+	if _, ok := c["targetHash"]; ok {
+		t.Error("targetHash sent for a card that is not hash-safe")
+	}
+}
