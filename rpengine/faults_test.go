@@ -3,6 +3,7 @@ package rpengine_test
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -462,4 +463,44 @@ func TestServer_shutdownEndsRequests(t *testing.T) {
 	testutil.ErrorIs(t, err, rpengine.ErrServerClosed)
 	_, err = f.srv.Reply(ctx, textReq(testCard(t), "x"))
 	testutil.ErrorIs(t, err, rpengine.ErrServerClosed)
+}
+
+func TestServer_concurrentReplies(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, nil)
+	eng := f.dial(t, nil)
+	ctx := ctxT(t)
+	c := testCard(t)
+	const n = 12
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := f.srv.Reply(ctx, textReq(c, "n"+string(rune('a'+i))))
+			if err == nil {
+				var res *rpengine.Result
+				res, err = r.Wait(ctx)
+				if err == nil && res.Text != "I hear you. You said: n"+string(rune('a'+i)) {
+					err = errors.New("wrong text " + res.Text)
+				}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		testutil.Success(t, err)
+	}
+	for _, m := range eng.Received() {
+		if m.Err != nil {
+			t.Errorf("engine refused %s: %v", m.Type, m.Err)
+		}
+	}
+	if u := f.srv.URL(); u != "https://rpengine.gemtavern.com/#port="+strconv.Itoa(f.port) {
+		t.Errorf("URL %q", u)
+	}
+	testutil.Equal(t, "socket URL", f.srv.SocketURL(), f.url)
 }

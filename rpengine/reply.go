@@ -103,6 +103,7 @@ type Reply struct {
 	idle      *time.Timer
 	active    bool // the engine started producing (capture or reply)
 	spoke     bool // a capture's speech ended: the reply phase began
+	source    string // sourceMessageId of the engine's request.error
 }
 
 // Reply sends a reply.request and returns its handle once the message is
@@ -373,6 +374,9 @@ func (r *Reply) handle(typ string, data []byte) {
 func (r *Reply) handleError(f *stream.Failed) {
 	r.got.Store(true)
 	if f.Code != "card_resync_required" {
+		r.mu.Lock()
+		r.source = f.SourceMessageID
+		r.mu.Unlock()
 		r.push(f)
 		return
 	}
@@ -473,7 +477,7 @@ func (r *Reply) endError(e stream.End) error {
 	case stream.EndCancelled:
 		return &CancelledError{Reason: e.Reason}
 	}
-	return &RequestError{Code: e.Code, Message: e.Message, Retryable: e.Retryable, RequestID: r.id}
+	return &RequestError{Code: e.Code, Message: e.Message, Retryable: e.Retryable, RequestID: r.id, SourceMessageID: r.source}
 }
 
 // enqueueLocked queues ev for the consumer, coalescing text and levels and

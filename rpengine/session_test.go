@@ -359,3 +359,27 @@ func TestSession_endFailsEverything(t *testing.T) {
 	testutil.Equal(t, "detached", live, false)
 	_ = errors.New
 }
+
+// Issue #4: duplicate detection is per session; a new session starts a
+// fresh window.
+func TestSession_dedupPerSession(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	b, _ := wire.Encode("x.unknown", "same-id", "", time.Now(), nil)
+	u.sess.receive(b)
+	u.sess.receive(b)
+	ft2 := &fakeTransport{}
+	u.srv.mu.Lock()
+	u.srv.handshake++
+	u.srv.mu.Unlock()
+	sess2, err := u.srv.attach(ft2, "hello-2", "test")
+	testutil.Success(t, err)
+	testutil.Equal(t, "old transport closed with 3000", u.ft.closed, 3000)
+	sess2.receive(b)
+	acks := ft2.messages("ack")
+	testutil.Equal(t, "fresh window", acks[len(acks)-1]["duplicate"], nil)
+	// The old session's messages are no longer processed.
+	before := len(u.ft.messages("ack"))
+	u.sess.receive(b)
+	testutil.Equal(t, "old session ignores", len(u.ft.messages("ack")), before)
+}
