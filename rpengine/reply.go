@@ -101,8 +101,8 @@ type Reply struct {
 	final     *stream.TextCompleted
 	text      string
 	idle      *time.Timer
-	active    bool // the engine started producing (capture or reply)
-	spoke     bool // a capture's speech ended: the reply phase began
+	active    bool   // the engine started producing (capture or reply)
+	spoke     bool   // a capture's speech ended: the reply phase began
 	source    string // sourceMessageId of the engine's request.error
 }
 
