@@ -534,3 +534,16 @@ func TestStreamingChat_nilRequest(t *testing.T) {
 	testutil.ErrorIs(t, err, neurosan.ErrNoAnswer)
 	testutil.Equal(t, "sent without text", s.Turns()[0].Text, "")
 }
+
+func TestClient_List_tooBig(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"agents":[{"agent_name":"`+strings.Repeat("a", 2000)+`"}]}`)
+	}))
+	t.Cleanup(ts.Close)
+	_, err := newClient(t, ts.URL, &neurosan.ClientOptions{MaxMessageBytes: 1000}).List(context.Background())
+	testutil.ErrorIs(t, err, neurosan.ErrMessageTooBig)
+	got, err := newClient(t, ts.URL, &neurosan.ClientOptions{MaxMessageBytes: -1}).List(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "no limit", len(got[0].AgentName), 2000)
+}

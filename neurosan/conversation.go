@@ -194,7 +194,9 @@ type saved struct {
 
 // MarshalJSON returns the conversation's state for a save slot:
 // {"v":1,"agent":…,"chat_context":…,"sly_data":…}. chat_context is copied
-// verbatim, not re-encoded.
+// verbatim, not re-encoded. (Calling json.Marshal on a value holding the
+// Conversation compacts that output and escapes <, > and &: the same JSON
+// to the server, but no longer the same bytes.)
 func (cv *Conversation) MarshalJSON() ([]byte, error) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()

@@ -3,7 +3,11 @@ package neurosan_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -181,4 +185,48 @@ func TestConversation_saveRestore(t *testing.T) {
 	testutil.Error(t, json.Unmarshal([]byte(`{"v":9,"agent":"math_guy"}`), other))
 	testutil.Success(t, json.Unmarshal([]byte(`{"v":1,"agent":"math_guy"}`), other))
 	testutil.Equal(t, "empty slot", len(other.ChatContext()), 0)
+}
+
+// chat_context goes back byte for byte, whitespace, escapes and unknown
+// fields included, as a Python server (json.dumps with ", " separators)
+// writes it.
+func TestConversation_Send_contextVerbatim(t *testing.T) {
+	t.Parallel()
+	const ctx = `{"chat_histories": [{"origin": [{"tool": "front", "instantiation_index": 1}], "messages": [{"type": "AI", "text": "caf\u00e9 <b> & 1.0e2"}], "future": {"n": 12345678901234567890}}]}`
+	var mu sync.Mutex
+	var got []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ChatContext json.RawMessage `json:"chat_context"`
+		}
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &req)
+		mu.Lock()
+		got = append(got, string(req.ChatContext))
+		mu.Unlock()
+		io.WriteString(w, `{"response": {"type": "AGENT_FRAMEWORK", "text": "ok", "chat_context": `+ctx+`}}`+"\n")
+	}))
+	t.Cleanup(ts.Close)
+	cv := neurosan.NewConversation(newClient(t, ts.URL, nil), "front", nil)
+	for range 2 {
+		_, err := cv.Send(context.Background(), "hi")
+		testutil.Success(t, err)
+	}
+	slot, err := json.Marshal(cv)
+	testutil.Success(t, err)
+	restored := neurosan.NewConversation(newClient(t, ts.URL, nil), "front", nil)
+	testutil.Success(t, restored.UnmarshalJSON(mustMarshalJSON(t, cv)))
+	_, err = restored.Send(context.Background(), "hi")
+	testutil.Success(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	testutil.Equal(t, "sent", got, []string{"", ctx, ctx})
+	testutil.Equal(t, "slot is valid JSON", json.Valid(slot), true)
+}
+
+func mustMarshalJSON(t *testing.T, cv *neurosan.Conversation) []byte {
+	t.Helper()
+	b, err := cv.MarshalJSON()
+	testutil.Success(t, err)
+	return b
 }
