@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+)
+
+// requestOf decodes the fields of a reply.request the tests look at.
+type sentRequest struct {
+	RequestID string `json:"requestId"`
+	Event     struct {
+		Text string `json:"text"`
+	} `json:"event"`
+	Output struct {
+		Modalities []string `json:"modalities"`
+		Language   string   `json:"language"`
+		Audio      *struct {
+			Voice string `json:"voice"`
+		} `json:"audio"`
+	} `json:"output"`
+	Player *struct {
+		DisplayName string `json:"displayName"`
+	} `json:"player"`
+}
+
+func requests(t *testing.T, eng *enginetest.Engine) []sentRequest {
+	t.Helper()
+	var out []sentRequest
+	for _, m := range eng.Received() {
+		if m.Err != nil {
+			t.Errorf("the engine refused %s: %v", m.Type, m.Err)
+		}
+		if m.Type != "reply.request" {
+			continue
+		}
+		var r sentRequest
+		testutil.Success(t, json.Unmarshal(m.Raw, &r))
+		out = append(out, r)
+	}
+	return out
+}
+
+// An interactive session through a stdin pipe, in real mode with a fake
+// engine that connects only after lines were typed: the lines are queued
+// and answered in order, slash commands change the requests, /card shows
+// how an edited card travels, and EOF quits after the last reply.
+func TestInteractive_Session(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	edited := filepath.Join(dir, "wren-edited.json")
+	testutil.Success(t, os.WriteFile(edited, bytes.Replace(builtinCard, []byte("eleven winters"), []byte("twelve winters"), 1), 0o644))
+	invalid := filepath.Join(dir, "invalid.json")
+	testutil.Success(t, os.WriteFile(invalid, []byte(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"X"}}`), 0o644))
+
+	d := startDemo(t, true, "--port", "0", "--player", "Sam", "--no-playback")
+	port := d.port()
+	d.writeLine("Hello")
+	d.writeLine("/voice M2")
+	d.writeLine("Is the lamp lit?")
+	d.waitStderr("waiting up to 2m0s for the engine")
+	testutil.Equal(t, "stdout before the engine", d.stdout.String(), "")
+
+	ctx := ctxT(t)
+	eng, err := enginetest.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port)+"/rp-engine/socket", nil)
+	testutil.Success(t, err)
+	defer eng.Close()
+	d.waitStdoutLines(2)
+
+	d.writeLine("/card " + invalid)
+	d.waitStderr("rpcard fix")
+	d.writeLine("/card " + edited)
+	d.waitStderr("card sent as patch")
+	d.writeLine("/lang fr")
+	d.writeLine("/text-only")
+	d.writeLine("Bonsoir")
+	d.writeLine("/nope")
+	d.writeLine("/help")
+	d.closeStdin()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+
+	testutil.Equal(t, "stdout", d.stdout.String(),
+		echo("Hello")+"\n"+echo("Is the lamp lit?")+"\n"+echo("Bonsoir")+"\n")
+	stderr := d.stderr.String()
+	for _, want := range []string{"voice M2", "unknown command /nope", "/browser-mic", "replies in fr", "text only: true",
+		"/data/description: "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	reqs := requests(t, eng)
+	testutil.Equal(t, "requests", len(reqs), 3)
+	testutil.Equal(t, "texts", []string{reqs[0].Event.Text, reqs[1].Event.Text, reqs[2].Event.Text},
+		[]string{"Hello", "Is the lamp lit?", "Bonsoir"})
+	testutil.Equal(t, "first voice", reqs[0].Output.Audio.Voice, "F4")
+	testutil.Equal(t, "second voice", reqs[1].Output.Audio.Voice, "M2")
+	testutil.Equal(t, "player", reqs[0].Player.DisplayName, "Sam")
+	testutil.Equal(t, "last language", reqs[2].Output.Language, "fr")
+	testutil.Equal(t, "last modalities", reqs[2].Output.Modalities, []string{"text"})
+	if reqs[2].Output.Audio != nil {
+		t.Error("text-only request asks for audio")
+	}
+	if h, _ := eng.CardHash("rpengine-demo", "wren"); h == "" {
+		t.Error("the engine holds no card for wren")
+	}
+}
+
+// Ctrl-C during a reply cancels it and the session goes on; at the
+// prompt, Ctrl-C quits with 130.
+func TestInteractive_Interrupt(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, true, "--engine", "sim", "--sim-faults", "delay=50ms", "--no-playback")
+	d.writeLine("Tell me everything")
+	d.waitStderr("sent as snapshot")
+	d.interrupt()
+	d.waitStderr("reply cancelled")
+	d.writeLine("Short one")
+	d.waitFor(&d.stdout, func(s string) bool { return strings.Contains(s, echo("Short one")+"\n") }, "the second reply")
+	d.interrupt()
+	testutil.Equal(t, "exit code", d.exitCode(), exitInterrupted)
+	if !strings.Contains(d.stderr.String(), "cancelling the reply") {
+		t.Error("stderr does not say the reply is being cancelled")
+	}
+}
+
+// A lost connection in the middle of an interactive reply: the line is
+// sent again once the engine is back, and nothing is answered twice.
+func TestInteractive_Reconnect(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, true, "--engine", "sim", "--sim-faults", "disconnect-after=8", "--no-playback")
+	d.writeLine("one")
+	d.writeLine("two")
+	d.closeStdin()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+	out := d.stdout.String()
+	if !strings.HasSuffix(out, echo("one")+"\n"+echo("two")+"\n") {
+		t.Errorf("stdout %q does not end with both replies", out)
+	}
+	if !strings.Contains(d.stderr.String(), "sending the turn again") {
+		t.Error("stderr does not say the turn is sent again")
+	}
+}
