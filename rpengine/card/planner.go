@@ -1,6 +1,11 @@
 package card
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
+
+var errNilCard = errors.New("card: planner: nil card")
 
 // Key identifies a character in the engine's card cache.
 type Key struct{ IntegrationID, CharacterID string }
@@ -73,6 +78,9 @@ func (p *Planner) trusted(c *Card) bool {
 // not change what the planner believes the engine holds; call
 // [Planner.Accepted] when the engine confirms.
 func (p *Planner) Plan(k Key, c *Card) (Transfer, error) {
+	if c == nil {
+		return Transfer{}, errNilCard
+	}
 	st := p.keys[k]
 	if st != nil {
 		if st.card != nil && st.card.digest == c.digest {
@@ -167,6 +175,9 @@ func (p *Planner) markDistrust(d Digest) {
 // snapshot without targetHash cannot be a hash disagreement, so a retry
 // would loop: that is an error.
 func (p *Planner) Resync(k Key, c *Card, sent Transfer) (Transfer, error) {
+	if c == nil {
+		return Transfer{}, errNilCard
+	}
 	delete(p.keys, k)
 	if sent.Mode == ModeSnapshot {
 		if sent.TargetHash == nil {

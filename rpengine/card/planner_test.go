@@ -186,6 +186,15 @@ func TestPlanner_engineIsAuthority(t *testing.T) {
 	testutil.Equal(t, "never our hash for that card again", tr.TargetHash, (*Digest)(nil))
 }
 
+func TestPlanner_nilCard(t *testing.T) {
+	t.Parallel()
+	p := NewPlanner(nil)
+	_, err := p.Plan(keyA, nil)
+	testutil.Error(t, err)
+	_, err = p.Resync(keyA, nil, Transfer{})
+	testutil.Error(t, err)
+}
+
 func TestPlanner_maxKeys(t *testing.T) {
 	t.Parallel()
 	p := NewPlanner(&PlannerOptions{MaxKeys: 3})

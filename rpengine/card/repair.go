@@ -89,7 +89,9 @@ func (r *repairer) upgradeV1(root *node) {
 	if data != nil && data.kind != '{' {
 		return // not a V1 card either; leave it for Validate to report
 	}
+	msg := `added spec "chara_card_v2" (the card has data but no spec)`
 	if data == nil {
+		msg = "upgraded a V1 card to V2: the six V1 fields were copied into data (and kept at the top level)"
 		data = &node{kind: '{'}
 		for _, f := range v1Fields {
 			if v := root.get(f); v != nil {
@@ -104,7 +106,7 @@ func (r *repairer) upgradeV1(root *node) {
 		}
 	}
 	*root = *spec
-	r.note("", "upgraded a V1 card to V2: the six V1 fields were copied into data (and kept at the top level)")
+	r.note("", msg)
 }
 
 func (r *repairer) fill(obj *node, at, field string, empty *node, what string) {

@@ -170,6 +170,14 @@ func assertKept(t *testing.T, in, out []byte) {
 	}
 }
 
+func TestRepair_specMissing(t *testing.T) {
+	t.Parallel()
+	c, changes, err := Repair([]byte(`{"data":{"name":"X"}}`))
+	testutil.Success(t, err)
+	testutil.Equal(t, "first change", changes[0], Change{Pointer: "", Message: `added spec "chara_card_v2" (the card has data but no spec)`})
+	testutil.Equal(t, "name", c.Name(), "X")
+}
+
 func TestRepair_leavesContentViolations(t *testing.T) {
 	t.Parallel()
 	in := readCard(t, "invalid-content.json")
