@@ -14,8 +14,8 @@ const (
 	resultTimout = 5 * time.Second
 )
 
-// Checker reports what a conformance tool would say about a game's traffic:
-// startup missing or repeated, the game renamed, forces while one is
+// Checker reports what a conformance tool (Gary) would say about a game's
+// traffic, with Gary's keys and severities: startup missing or repeated, the game renamed, forces while one is
 // pending or naming unknown actions, late (500 ms) or timed-out (5 s)
 // results, register conflicts and schema problems. Feed it every message
 // with the time it was seen; it is passive (no goroutines, no clock) and
@@ -31,7 +31,8 @@ type Checker struct {
 	sawAny      bool // any game message on this connection
 	sawStartup  bool
 	actions     map[string]wireAction
-	force       []string // names of the outstanding force; nil if none
+	known       map[string]bool // every name ever registered
+	force       []string        // names of the outstanding force; nil if none
 	pending     map[string]pendingCheck
 }
 
@@ -93,14 +94,14 @@ func (c *Checker) FromGame(at time.Time, msg []byte) {
 		Data    json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(msg, &m); err != nil || m.Command == "" {
-		c.add("prot/v1/malformed", SeverityError, "", "message is not a JSON object with a command")
+		c.add("prot/invalid_message", SeverityError, "", "message is not a JSON object with a command")
 		return
 	}
 	c.checkGame(m.Game)
 	first := !c.sawAny
 	c.sawAny = true
 	if m.Command != cmdStartup && first {
-		c.add("startup/missing", SeverityError, "", fmt.Sprintf("first message was %q, not startup", m.Command))
+		c.add("prot/startup/missing", SeverityWarning, "", fmt.Sprintf("first message was %q, not startup", m.Command))
 	}
 	switch m.Command {
 	case cmdStartup:
@@ -113,8 +114,12 @@ func (c *Checker) FromGame(at time.Time, msg []byte) {
 		var d unregisterData
 		_ = json.Unmarshal(m.Data, &d)
 		for _, n := range d.ActionNames {
-			if _, ok := c.actions[n]; !ok {
-				c.add("unregister/unknown", SeverityWarning, n, "unregistering an action that is not registered")
+			_, active := c.actions[n]
+			switch {
+			case !active && c.known[n]:
+				c.add("prot/unregister/inactive", SeverityInfo, n, "unregistering an action that is already unregistered")
+			case !active:
+				c.add("prot/unregister/unknown", SeverityWarning, n, "unregistering an action that was never registered (state out of sync after a reconnect?)")
 			}
 			delete(c.actions, n)
 		}
@@ -132,7 +137,7 @@ func (c *Checker) FromGame(at time.Time, msg []byte) {
 func (c *Checker) checkGame(g *string) {
 	switch {
 	case g == nil || *g == "":
-		c.add("prot/v1/game_missing", SeverityError, "", `message without "game"`)
+		c.add("prot/invalid_message", SeverityError, "", `message without "game"`)
 	case c.game == "":
 		c.game = *g
 	case c.game != *g:
@@ -142,10 +147,10 @@ func (c *Checker) checkGame(g *string) {
 
 func (c *Checker) startup(at time.Time) {
 	if c.sawStartup {
-		c.add("startup/multiple", SeverityWarning, "", "startup sent again on the same connection; it may reset Neuro's state")
+		c.add("prot/startup/multiple", SeverityWarning, "", "startup sent again on the same connection; it may reset Neuro's state")
 	}
 	if !c.connectedAt.IsZero() && at.Sub(c.connectedAt) > lateStartup {
-		c.add("perf/late/startup", SeverityWarning, "", fmt.Sprintf("startup %v after connect", at.Sub(c.connectedAt).Round(time.Millisecond)))
+		c.add("perf/late/startup", SeverityInfo, "", fmt.Sprintf("startup %v after connect", at.Sub(c.connectedAt).Round(time.Millisecond)))
 	}
 	c.sawStartup = true
 	c.actions = map[string]wireAction{}
@@ -162,9 +167,13 @@ func (c *Checker) register(as []wireAction) {
 			&Action{Name: a.Name, Description: a.Description, Schema: a.Schema}):
 			c.add("perf/register/identical_duplicate", SeverityInfo, a.Name, "action registered again with the same definition")
 		case ok:
-			c.add("prot/v1/register/conflict", SeverityError, a.Name, "action registered again with a different definition; the first one is kept")
+			c.add("prot/v1/register/conflict", SeverityWarning, a.Name, "action registered again with a different definition; the first one is kept")
 		default:
 			c.actions[a.Name] = a
+			if c.known == nil {
+				c.known = map[string]bool{}
+			}
+			c.known[a.Name] = true
 			c.fs = append(c.fs, LintAction(Action{Name: a.Name, Description: a.Description, Schema: a.Schema})...)
 		}
 	}
@@ -172,13 +181,13 @@ func (c *Checker) register(as []wireAction) {
 
 func (c *Checker) forceMsg(d forceData) {
 	if c.force != nil {
-		c.add("force/multiple", SeverityError, "", "force sent while another force is still outstanding")
+		c.add("prot/force/multiple", SeverityError, "", "force sent while another force is still outstanding")
 	}
 	if len(c.pending) > 0 {
-		c.add("force/while_pending_result", SeverityWarning, "", "force sent while an action result is pending")
+		c.add("prot/force/while_pending_result", SeverityError, "", "force sent while an action result is pending")
 	}
 	if len(d.ActionNames) == 0 {
-		c.add("force/empty", SeverityError, "", "force with no action names")
+		c.add("prot/force/empty", SeverityError, "", "force with no action names")
 		return
 	}
 	var bad []string
@@ -189,10 +198,10 @@ func (c *Checker) forceMsg(d forceData) {
 	}
 	switch {
 	case len(bad) == len(d.ActionNames):
-		c.add("force/all_invalid", SeverityError, "", fmt.Sprintf("no forced action is registered: %q; the force is dropped", bad))
+		c.add("prot/force/all_invalid", SeverityError, "", fmt.Sprintf("no forced action is registered: %q; the force is dropped", bad))
 		return
 	case len(bad) > 0:
-		c.add("force/some_invalid", SeverityWarning, "", fmt.Sprintf("forced actions not registered: %q", bad))
+		c.add("prot/force/some_invalid", SeverityWarning, "", fmt.Sprintf("forced actions not registered: %q", bad))
 	}
 	c.force = slices.Clone(d.ActionNames)
 }
@@ -200,12 +209,12 @@ func (c *Checker) forceMsg(d forceData) {
 func (c *Checker) result(at time.Time, d resultData) {
 	p, ok := c.pending[d.ID]
 	if !ok {
-		c.add("result/unexpected", SeverityWarning, "", fmt.Sprintf("result for unknown or already answered id %q", d.ID))
+		c.add("prot/result/unexpected", SeverityWarning, "", fmt.Sprintf("result for unknown or already answered id %q", d.ID))
 		return
 	}
 	delete(c.pending, d.ID)
 	if !d.Success && d.Message == "" {
-		c.add("result/error_nomessage", SeverityWarning, p.name, "failed result without a message; tell Neuro what to do instead")
+		c.add("prot/result/error_nomessage", SeverityWarning, p.name, "failed result without a message; tell Neuro what to do instead")
 	}
 	switch lat := at.Sub(p.at); {
 	case lat > resultTimout:

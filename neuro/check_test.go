@@ -33,7 +33,7 @@ func TestChecker(t *testing.T) {
 			{0, true, `{"command":"context","game":"G","data":{"message":"m","silent":true}}`},
 			{900, true, `{"command":"startup","game":"G"}`},
 			{901, true, `{"command":"startup","game":"H"}`},
-		}, []string{"startup/missing", "perf/late/startup", "prot/v1/game_renamed", "startup/multiple", "perf/late/startup"}},
+		}, []string{"prot/startup/missing", "perf/late/startup", "prot/v1/game_renamed", "prot/startup/multiple", "perf/late/startup"}},
 		{"force problems", []step{
 			{0, true, `{"command":"startup","game":"G"}`},
 			{1, true, reg},
@@ -41,7 +41,7 @@ func TestChecker(t *testing.T) {
 			{3, true, `{"command":"actions/force","game":"G","data":{"query":"q","action_names":["zz"]}}`},
 			{4, true, `{"command":"actions/force","game":"G","data":{"query":"q","action_names":["a","zz"]}}`},
 			{5, true, `{"command":"actions/force","game":"G","data":{"query":"q","action_names":["a"]}}`},
-		}, []string{"force/empty", "force/all_invalid", "force/some_invalid", "force/multiple"}},
+		}, []string{"prot/force/empty", "prot/force/all_invalid", "prot/force/some_invalid", "prot/force/multiple"}},
 		{"results", []step{
 			{0, true, `{"command":"startup","game":"G"}`},
 			{1, true, reg},
@@ -52,14 +52,16 @@ func TestChecker(t *testing.T) {
 			{1002, false, `{"command":"action","data":{"id":"2","name":"a"}}`},
 			{7003, true, `{"command":"action/result","game":"G","data":{"id":"2","success":true,"message":"ok"}}`},
 			{7004, false, `{"command":"action","data":{"id":"3","name":"a"}}`},
-		}, []string{"force/while_pending_result", "result/error_nomessage", "perf/late/action_result", "result/unexpected", "perf/timeout/action_result", "perf/timeout/action_result"}},
+		}, []string{"prot/force/while_pending_result", "prot/result/error_nomessage", "perf/late/action_result", "prot/result/unexpected", "perf/timeout/action_result", "perf/timeout/action_result"}},
 		{"register problems", []step{
 			{0, true, `{"command":"startup","game":"G"}`},
 			{1, true, reg},
 			{2, true, reg},
 			{3, true, `{"command":"actions/register","game":"G","data":{"actions":[{"name":"a","description":"other"},{"name":"B","description":"","schema":{}}]}}`},
 			{4, true, `{"command":"actions/unregister","game":"G","data":{"action_names":["nope"]}}`},
-		}, []string{"perf/register/identical_duplicate", "prot/v1/register/conflict", "action/invalid_name", "action/missing_description", "schema/prefer_omit_to_empty", "unregister/unknown"}},
+			{5, true, `{"command":"actions/unregister","game":"G","data":{"action_names":["a"]}}`},
+			{6, true, `{"command":"actions/unregister","game":"G","data":{"action_names":["a"]}}`},
+		}, []string{"perf/register/identical_duplicate", "prot/v1/register/conflict", "prot/action/invalid_name", "prot/action/no_desc", "prot/schema/prefer_omit_to_empty", "prot/unregister/unknown", "prot/unregister/inactive"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

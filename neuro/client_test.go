@@ -245,7 +245,7 @@ func TestClient_forceBusyAndQueue(t *testing.T) {
 		testutil.Equal(t, "h2", o2, neuro.ForceCompleted)
 		testutil.Equal(t, "forces sent", countCmd(e.srv.Commands(), "actions/force"), 2)
 		for _, f := range e.srv.Findings() {
-			if f.Key == "force/multiple" {
+			if f.Key == "prot/force/multiple" {
 				t.Errorf("SDK sent overlapping forces: %v", f)
 			}
 		}

@@ -25,8 +25,8 @@ func ExampleLintSchema() {
 		fmt.Println(f.Key, f.Path)
 	}
 	// Output:
-	// schema/unsupported_keyword /additionalProperties
-	// schema/unique_items /properties/items/uniqueItems
+	// prot/schema/unsupported_keywords /additionalProperties
+	// prot/schema/unique_items /properties/items/uniqueItems
 }
 
 // Example shows the whole flow against the fake server: register an action

@@ -31,8 +31,8 @@ func (s Severity) String() string {
 
 // Finding is one problem reported by [LintSchema], [LintAction] or a
 // [Checker]. Key is stable (tests may match on it) and follows the Gary
-// conformance tool's naming where one exists ("startup/missing",
-// "force/multiple", "schema/prefer_omit_to_empty", ...).
+// conformance tool's naming where one exists ("prot/startup/missing",
+// "prot/force/multiple", "prot/schema/prefer_omit_to_empty", ...).
 type Finding struct {
 	Key      string
 	Severity Severity
@@ -69,24 +69,24 @@ var unsupportedKeywords = map[string]bool{
 }
 
 // LintSchema reports problems with an action schema: a root that is not
-// an object ("schema/root_not_object"), {} instead of omitting the schema
-// ("schema/prefer_omit_to_empty"), each unsupported keyword
-// ("schema/unsupported_keyword", warning) and uniqueItems
-// ("schema/unique_items", warning: unknown whether Neuro honours it).
+// an object ("prot/schema/type_object"), {} instead of omitting the schema
+// ("prot/schema/prefer_omit_to_empty"), each unsupported keyword
+// ("prot/schema/unsupported_keywords", warning) and uniqueItems
+// ("prot/schema/unique_items", warning: unknown whether Neuro honours it).
 // A nil schema has no findings.
 func LintSchema(schema json.RawMessage) []Finding {
 	return lintSchema("", schema)
 }
 
 // LintAction is [LintSchema] plus the action's name ([CheckName]:
-// "action/invalid_name") and description ("action/missing_description").
+// "prot/action/invalid_name") and description ("prot/action/no_desc").
 func LintAction(a Action) []Finding {
 	var fs []Finding
 	if err := CheckName(a.Name); err != nil {
-		fs = append(fs, Finding{Key: "action/invalid_name", Severity: SeverityError, Action: a.Name, Message: err.Error()})
+		fs = append(fs, Finding{Key: "prot/action/invalid_name", Severity: SeverityError, Action: a.Name, Message: err.Error()})
 	}
 	if a.Description == "" {
-		fs = append(fs, Finding{Key: "action/missing_description", Severity: SeverityWarning, Action: a.Name,
+		fs = append(fs, Finding{Key: "prot/action/no_desc", Severity: SeverityWarning, Action: a.Name,
 			Message: "Neuro reads the description to decide when to use the action"})
 	}
 	return append(fs, lintSchema(a.Name, a.Schema)...)
@@ -98,19 +98,19 @@ func lintSchema(action string, raw json.RawMessage) []Finding {
 	}
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return []Finding{{Key: "schema/invalid_json", Severity: SeverityError, Action: action, Message: err.Error()}}
+		return []Finding{{Key: "prot/schema/invalid_json", Severity: SeverityError, Action: action, Message: err.Error()}}
 	}
 	m, ok := doc.(map[string]any)
 	if !ok {
-		return []Finding{{Key: "schema/root_not_object", Severity: SeverityError, Action: action, Message: "the schema must be a JSON object"}}
+		return []Finding{{Key: "prot/schema/type_object", Severity: SeverityError, Action: action, Message: "the schema must be a JSON object"}}
 	}
 	if len(m) == 0 {
-		return []Finding{{Key: "schema/prefer_omit_to_empty", Severity: SeverityInfo, Action: action,
+		return []Finding{{Key: "prot/schema/prefer_omit_to_empty", Severity: SeverityWarning, Action: action,
 			Message: "{} accepts anything; omit the schema for an action without parameters"}}
 	}
 	var fs []Finding
 	if m["type"] != "object" {
-		fs = append(fs, Finding{Key: "schema/root_not_object", Severity: SeverityError, Action: action,
+		fs = append(fs, Finding{Key: "prot/schema/type_object", Severity: SeverityError, Action: action,
 			Message: `the root must have "type": "object"`})
 	}
 	l := linter{action: action, fs: fs}
@@ -135,9 +135,9 @@ func (l *linter) walk(path string, m map[string]any) {
 		p := path + "/" + escapePointer(k)
 		switch {
 		case unsupportedKeywords[k]:
-			l.add("schema/unsupported_keyword", SeverityWarning, p, fmt.Sprintf("%q is probably not supported well by Neuro; validate it game-side instead", k))
+			l.add("prot/schema/unsupported_keywords", SeverityWarning, p, fmt.Sprintf("%q is probably not supported well by Neuro; validate it game-side instead", k))
 		case k == "uniqueItems":
-			l.add("schema/unique_items", SeverityWarning, p, "unknown whether Neuro honours uniqueItems; check for duplicates game-side too")
+			l.add("prot/schema/unique_items", SeverityWarning, p, "unknown whether Neuro honours uniqueItems; check for duplicates game-side too")
 		}
 		l.descend(p, k, m[k])
 	}

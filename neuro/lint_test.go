@@ -16,15 +16,15 @@ func TestLintSchema(t *testing.T) {
 		want   []string // "key path"
 	}{
 		{"omitted", ``, nil},
-		{"empty", `{}`, []string{"schema/prefer_omit_to_empty "}},
-		{"root not object", `{"type":"string"}`, []string{"schema/root_not_object "}},
-		{"not json", `{`, []string{"schema/invalid_json "}},
-		{"array root", `[]`, []string{"schema/root_not_object "}},
+		{"empty", `{}`, []string{"prot/schema/prefer_omit_to_empty "}},
+		{"root not object", `{"type":"string"}`, []string{"prot/schema/type_object "}},
+		{"not json", `{`, []string{"prot/schema/invalid_json "}},
+		{"array root", `[]`, []string{"prot/schema/type_object "}},
 		{"unsupported nested", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string","description":"x"},"title":{"type":"string"}}}`,
-			[]string{"schema/unsupported_keyword /additionalProperties", "schema/unsupported_keyword /properties/a/description"}},
+			[]string{"prot/schema/unsupported_keywords /additionalProperties", "prot/schema/unsupported_keywords /properties/a/description"}},
 		{"unique items", `{"type":"object","properties":{"l":{"type":"array","uniqueItems":true,"items":{"oneOf":[{"type":"string"}]}}}}`,
-			[]string{"schema/unsupported_keyword /properties/l/items/oneOf", "schema/unique_items /properties/l/uniqueItems"}},
-		{"escaped pointer", `{"type":"object","properties":{"a/b":{"$ref":"#"}}}`, []string{"schema/unsupported_keyword /properties/a~1b/$ref"}},
+			[]string{"prot/schema/unsupported_keywords /properties/l/items/oneOf", "prot/schema/unique_items /properties/l/uniqueItems"}},
+		{"escaped pointer", `{"type":"object","properties":{"a/b":{"$ref":"#"}}}`, []string{"prot/schema/unsupported_keywords /properties/a~1b/$ref"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestLintSchema_all33(t *testing.T) {
 	b, _ := json.Marshal(m)
 	n := 0
 	for _, f := range LintSchema(b) {
-		if f.Key == "schema/unsupported_keyword" {
+		if f.Key == "prot/schema/unsupported_keywords" {
 			n++
 		}
 	}
@@ -62,7 +62,7 @@ func TestLintAction(t *testing.T) {
 	for _, f := range LintAction(Action{Name: "Bad", Schema: json.RawMessage(`{}`)}) {
 		keys = append(keys, f.Key)
 	}
-	want := []string{"action/invalid_name", "action/missing_description", "schema/prefer_omit_to_empty"}
+	want := []string{"prot/action/invalid_name", "prot/action/no_desc", "prot/schema/prefer_omit_to_empty"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("got %q, want %q", keys, want)
 	}

@@ -96,7 +96,7 @@ func TestServer_strict(t *testing.T) {
 		for _, f := range s.Findings() {
 			keys[f.Key] = true
 		}
-		for _, k := range []string{"prot/v1/register/conflict", "force/some_invalid", "perf/timeout/action_result", "startup/multiple"} {
+		for _, k := range []string{"prot/v1/register/conflict", "prot/force/some_invalid", "perf/timeout/action_result", "prot/startup/multiple"} {
 			if !keys[k] {
 				t.Errorf("finding %s missing: %v", k, s.Findings())
 			}
