@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -392,28 +393,50 @@ const (
 // Synthesize returns seconds of speech-like PCM16 LE mono at 44.1 kHz for
 // sentence number i: a glottal pulse train whose pitch depends on i,
 // shaped by two formants and a syllable envelope, so each sentence is
-// distinguishable and nothing is silent.
+// distinguishable and nothing is silent. Results are cached (there are 12
+// distinct voices); the returned slice must not be modified.
 func Synthesize(i int, seconds float64) []byte {
-	n := int(seconds * SampleRate)
+	k := synthKey{i % 12, int(seconds * SampleRate)}
+	if b, ok := synthCache.Load(k); ok {
+		return b.([]byte)
+	}
+	b, _ := synthCache.LoadOrStore(k, synthesize(k.voice, k.samples))
+	return b.([]byte)
+}
+
+type synthKey struct{ voice, samples int }
+
+var synthCache sync.Map
+
+func synthesize(i, n int) []byte {
+	seconds := float64(n) / SampleRate
 	f0 := 110.0 + 15*float64(i%6)
 	formants := [2]float64{650 + 50*float64(i%3), 1100 + 150*float64(i%4)}
+	const harmonics = 20
+	var weight [harmonics]float64
+	for h := range weight {
+		fh := f0 * float64(h+1)
+		for _, fm := range formants {
+			d := (fh - fm) / 150
+			weight[h] += math.Exp(-d * d)
+		}
+		weight[h] = (weight[h] + 0.05) / float64(h+1)
+	}
 	out := make([]byte, 2*n)
 	for k := 0; k < n; k++ {
 		t := float64(k) / SampleRate
+		// sin(h*x) by the Chebyshev recurrence: one sin and cos a sample.
+		x := 2 * math.Pi * f0 * t
+		s1, c1 := math.Sincos(x)
+		prev, cur := 0.0, s1
 		var v float64
-		for h := 1; h <= 20; h++ {
-			fh := f0 * float64(h)
-			w := 0.0
-			for _, fm := range formants {
-				d := (fh - fm) / 150
-				w += math.Exp(-d * d)
-			}
-			v += (w + 0.05) / float64(h) * math.Sin(2*math.Pi*fh*t)
+		for h := 0; h < harmonics; h++ {
+			v += weight[h] * cur
+			prev, cur = cur, 2*c1*cur-prev
 		}
 		env := 0.55 + 0.45*math.Sin(2*math.Pi*4*t) // four syllables a second
 		fade := math.Min(1, math.Min(t, seconds-t)/0.01)
-		s := 0.25 * v * env * fade
-		s = math.Max(-1, math.Min(1, s))
+		s := math.Max(-1, math.Min(1, 0.25*v*env*fade))
 		binary.LittleEndian.PutUint16(out[2*k:], uint16(int16(s*32767)))
 	}
 	return out
