@@ -55,19 +55,25 @@ func skipValue(doc []byte, i int) int {
 	return i
 }
 
-// skipString returns the end of the string starting at doc[i] == '"'.
+// skipString returns the end of the string starting at doc[i] == '"'. It
+// jumps from quote to quote (IndexByte is vectorized) and counts the
+// backslashes before each: an even count means the quote is not escaped.
 func skipString(doc []byte, i int) int {
 	i++
 	for {
-		j := bytes.IndexAny(doc[i:], `"\`)
+		j := bytes.IndexByte(doc[i:], '"')
 		if j < 0 {
 			return len(doc)
 		}
 		i += j
-		if doc[i] == '"' {
+		k := i - 1
+		for doc[k] == '\\' { // stops at the opening quote at the latest
+			k--
+		}
+		if (i-1-k)%2 == 0 {
 			return i + 1
 		}
-		i += 2
+		i++
 	}
 }
 
