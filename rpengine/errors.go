@@ -73,6 +73,7 @@ type RequestError struct {
 	SourceMessageID string // the game message the error answers, when known
 }
 
+// Error describes the refusal with the engine's code and message.
 func (e *RequestError) Error() string {
 	return fmt.Sprintf("rpengine: engine refused request %q: %s: %s", e.RequestID, e.Code, e.Message)
 }
@@ -88,6 +89,7 @@ func (e *RequestError) Is(target error) bool {
 // service_stopped, not_active.
 type CancelledError struct{ Reason string }
 
+// Error names the reason.
 func (e *CancelledError) Error() string { return "rpengine: reply cancelled: " + e.Reason }
 
 // Is matches ErrCancelled, and ErrConnectionLost for reason connection_lost.
@@ -103,6 +105,7 @@ type FieldError struct {
 	Reason string
 }
 
+// Error names the field and what is wrong with it.
 func (e *FieldError) Error() string { return "rpengine: invalid " + e.Field + ": " + e.Reason }
 
 // ConfigError reports an invalid ServerOptions field at construction.
@@ -111,4 +114,5 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error names the option and what is wrong with it.
 func (e *ConfigError) Error() string { return "rpengine: option " + e.Field + ": " + e.Reason }

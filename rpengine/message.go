@@ -14,6 +14,7 @@ const (
 	MessageUnacked                       // no ack within AckTimeout
 )
 
+// String returns the state's name.
 func (m MessageState) String() string {
 	switch m {
 	case MessagePending:

@@ -350,6 +350,9 @@ func (r *Reply) handle(typ string, data []byte) {
 	case wire.TypeCaptureTranscript:
 		ev = &stream.CaptureTranscript{}
 	default:
+		if h, ok := r.sess.t.(replyHandler); ok && h.handleReply(r, typ, data) {
+			return
+		}
 		r.sess.log.Debug("rpengine: ignored engine message", "type", typ, "requestId", r.id)
 		return
 	}
@@ -400,6 +403,31 @@ func (r *Reply) handleError(f *stream.Failed) {
 	}
 	if err := r.attempt(typ, t); err != nil {
 		r.fail(err)
+	}
+}
+
+// pushSegment queues a whole audio segment that a transport assembled
+// itself (file mode), under the same slow-consumer rules as
+// assembled segments. Reader goroutine.
+func (r *Reply) pushSegment(seg stream.Segment) {
+	r.got.Store(true)
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.spoke = true
+	r.touchLocked(nil)
+	r.enqueueLocked(Event{Kind: EventSegment, Segment: seg})
+	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
+	ended := r.ended
+	r.mu.Unlock()
+	r.wake()
+	if ended {
+		r.sess.removeReply(r)
+	}
+	if slow {
+		_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
 	}
 }
 

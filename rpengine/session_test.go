@@ -15,6 +15,7 @@ import (
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // fakeTransport records what the session sends.
@@ -382,4 +383,41 @@ func TestSession_dedupPerSession(t *testing.T) {
 	before := len(u.ft.messages("ack"))
 	u.sess.receive(b)
 	testutil.Equal(t, "old session ignores", len(u.ft.messages("ack")), before)
+}
+
+// segmentTransport is a transport with a reply message of its own, as the
+// file mailbox has (reply.audio.segment).
+type segmentTransport struct{ fakeTransport }
+
+func (*segmentTransport) handleReply(r *Reply, typ string, data []byte) bool {
+	if typ != "reply.audio.segment" {
+		return false
+	}
+	var m struct {
+		SegmentSequence int `json:"segmentSequence"`
+	}
+	_ = json.Unmarshal(data, &m)
+	r.pushSegment(stream.Segment{Index: m.SegmentSequence, SampleRate: 44100, Samples: make([]int16, 441), Duration: 10 * time.Millisecond})
+	return true
+}
+
+func TestSession_transportReplyHandler(t *testing.T) {
+	t.Parallel()
+	srv, err := NewServer(&ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	testutil.Success(t, err)
+	st := &segmentTransport{}
+	srv.mu.Lock()
+	srv.handshake++
+	srv.mu.Unlock()
+	sess, err := srv.attach(st, "h", "v")
+	testutil.Success(t, err)
+	c, _ := card.Parse([]byte(unitCard))
+	r, err := srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: c, Text: "hi", RequestID: "r1"})
+	testutil.Success(t, err)
+	b, _ := wire.Encode("reply.audio.segment", "s1", "", time.Now(), map[string]any{"requestId": "r1", "segmentSequence": 0})
+	sess.receive(b)
+	ev, err := r.Next(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "segment", []any{ev.Kind, ev.Segment.Index, len(ev.Segment.Samples)}, []any{EventSegment, 0, 441})
+	sess.end(ErrConnectionLost)
 }

@@ -27,6 +27,15 @@ type transport interface {
 	welcomeExtra() map[string]any
 }
 
+// replyHandler is implemented by a transport that has reply messages of
+// its own, such as file mode's reply.audio.segment (a whole sentence in a
+// WAV slot). The session offers it every reply message type it does not
+// know; it returns true when it handled the message, typically by
+// decoding the audio and calling Reply.pushSegment.
+type replyHandler interface {
+	handleReply(r *Reply, typ string, data []byte) bool
+}
+
 // WebSocket close codes the server uses.
 const (
 	closePolicy      = 1008 // bad hello, second hello, wrong protocol
