@@ -74,12 +74,16 @@ func (p *Planner) trusted(c *Card) bool {
 // Plan returns the transfer for card c under key k: a reference when the
 // engine holds exactly this card, a verified patch when the engine holds a
 // base we agree on and the patch is smaller than the snapshot, otherwise a
-// snapshot (with targetHash only when the hash can be trusted). Plan does
-// not change what the planner believes the engine holds; call
-// [Planner.Accepted] when the engine confirms.
+// snapshot (with targetHash only when the hash can be trusted). A card
+// that fails [Card.Validate] gets its *[ValidationError]: no transfer of it
+// can succeed. Plan does not change what the planner believes the engine
+// holds; call [Planner.Accepted] when the engine confirms.
 func (p *Planner) Plan(k Key, c *Card) (Transfer, error) {
 	if c == nil {
 		return Transfer{}, errNilCard
+	}
+	if err := c.Validate(); err != nil {
+		return Transfer{}, err // the engine would answer invalid_character_card
 	}
 	st := p.keys[k]
 	if st != nil {

@@ -32,8 +32,9 @@ func TestPlanner_firstTransferIsSnapshot(t *testing.T) {
 	testutil.Equal(t, "snapshot", tr.Snapshot, c)
 	testutil.Equal(t, "targetHash", *tr.TargetHash, digestOf(c))
 
-	unsafe := mustParse(t, `{"spec":"chara_card_v2","data":{"w":1.5}}`)
-	tr, _ = p.Plan(keyA, unsafe)
+	unsafe := edit(t, c.Bytes(), `[{"op":"add","path":"/data/extensions/w","value":1.5}]`)
+	tr, err = p.Plan(keyA, unsafe)
+	testutil.Success(t, err)
 	testutil.Equal(t, "mode", tr.Mode, ModeSnapshot)
 	testutil.Equal(t, "no targetHash for a card that is not hash-safe", tr.TargetHash, (*Digest)(nil))
 }
@@ -191,6 +192,9 @@ func TestPlanner_nilCard(t *testing.T) {
 	p := NewPlanner(nil)
 	_, err := p.Plan(keyA, nil)
 	testutil.Error(t, err)
+	_, err = p.Plan(keyA, mustParse(t, string(readCard(t, "v1.json"))))
+	var ve *ValidationError
+	testutil.ErrorAs(t, err, &ve)
 	_, err = p.Resync(keyA, nil, Transfer{})
 	testutil.Error(t, err)
 }
