@@ -421,3 +421,49 @@ func TestSession_transportReplyHandler(t *testing.T) {
 	testutil.Equal(t, "segment", []any{ev.Kind, ev.Segment.Index, len(ev.Segment.Samples)}, []any{EventSegment, 0, 441})
 	sess.end(ErrConnectionLost)
 }
+
+// Issue #4: resynchronisation can never loop.
+func TestSession_resyncNeverLoops(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	ctx := context.Background()
+	r := u.reply(ctx)
+	for i := 0; i < 10; i++ {
+		select {
+		case <-r.Done():
+		default:
+			u.in("request.error", map[string]any{"requestId": "r1", "sourceMessageId": r.MessageID(), "code": "card_resync_required", "message": "no", "retryable": true})
+		}
+	}
+	_, err := r.Wait(ctx)
+	testutil.Error(t, err)
+	testutil.ErrorIs(t, err, ErrCardResyncRequired)
+	sent := u.ft.messages("reply.request")
+	if len(sent) > 1+maxResyncs {
+		t.Fatalf("%d attempts", len(sent))
+	}
+	for _, m := range sent {
+		testutil.Equal(t, "same requestId", m["requestId"], any("r1"))
+	}
+	t.Logf("ended after %d attempts: %v", len(sent), err)
+}
+
+func TestSession_engineCancelledConnectionLost(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	r := u.reply(context.Background())
+	u.in("reply.cancelled", map[string]any{"requestId": "r1", "reason": "connection_lost"})
+	_, err := r.Wait(context.Background())
+	testutil.ErrorIs(t, err, ErrConnectionLost)
+	testutil.ErrorIs(t, err, ErrCancelled)
+}
+
+func TestSession_syncNoAnswer(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, &ServerOptions{AckTimeout: 5 * time.Second})
+		_, err := u.srv.SyncCharacter(context.Background(), SyncRequest{IntegrationID: "g", CharacterID: "c", Card: u.card})
+		testutil.ErrorIs(t, err, ErrNoAnswer)
+		u.sess.end(ErrConnectionLost)
+	})
+}
