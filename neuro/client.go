@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -343,7 +344,13 @@ func (c *Client) pushLocked(q queued, bounded bool) error {
 			return fmt.Errorf("%w: %d messages waiting", ErrQueueFull, n)
 		}
 	}
-	c.queue = append(c.queue, q)
+	if i := slices.IndexFunc(c.queue, func(x queued) bool { return x.cmd == cmdForce }); q.cmd == cmdResult && i >= 0 {
+		// A force waits for pending results (the writer holds it), so a
+		// result goes ahead of an unsent force; nothing else is reordered.
+		c.queue = slices.Insert(c.queue, i, q)
+	} else {
+		c.queue = append(c.queue, q)
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:

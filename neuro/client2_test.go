@@ -223,3 +223,32 @@ func TestClient_setActionsWhileValidating(t *testing.T) {
 		testutil.Equal(t, "register messages", countCmd(e.srv.Commands(), "actions/register"), 1)
 	})
 }
+
+// TestClient_forceHeldWhileResultPending: a force requested while an
+// unforced action is being validated waits for that result.
+func TestClient_forceHeldWhileResultPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			time.Sleep(300 * time.Millisecond)
+			return neuro.OK("")
+		}, nil)))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		e.wait("pending", func() bool { _, ok := e.srv.Pending(); return ok })
+		synctest.Wait()
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		testutil.Success(t, e.c.ContextSilent("after the force"))
+		o, _ := h.Wait(context.Background())
+		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+		cmds := e.srv.Commands()
+		testutil.Equal(t, "order", strings.Join(cmds[2:5], ","), "action/result,actions/force,context")
+		for _, f := range e.srv.Findings() {
+			if f.Severity > neuro.SeverityInfo {
+				t.Errorf("finding %v", f)
+			}
+		}
+	})
+}

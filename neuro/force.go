@@ -74,6 +74,7 @@ type ForceHandle struct {
 	// guarded by c.mu
 	outcome  ForceOutcome
 	failures int
+	sent     bool // written on the current connection
 }
 
 // Done is closed when the force ends.
@@ -268,14 +269,10 @@ func (c *Client) advanceForcesLocked() {
 	}
 }
 
-// forceResultLocked updates the outstanding force for a result on action
-// name: success completes it (unregistering a window first), failure means
-// Neuro retries.
-func (c *Client) forceResultLocked(name string, success bool) {
-	h := c.force
-	if h == nil || !slices.Contains(h.f.Actions, name) {
-		return
-	}
+// forceResultLocked updates the outstanding force h for a result of an
+// action that answered it: success completes it (unregistering a window
+// first), failure means Neuro retries.
+func (c *Client) forceResultLocked(h *ForceHandle, success bool) {
 	if !success {
 		h.failures++
 		h.outcome = ForceRetrying

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
@@ -14,7 +15,8 @@ import (
 type call struct {
 	gen    uint64
 	inv    *Invocation
-	action *Action // a copy taken under c.mu; nil for unknown actions
+	action *Action      // a copy taken under c.mu; nil for unknown actions
+	force  *ForceHandle // the force this action answers, if any
 }
 
 // handleAction runs the pipeline for one incoming action: look the name
@@ -42,6 +44,11 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 	}
 	act := e.a
 	cl.action, cl.inv.Name = &act, e.a.Name
+	// Only an action that arrives after the force went out answers it;
+	// Neuro may act unforced just before a force.
+	if h := c.force; h != nil && h.sent && slices.Contains(h.f.Actions, act.Name) {
+		cl.force = h
+	}
 	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
 	if err != nil {
 		c.finishLocked(cl, Fail(err.Error()+c.schemaHint(e)), false)
@@ -118,8 +125,8 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	if exec && len(c.events) >= c.o.MaxEvents {
 		res, exec = Fail("the game is busy; try again in a moment"), false
 	}
-	if cl.action != nil {
-		c.forceResultLocked(cl.action.Name, res.Success)
+	if cl.force != nil && cl.force == c.force {
+		c.forceResultLocked(cl.force, res.Success)
 	}
 	b := c.mustEncode(cmdResult, resultData{ID: id, Success: res.Success, Message: res.Message})
 	c.pushLocked(queued{cmd: cmdResult, b: b}, false)

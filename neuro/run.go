@@ -98,6 +98,9 @@ func (c *Client) onConnect() uint64 {
 	if es := c.reg.all(); len(es) > 0 {
 		head = append(head, queued{cmd: cmdRegister, b: c.mustEncode(cmdRegister, registerData{Actions: wireActions(es)})})
 	}
+	if h := c.force; h != nil {
+		h.sent = false
+	}
 	if h := c.force; h != nil && !slices.ContainsFunc(rest, func(q queued) bool { return q.force == h }) {
 		head = append(head, queued{cmd: cmdForce, b: h.msg, force: h})
 	}
@@ -143,7 +146,25 @@ func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
 			}
 		}
 		q := c.queue[0]
+		if q.cmd == cmdForce && c.pendingLocked() {
+			// Neuro cannot take a force while she waits for a result
+			// (Gary: prot/force/while_pending_result); hold it until the
+			// result is queued, which wakes us.
+			c.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-c.wake:
+				continue
+			}
+		}
 		c.queue = c.queue[1:]
+		if q.force != nil {
+			// Marked before the write: her answer may arrive before
+			// Write returns. A failed write re-queues it, and the next
+			// connect clears the mark.
+			q.force.sent = true
+		}
 		c.mu.Unlock()
 		c.rec.Record(jsonl.Out, q.b)
 		err := conn.Write(ctx, q.b)
@@ -202,4 +223,15 @@ func (c *Client) handleEvent(v any) {
 	if ev, ok := v.(Event); ok {
 		c.emitLocked(ev, nil)
 	}
+}
+
+// pendingLocked reports whether an action of the current connection awaits
+// its result. c.mu must be held.
+func (c *Client) pendingLocked() bool {
+	for _, cl := range c.inflight {
+		if cl.gen == c.gen {
+			return true
+		}
+	}
+	return false
 }
