@@ -27,7 +27,10 @@
 //     force and unregisters them, before the result, when it completes.
 //
 // Messages are queued in order while disconnected and never merged or
-// reordered. Registration diffs are not queued while disconnected: startup
+// reordered, with one deliberate exception: a force is held while one of
+// Neuro's actions awaits its result (she cannot take a force then), and
+// that result goes ahead of it. Only actions that arrive after a force was
+// sent count as answering it. Registration diffs are not queued while disconnected: startup
 // clears the server's set and the full register on connect replaces them.
 // Results whose connection was lost are dropped (the server discards stale
 // ids anyway), and the action is not executed.
