@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/audio"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
@@ -146,4 +147,42 @@ func TestInteractive_Reconnect(t *testing.T) {
 	if !strings.Contains(d.stderr.String(), "sending the turn again") {
 		t.Error("stderr does not say the turn is sent again")
 	}
+}
+
+// /browser-mic captures through the RPEngine page: its state, level and
+// transcript are shown, and the reply to what was said streams.
+func TestInteractive_BrowserMic(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, true, "--engine", "sim", "--no-playback")
+	d.writeLine("/browser-mic")
+	d.waitStdoutLines(1)
+	mic := hasMicrophone()
+	if !mic {
+		d.writeLine("/mic") // no microphone (CI): said once, the demo goes on
+		d.writeLine("/mic")
+	}
+	d.closeStdin()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+	testutil.Equal(t, "stdout", d.stdout.String(), echo("Hello there.")+"\n")
+	stderr := d.stderr.String()
+	for _, want := range []string{"listening through the RPEngine page", "browser capture: listening",
+		"browser capture: speech_ended", `you said: "Hello there."`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if n := strings.Count(stderr, "no microphone ("); !mic && n != 1 {
+		t.Errorf("the missing microphone was reported %d times", n)
+	}
+}
+
+// hasMicrophone reports whether this machine has a capture device (then
+// /mic would really record, which a test cannot drive).
+func hasMicrophone() bool {
+	r, err := audio.OpenRecorder(nil)
+	if err != nil {
+		return false
+	}
+	r.Close()
+	return true
 }

@@ -319,3 +319,56 @@ func TestScripted_UnsafeCard(t *testing.T) {
 		t.Error("targetHash sent for a card that is not hash-safe")
 	}
 }
+
+func TestScripted_SceneAndDirective(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scene, directive, rec := filepath.Join(dir, "scene.json"), filepath.Join(dir, "directive.json"), filepath.Join(dir, "rec.jsonl")
+	testutil.Success(t, os.WriteFile(scene, []byte(`{"kind":"location","family":"island","label":"Gull Rock",
+		"sceneLine":"A storm gathers over the lighthouse.","priority":0.5}`), 0o644))
+	testutil.Success(t, os.WriteFile(directive, []byte(`{"protocolVersion":1,"sceneContext":"Night, heavy rain.",
+		"autoEventGuide":"React to the weather.","directUserGuide":"Answer the visitor."}`), 0o644))
+	stdout, _, code := runDemo(t, "--engine", "sim", "--say", "hi", "--scene", scene, "--directive", directive,
+		"--record", rec, "--text-only")
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, echo("hi")+"\n")
+	req := recorded(t, rec, "reply.request")[0]
+	testutil.Equal(t, "interactionMode", req["interactionMode"], any("direct_user"))
+	testutil.Equal(t, "sceneLine", req["promptScene"].(map[string]any)["sceneLine"], any("A storm gathers over the lighthouse."))
+	testutil.Equal(t, "sceneContext", req["promptDirective"].(map[string]any)["sceneContext"], any("Night, heavy rain."))
+
+	// A field the protocol does not have is a mistake in the file.
+	testutil.Success(t, os.WriteFile(scene, []byte(`{"kind":"location","colour":"grey"}`), 0o644))
+	_, stderr, code := runDemo(t, "--engine", "sim", "--say", "hi", "--scene", scene, "--directive", directive)
+	testutil.Equal(t, "exit code", code, exitUsage)
+	if !strings.Contains(stderr, `unknown field "colour"`) {
+		t.Errorf("stderr does not name the bad field:\n%s", stderr)
+	}
+}
+
+// --dev-origin lets a local build of the RPEngine page (origin
+// http://127.0.0.1:5173) connect; without it that origin is refused.
+func TestScripted_DevOrigin(t *testing.T) {
+	t.Parallel()
+	for _, dev := range []bool{true, false} {
+		t.Run("dev="+strconv.FormatBool(dev), func(t *testing.T) {
+			t.Parallel()
+			args := []string{"--port", "0", "--say", "hi", "--wait", "3s", "--no-playback"}
+			if dev {
+				args = append(args, "--dev-origin")
+			}
+			d := startDemo(t, false, args...)
+			url := "ws://127.0.0.1:" + strconv.Itoa(d.port()) + "/rp-engine/socket"
+			eng, err := enginetest.Dial(ctxT(t), url, &enginetest.Options{Origin: "http://127.0.0.1:5173"})
+			if !dev {
+				testutil.Error(t, err)
+				testutil.Equal(t, "exit code", d.exitCode(), exitNoEngine)
+				return
+			}
+			testutil.Success(t, err)
+			defer eng.Close()
+			testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+			testutil.Equal(t, "stdout", d.stdout.String(), echo("hi")+"\n")
+		})
+	}
+}

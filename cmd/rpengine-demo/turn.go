@@ -59,9 +59,14 @@ func newSuffix() string {
 // and sends the turn again on the new session, as often as that happens.
 // stream says whether reply text streams to stdout as it arrives.
 func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
+	var mark int64
+	if a.out != nil {
+		mark = a.out.Mark()
+	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 && a.out != nil {
-			if err := a.out.Reset(); err != nil {
+			if err := a.out.Rewind(mark); err != nil {
+				a.con.Printf("rpengine-demo: --out: %v", err)
 				return outcome{err: err, code: exitEngineError}
 			}
 		}
@@ -110,6 +115,7 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpeng
 		}
 		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: true}
 	case err == nil:
+		a.showSession()
 		a.showTransfer()
 		return r, outcome{}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -166,6 +172,21 @@ func (a *app) interruptible(cancel context.CancelFunc) (stop func(), interrupted
 		}
 	}()
 	return func() { close(done); <-ended }, flag
+}
+
+// shownSession is the session whose capacity was last shown.
+var shownSession string
+
+// showSession shows the engine's capacity once per session.
+func (a *app) showSession() {
+	info, live := a.srv.Session()
+	if !live || info.ID == shownSession {
+		return
+	}
+	shownSession = info.ID
+	if c, ok := a.srv.Capacity(); ok && c.Known {
+		a.con.Printf("rpengine-demo: engine queue %d/%d, accepting requests: %v", c.QueueDepth, c.QueueLimit, c.AcceptingRequests)
+	}
 }
 
 // lastSeq is the transfer counter last reported, so each card transfer is

@@ -31,28 +31,31 @@ func createWAV(name string) (*wavOut, error) {
 		return nil, err
 	}
 	w := &wavOut{f: f, sampleRate: 44100}
-	if err := w.Reset(); err != nil {
+	if _, err := f.Write(make([]byte, wavHeaderBytes)); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return w, nil
 }
 
-// Reset empties the file: the turn is being sent again and only the
-// reply that completes is kept.
-func (w *wavOut) Reset() error {
+// Mark returns the current end of the audio, for Rewind.
+func (w *wavOut) Mark() int64 { return w.bytes }
+
+// Rewind drops the audio written since mark: the turn is being sent again
+// and only the reply that completes is kept.
+func (w *wavOut) Rewind(mark int64) error {
 	if w.err != nil {
 		return w.err
 	}
-	w.bytes = 0
-	if err := w.f.Truncate(0); err != nil {
-		return err
+	if mark > w.bytes {
+		return fmt.Errorf("rewind to %d beyond %d bytes", mark, w.bytes)
 	}
-	if _, err := w.f.Seek(0, io.SeekStart); err != nil {
-		return err
+	w.bytes = mark
+	if w.err = w.f.Truncate(wavHeaderBytes + mark); w.err != nil {
+		return w.err
 	}
-	_, err := w.f.Write(make([]byte, wavHeaderBytes))
-	return err
+	_, w.err = w.f.Seek(wavHeaderBytes+mark, io.SeekStart)
+	return w.err
 }
 
 // Write appends one segment's samples.

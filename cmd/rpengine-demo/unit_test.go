@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+)
+
+func TestSimFaults_Set(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		in   string
+		want simFaults
+		err  bool
+	}{
+		{name: "all", in: "error=unsupported_voice,delay=20ms,disconnect-after=3,cancel-lost,gone",
+			want: simFaults{errorCode: "unsupported_voice", delay: 20 * time.Millisecond, disconnectAfter: 3, cancelLost: true, gone: true}},
+		{name: "spaces and empty items", in: " cancel-lost , ,", want: simFaults{cancelLost: true}},
+		{name: "unknown", in: "explode", err: true},
+		{name: "empty error code", in: "error=", err: true},
+		{name: "bad delay", in: "delay=soon", err: true},
+		{name: "zero disconnect", in: "disconnect-after=0", err: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var f simFaults
+			err := f.Set(tc.in)
+			if tc.err {
+				testutil.Error(t, err)
+				return
+			}
+			testutil.Success(t, err)
+			f.raw = ""
+			testutil.Equal(t, "faults", f, tc.want)
+		})
+	}
+}
+
+func Test_characterID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, want string }{
+		{"Wren", "wren"},
+		{"Captain Mira Vance", "captain-mira-vance"},
+		{"  Dr. Who?! ", "dr-who"},
+		{"東京", "character"},
+		{"R2-D2", "r2-d2"},
+	} {
+		testutil.Equal(t, tc.name, characterID(tc.name), tc.want)
+	}
+}
+
+// wavOut keeps exactly what was written, and Rewind drops only the audio
+// of the attempt being sent again.
+func TestWavOut_Rewind(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "out.wav")
+	w, err := createWAV(file)
+	testutil.Success(t, err)
+	testutil.Success(t, w.Write([]int16{1, -2, 32767}, 44100))
+	mark := w.Mark()
+	testutil.Success(t, w.Write([]int16{9, 9, 9, 9}, 44100))
+	testutil.Success(t, w.Rewind(mark))
+	testutil.Success(t, w.Write([]int16{-32768, 4}, 44100))
+	testutil.Error(t, w.Write([]int16{1}, 22050)) // rates never mix
+	w.err = nil
+	testutil.Success(t, w.Close())
+	data, err := os.ReadFile(file)
+	testutil.Success(t, err)
+	want := []byte{1, 0, 0xfe, 0xff, 0xff, 0x7f, 0, 0x80, 4, 0}
+	testutil.Equal(t, "samples", data[wavHeaderBytes:], want)
+	testutil.Equal(t, "header", string(data[:4])+string(data[8:16])+string(data[36:40]), "RIFFWAVEfmt data")
+	testutil.Equal(t, "data size", int(data[40]), len(want))
+}
+
+// The status line is drawn only on a terminal, and erased before reply
+// text or progress is printed.
+func TestConsole_Status(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	c := &console{out: &out, err: &errOut}
+	c.Status("connected")
+	c.Text("Hi")
+	c.EndText()
+	testutil.Equal(t, "pipe stdout", out.String(), "Hi\n")
+
+	out.Reset()
+	c = &console{out: &out, err: &errOut, tty: true}
+	c.Status("connected · queue 0/20")
+	c.Text("Hello")
+	c.Printf("note")
+	got := out.String()
+	if !strings.HasPrefix(got, "\x1b[2m[connected · queue 0/20]\x1b[0m you> \r\x1b[2KHello\n") {
+		t.Errorf("terminal stdout %q", got)
+	}
+	testutil.Equal(t, "stderr", errOut.String(), "note\n")
+}
+
+func Test_resampleTo16k(t *testing.T) {
+	t.Parallel()
+	for _, rate := range []int{8000, 16000, 22050, 44100, 48000, 96000} {
+		in := make([]float32, rate/2) // half a second
+		out, err := resampleTo16k(in, rate)
+		testutil.Success(t, err)
+		testutil.Equal(t, "frames from "+strconv.Itoa(rate)+" Hz", len(out), 8000)
+	}
+}
