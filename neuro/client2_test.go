@@ -252,3 +252,21 @@ func TestClient_forceHeldWhileResultPending(t *testing.T) {
 		}
 	})
 }
+
+// TestClient_noMergeHazard: register, unregister, register of one name
+// while connected leaves it registered (the Unity SDK's queue merge would
+// lose it).
+func TestClient_noMergeHazard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		e.start()
+		e.wait("startup", func() bool { return len(e.srv.Commands()) == 1 })
+		a := neuro.Action{Name: "pass", Description: "Pass."}
+		testutil.Success(t, e.c.Register(a))
+		testutil.Success(t, e.c.Unregister("pass"))
+		testutil.Success(t, e.c.Register(a))
+		e.wait("three", func() bool { return len(e.srv.Commands()) == 4 })
+		testutil.Equal(t, "commands", strings.Join(e.srv.Commands(), ","), "startup,actions/register,actions/unregister,actions/register")
+		testutil.Equal(t, "registered", strings.Join(e.srv.Actions(), ","), "pass")
+	})
+}

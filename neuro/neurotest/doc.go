@@ -11,6 +11,7 @@
 // races. Both answer a force with a random registered action after a delay
 // (500 ms by default), with data generated from the action's schema.
 //
+// [Options.Unforced] makes it act on its own now and then, as Neuro may.
 // Tests script the fake: [Server.Act] and [Server.SendAction] send unforced
 // actions (SendAction with data verbatim, to inject malformed or
 // off-schema data), [Server.NextData] corrupts the next forced action,

@@ -51,6 +51,10 @@ type Options struct {
 	// Neuro-sama's. NoAck sends none.
 	Ack   *neuro.StartupAck
 	NoAck bool
+	// Unforced, if positive, makes the fake act on its own every Unforced
+	// (a random registered action with fake data), when no result is
+	// pending: Neuro may use any registered action at any time.
+	Unforced time.Duration
 	// Recorder receives every message in and out as JSON Lines.
 	Recorder io.Writer
 }
@@ -122,6 +126,7 @@ type Server struct {
 	randyQ    []string // Randy: names queued behind a pending result
 	pending   *pending
 	scheduled *time.Timer
+	unforced  *time.Timer
 	nextID    int
 	nextData  *string
 	held      []Context
@@ -237,6 +242,9 @@ func (s *Server) serve(c neuro.Conn) *sconn {
 	if s.o.Mode == Randy {
 		s.sendLocked("actions/reregister_all", nil)
 	}
+	if s.o.Unforced > 0 && s.unforced == nil {
+		s.unforcedLocked()
+	}
 	s.changedLocked()
 	s.mu.Unlock()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -304,6 +312,25 @@ func (s *Server) stopTimersLocked() {
 	if s.pending != nil && s.pending.timer != nil {
 		s.pending.timer.Stop()
 	}
+	if s.unforced != nil {
+		s.unforced.Stop()
+	}
+}
+
+// unforcedLocked arms the timer of the next unforced action.
+func (s *Server) unforcedLocked() {
+	s.unforced = time.AfterFunc(s.o.Unforced, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
+		if s.pending == nil && len(s.actions) > 0 && len(s.conns) > 0 {
+			n := s.actions[s.rng.IntN(len(s.actions))].Name
+			s.actLocked(n, s.dataForLocked(n), false)
+		}
+		s.unforcedLocked()
+	})
 }
 
 // Disconnect drops every open connection (the clients will reconnect).

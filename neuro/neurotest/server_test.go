@@ -181,3 +181,27 @@ func Test_fakeData(t *testing.T) {
 	_, ok := fakeData(nil, rng)
 	testutil.Equal(t, "no schema no data", ok, false)
 }
+
+func TestServer_unforced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Options{Unforced: 3 * time.Second, NoAck: true})
+		defer s.Close()
+		r := dialRaw(t, s)
+		r.send(`{"command":"startup","game":"G"}`)
+		r.send(regAB)
+		start := time.Now()
+		act := r.recv()["data"].(map[string]any)
+		testutil.Equal(t, "after", time.Since(start), 3*time.Second)
+		// No second action while the first awaits its result.
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		id, ok := s.Pending()
+		testutil.Equal(t, "still pending", ok, true)
+		testutil.Equal(t, "same id", id, act["id"].(string))
+		r.send(`{"command":"action/result","game":"G","data":{"id":"` + id + `","success":true}}`)
+		next := r.recv()["data"].(map[string]any)
+		if next["id"] == act["id"] {
+			t.Error("id reused")
+		}
+	})
+}
