@@ -214,7 +214,9 @@ func (c *Client) Start() error {
 
 // Close disconnects and stops every goroutine the client started, waiting
 // for them (including running validators, which see their ctx cancelled).
-// Outstanding forces end as [ForceCancelled]. It is idempotent.
+// Outstanding forces end as [ForceCancelled]. It is idempotent. It must
+// not be called from the client's own callbacks (Validate, Execute,
+// OnEvent, OnError), which it waits for.
 func (c *Client) Close() error {
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
