@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"crypto/sha256"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gowebpki/jcs"
+)
+
+// BenchmarkHash measures the card hash (SHA-256 of the RFC 8785 form) on
+// the three generated cards:
+//
+//   - cold: card.Parse of bytes it has never seen (the nonce digits change
+//     every iteration, so its memo always misses): copy, one-pass
+//     canonicalization and SHA-256;
+//   - memo-parse: card.Parse of bytes seen before (memo hit: xxh3 + copy);
+//   - memo-hash: Card.Hash of a parsed card (the digest is kept);
+//   - jcs: the reference, gowebpki/jcs.Transform then sha256.Sum256;
+//   - sha256: SHA-256 alone over the canonical bytes, the floor.
+//
+// bench/run adds node: Node.js, npm canonicalize and crypto SHA-256.
+func BenchmarkHash(b *testing.B) {
+	for _, c := range Cards() {
+		canon, err := jcs.Transform(c.JSON)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.Name+"/cold", func(b *testing.B) {
+			doc := append([]byte(nil), c.JSON...)
+			at := NonceAt(doc)
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			n := uint64(1e11) + uint64(len(doc))<<20 // away from other runs' nonces
+			for b.Loop() {
+				n++
+				SetNonce(doc, at, n)
+				if _, err := card.Parse(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.Name+"/memo-parse", func(b *testing.B) {
+			if _, err := card.Parse(c.JSON); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.JSON)))
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := card.Parse(c.JSON)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = p.Hash()
+			}
+		})
+		b.Run(c.Name+"/memo-hash", func(b *testing.B) {
+			p, err := card.Parse(c.JSON)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(c.JSON)))
+			b.ReportAllocs()
+			var sink card.Digest
+			for b.Loop() {
+				sink, _ = p.Hash()
+			}
+			_ = sink
+		})
+		b.Run(c.Name+"/jcs", func(b *testing.B) {
+			b.SetBytes(int64(len(c.JSON)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := jcs.Transform(c.JSON)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_ = sha256.Sum256(out)
+			}
+		})
+		b.Run(c.Name+"/sha256", func(b *testing.B) {
+			b.SetBytes(int64(len(c.JSON)))
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = sha256.Sum256(canon)
+			}
+		})
+	}
+}
+
+// TestCards checks the generated cards: the sizes the benchmarks claim,
+// valid Character Card V2, hash-safe, and the same hash from card.Parse
+// and from jcs.Transform + SHA-256 (so the benchmarks compare equals).
+func TestCards(t *testing.T) {
+	t.Parallel()
+	want := map[string][2]int{"small": {1500, 3000}, "typical": {8000, 14000}, "large": {900_000, 1_300_000}}
+	for _, c := range Cards() {
+		if r := want[c.Name]; len(c.JSON) < r[0] || len(c.JSON) > r[1] {
+			t.Errorf("%s: %d bytes, want %d..%d", c.Name, len(c.JSON), r[0], r[1])
+		}
+		p, err := card.Parse(c.JSON)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+		if err := p.HashSafe(); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+		canon, err := jcs.Transform(c.JSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := p.Hash(); h != card.Digest(sha256.Sum256(canon)) {
+			t.Errorf("%s: card.Parse and jcs disagree", c.Name)
+		}
+		doc := append([]byte(nil), c.JSON...)
+		SetNonce(doc, NonceAt(doc), 42)
+		q, err := card.Parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h1, _ := p.Hash(); func() bool { h2, _ := q.Hash(); return h1 == h2 }() {
+			t.Errorf("%s: a new nonce did not change the hash", c.Name)
+		}
+	}
+}

@@ -1,0 +1,296 @@
+package bench
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
+)
+
+const (
+	chunkBytes   = enginetest.MaxChunkBytes // 32 KiB of PCM16 per message
+	chunkSamples = chunkBytes / 2
+	segChunks    = 8 // chunks per sentence: 3 s of speech
+	replySegs    = 4
+	replyID      = "req-1"
+)
+
+// chunkAudio is the audio in one chunk message.
+var chunkAudio = time.Duration(chunkSamples) * time.Second / enginetest.SampleRate
+
+// replyMessages returns the text of the reply.audio.chunk messages of one
+// reply (replySegs sentences of segChunks chunks), as an engine sends
+// them: envelope first, then the payload, data last.
+func replyMessages() [][]byte {
+	var msgs [][]byte
+	seq := 0
+	for s := range replySegs {
+		pcm := enginetest.Synthesize(s, float64(segChunks*chunkSamples)/enginetest.SampleRate)
+		for c := range segChunks {
+			msgs = append(msgs, chunkMessage(seq, s, c, segChunks, pcm[c*chunkBytes:(c+1)*chunkBytes]))
+			seq++
+		}
+	}
+	return msgs
+}
+
+func chunkMessage(seq, seg, pos, count int, pcm []byte) []byte {
+	return fmt.Appendf(nil, `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.chunk",`+
+		`"messageId":"6f1c2a4e-8d3b-4c5a-9e7f-%012d","sessionId":"0b8e5d2c-4f6a-4e1b-8c3d-7a9f1e2b3c4d",`+
+		`"timestamp":"2026-07-14T00:00:00.000Z","requestId":%q,"sequence":%d,"segmentSequence":%d,`+
+		`"segmentChunkSequence":%d,"segmentChunkCount":%d,"data":%q}`,
+		seq, replyID, seq, seg, pos, count, base64.StdEncoding.EncodeToString(pcm))
+}
+
+// chunkJSON is the straightforward decoding target: the envelope and the
+// payload in one struct.
+type chunkJSON struct {
+	Protocol        string `json:"protocol"`
+	ProtocolVersion int    `json:"protocolVersion"`
+	Type            string `json:"type"`
+	MessageID       string `json:"messageId"`
+	SessionID       string `json:"sessionId"`
+	Timestamp       string `json:"timestamp"`
+	stream.AudioChunk
+}
+
+// playback stands for the player's queue: audio.Player needs a sound
+// device, so the samples are converted to float32 (as Player.Enqueue
+// does) into a preallocated ring.
+type playback struct {
+	ring    []float32
+	samples int
+}
+
+func newPlayback() *playback {
+	return &playback{ring: make([]float32, 0, segChunks*chunkSamples)}
+}
+
+func (p *playback) write(s []int16) {
+	p.ring = audio.AppendFloat32(p.ring[:0], s)
+	p.samples += len(s)
+}
+
+// replyPath is one way of turning chunk messages into queued samples.
+type replyPath interface {
+	chunk(msg []byte) error
+	reset() // a new reply
+}
+
+// decoderPath is ours: stream.ChunkDecoder and stream.Assembler.
+type decoderPath struct {
+	d  stream.ChunkDecoder
+	c  stream.AudioChunk
+	a  *stream.Assembler
+	pb *playback
+}
+
+func (p *decoderPath) reset() {
+	p.a = stream.NewAssembler(&stream.Options{RequestID: replyID})
+	p.a.Push(&stream.AudioStart{RequestID: replyID, Format: "pcm_s16le", SampleRate: enginetest.SampleRate, Channels: 1})
+}
+
+func (p *decoderPath) chunk(msg []byte) error {
+	if _, err := p.d.Decode(&p.c, msg); err != nil {
+		return err
+	}
+	p.a.Push(&p.c)
+	return drainSegments(p.a, p.pb)
+}
+
+func drainSegments(a *stream.Assembler, pb *playback) error {
+	for out, ok := a.Next(); ok; out, ok = a.Next() {
+		switch out.Kind {
+		case stream.OutputSegment:
+			pb.write(out.Segment.Samples)
+		case stream.OutputAnomaly:
+			return fmt.Errorf("anomaly %v", out.Anomaly)
+		}
+	}
+	return nil
+}
+
+// jsonAssemblerPath is what a reader does with encoding/json: decode the
+// envelope, then the payload into stream.AudioChunk, and push it.
+type jsonAssemblerPath struct {
+	a  *stream.Assembler
+	pb *playback
+}
+
+func (p *jsonAssemblerPath) reset() {
+	p.a = stream.NewAssembler(&stream.Options{RequestID: replyID})
+	p.a.Push(&stream.AudioStart{RequestID: replyID, Format: "pcm_s16le", SampleRate: enginetest.SampleRate, Channels: 1})
+}
+
+func (p *jsonAssemblerPath) chunk(msg []byte) error {
+	var h struct {
+		Protocol        string          `json:"protocol"`
+		ProtocolVersion json.RawMessage `json:"protocolVersion"`
+		Type            string          `json:"type"`
+		MessageID       string          `json:"messageId"`
+		SessionID       *string         `json:"sessionId"`
+		Timestamp       string          `json:"timestamp"`
+		RequestID       *string         `json:"requestId"`
+	}
+	if err := json.Unmarshal(msg, &h); err != nil {
+		return err
+	}
+	c := new(stream.AudioChunk)
+	if err := json.Unmarshal(msg, c); err != nil {
+		return err
+	}
+	p.a.Push(c)
+	return drainSegments(p.a, p.pb)
+}
+
+// naivePath is the straightforward path: encoding/json into a struct,
+// base64.StdEncoding.Decode, samples appended to the sentence.
+type naivePath struct {
+	seg []int16
+	pb  *playback
+}
+
+func (p *naivePath) reset() { p.seg = nil }
+
+func (p *naivePath) chunk(msg []byte) error {
+	var m chunkJSON
+	if err := json.Unmarshal(msg, &m); err != nil {
+		return err
+	}
+	pcm := make([]byte, base64.StdEncoding.DecodedLen(len(m.Data)))
+	n, err := base64.StdEncoding.Decode(pcm, []byte(m.Data))
+	if err != nil {
+		return err
+	}
+	for i := 0; i+1 < n; i += 2 {
+		p.seg = append(p.seg, int16(binary.LittleEndian.Uint16(pcm[i:])))
+	}
+	if m.SegmentChunkSequence == m.SegmentChunkCount-1 {
+		p.pb.write(p.seg)
+		p.seg = nil
+	}
+	return nil
+}
+
+// base64Path is the floor: base64 decoding of the data alone.
+type base64Path struct{ buf []byte }
+
+func (p *base64Path) reset() {}
+
+func (p *base64Path) chunk(msg []byte) error {
+	i := len(msg) - 2 - base64.StdEncoding.EncodedLen(chunkBytes) // the data string ends the message
+	_, err := base64.StdEncoding.Decode(p.buf, msg[i:len(msg)-2])
+	return err
+}
+
+// BenchmarkReplyPCM measures the reply audio path per reply.audio.chunk
+// message (32 KiB of PCM, 0.37 s of speech): from the WebSocket message
+// text to the samples queued for playback.
+//
+//   - decoder: ours, stream.ChunkDecoder + stream.Assembler;
+//   - json+assembler: encoding/json for envelope and payload, then
+//     stream.Assembler (what a reader does without ChunkDecoder);
+//   - naive: the straightforward path, encoding/json into a struct, then
+//     base64.StdEncoding.Decode, appending samples to the sentence;
+//   - base64: decoding the data alone, the floor.
+//
+// allocs/chunk is exact (the segment buffer, allocated once per sentence,
+// is shared by its chunks).
+func BenchmarkReplyPCM(b *testing.B) {
+	msgs := replyMessages()
+	paths := []struct {
+		name string
+		path replyPath
+	}{
+		{"decoder", &decoderPath{pb: newPlayback()}},
+		{"json+assembler", &jsonAssemblerPath{pb: newPlayback()}},
+		{"naive", &naivePath{pb: newPlayback()}},
+		{"base64", &base64Path{buf: make([]byte, chunkBytes)}},
+	}
+	for _, p := range paths {
+		b.Run(p.name, func(b *testing.B) {
+			p.path.reset()
+			b.SetBytes(chunkBytes)
+			b.ReportAllocs()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			mallocs := ms.Mallocs
+			i := 0
+			for b.Loop() {
+				if i == len(msgs) {
+					i = 0
+					p.path.reset()
+				}
+				if err := p.path.chunk(msgs[i]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.Mallocs-mallocs)/float64(b.N), "allocs/chunk")
+			reportRealtime(b, chunkAudio)
+		})
+	}
+}
+
+// reportRealtime reports how many seconds of audio one second of work
+// handles.
+func reportRealtime(b *testing.B, audioPerOp time.Duration) {
+	if perOp := b.Elapsed() / time.Duration(b.N); perOp > 0 {
+		b.ReportMetric(float64(audioPerOp)/float64(perOp), "x_realtime")
+	}
+}
+
+// TestReplyPaths checks that every path of BenchmarkReplyPCM queues the
+// same samples, those the engine synthesized.
+func TestReplyPaths(t *testing.T) {
+	t.Parallel()
+	msgs := replyMessages()
+	var want []int16
+	for s := range replySegs {
+		pcm := enginetest.Synthesize(s, float64(segChunks*chunkSamples)/enginetest.SampleRate)
+		for i := 0; i+1 < segChunks*chunkBytes; i += 2 {
+			want = append(want, int16(binary.LittleEndian.Uint16(pcm[i:])))
+		}
+	}
+	for name, p := range map[string]replyPath{
+		"decoder": &decoderPath{pb: newPlayback()}, "json+assembler": &jsonAssemblerPath{pb: newPlayback()},
+		"naive": &naivePath{pb: newPlayback()},
+	} {
+		var got []int16
+		pb := &playback{}
+		switch q := p.(type) {
+		case *decoderPath:
+			q.pb = pb
+		case *jsonAssemblerPath:
+			q.pb = pb
+		case *naivePath:
+			q.pb = pb
+		}
+		p.reset()
+		for _, m := range msgs {
+			before := pb.samples
+			if err := p.chunk(m); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if pb.samples > before {
+				got = append(got, audio.AppendInt16(nil, pb.ring)...)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d samples queued, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: sample %d is %d, want %d", name, i, got[i], want[i])
+			}
+		}
+	}
+}
