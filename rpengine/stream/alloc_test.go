@@ -1,7 +1,9 @@
 package stream_test
 
 import (
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -24,25 +26,68 @@ func chunkEvents(seg, firstSeq, count, samples int) []*stream.AudioChunk {
 
 // TestAssembler_PushAllocs pins zero allocations per in-order chunk in
 // steady state: after the first chunk of a segment sized its buffers,
-// pushing the next chunks and polling Next allocates nothing.
+// pushing the next chunks and polling Next allocates nothing. It counts
+// every allocation of the run (testing.AllocsPerRun rounds the average
+// down, which would hide an append that grows a buffer a few times). Four
+// segments of about 9 s each run in a row, so that an emitted segment must
+// give its reservation back (the four together exceed the 30 s budget).
 func TestAssembler_PushAllocs(t *testing.T) {
 	testutil.SkipAllocs(t)
-	const runs = 400
-	evs := chunkEvents(0, 0, runs+3, 1024) // AllocsPerRun runs once more to warm up
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const count = 400
 	a := stream.NewAssembler(nil)
 	a.Push(start())
-	a.Push(evs[0]) // first use of the segment: sizes its buffers
-	i := 1
-	allocs := testing.AllocsPerRun(runs, func() {
-		a.Push(evs[i])
-		i++
-		if _, ok := a.Next(); ok {
-			t.Fatal("unexpected output before the segment is complete")
+	for seg := range 4 {
+		evs := chunkEvents(seg, seg*count, count, 1024)
+		a.Push(evs[0]) // first use of the segment: sizes its buffers
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for _, ev := range evs[1 : count-1] {
+			a.Push(ev)
+			if _, ok := a.Next(); ok {
+				t.Fatal("unexpected output before the segment is complete")
+			}
 		}
-	})
-	testutil.Equal(t, "allocs per in-order chunk", allocs, 0.0)
-	a.Push(evs[i]) // the last chunk completes the segment
-	out, ok := a.Next()
-	testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment, true)
-	testutil.Equal(t, "samples", len(out.Segment.Samples), (runs+3)*1024)
+		runtime.ReadMemStats(&m1)
+		testutil.Equal(t, "allocations by in-order chunks", m1.Mallocs-m0.Mallocs, uint64(0))
+		a.Push(evs[count-1]) // the last chunk completes the segment
+		out, ok := a.Next()
+		testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment && out.Segment.Index == seg, true)
+		testutil.Equal(t, "samples", len(out.Segment.Samples), count*1024)
+	}
+}
+
+// TestAssembler_ReserveBounded pins the memory a hostile engine can make
+// the assembler allocate: first chunks of ever new segments that each claim
+// a huge segmentChunkCount must not each reserve the whole held-audio
+// bound. Before the reservation budget, a 1 s bound let 679 such chunks
+// allocate about 70 MB (58 GB with the default 30 s). Not parallel, so
+// that MemStats.TotalAlloc counts this test alone.
+func TestAssembler_ReserveBounded(t *testing.T) {
+	opts := &stream.Options{MaxHeldAudio: time.Second}
+	evs := make([]*stream.AudioChunk, 0, 1024)
+	for seg := 1; seg <= cap(evs); seg++ {
+		evs = append(evs, chunk(seg, seg, 0, 1<<40, 1))
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	a := stream.NewAssembler(opts)
+	a.Push(start())
+	pushed := 0
+	for _, ev := range evs {
+		if a.Done() {
+			break
+		}
+		a.Push(ev)
+		pushed++
+		for _, ok := a.Next(); ok; _, ok = a.Next() {
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	testutil.Equal(t, "ended by the held-audio bound", a.Done(), true)
+	const limit = 8 << 20 // the 1 s bound is 88 KiB of samples
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > limit {
+		t.Fatalf("%d first chunks allocated %d bytes, want at most %d", pushed, got, limit)
+	}
 }

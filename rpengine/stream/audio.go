@@ -17,6 +17,7 @@ type audioState struct {
 	nextSeg     int              // segments below were emitted or skipped
 	held        int              // samples charged for held audio
 	maxHeld     int              // bound on held, in samples
+	reserved    int              // samples of capacity reserved ahead by segs (see newSegment)
 	segsSeen    int              // distinct segments with an accepted chunk
 	emitted     int64            // samples emitted so far: the next segment's offset
 	scratch     []byte           // decoded chunk data, reused
@@ -30,6 +31,7 @@ type segment struct {
 	chunks  []chunkMeta       // per appended chunk
 	held    map[int]heldChunk // chunks after a gap, by segmentChunkSequence
 	cost    int               // samples charged against audioState.held
+	reserve int               // samples counted in audioState.reserved
 }
 
 type chunkMeta struct {
@@ -56,7 +58,7 @@ func (s *segment) chunk(pos int) []int16 {
 func (au *audioState) seen() bool { return au.start != nil || au.segsSeen > 0 }
 
 func (au *audioState) release() {
-	au.segs, au.held, au.scratch = nil, 0, nil
+	au.segs, au.held, au.reserved, au.scratch = nil, 0, 0, nil
 }
 
 func (a *Assembler) pushAudioStart(e *AudioStart) {
@@ -222,22 +224,33 @@ func (a *Assembler) duplicateChunk(s *segment, e *AudioChunk, n int) bool {
 
 // newSegment allocates the state of a segment on its first chunk, sized
 // from it so that its later in-order chunks do not allocate.
+//
+// The capacity reserved ahead of the data is not charged as held audio, so
+// it has its own budget: all segments not yet emitted reserve at most
+// maxHeld samples together (a chunkMeta counts as chunkMetaSamples).
+// Without it, first chunks claiming a huge segmentChunkCount made each
+// segment reserve the whole bound, and a 30 s bound let a hostile engine
+// make the game allocate tens of gigabytes. A segment over the budget
+// starts at the size of its first chunk and grows by append.
 func (a *Assembler) newSegment(e *AudioChunk, n int) *segment {
 	au := &a.aud
 	if au.segs == nil {
 		au.segs = make(map[int]*segment)
 	}
 	count := e.SegmentChunkCount
-	maxChunks := au.maxHeld/chunkOverheadSamples + 1
-	samplesCap := au.maxHeld // count*n/2 without overflow, capped by the bound
-	if n/2 > 0 && count <= au.maxHeld/(n/2) {
-		samplesCap = count * (n / 2)
+	budget := au.maxHeld - au.reserved
+	samplesCap, chunksCap := n/2, 1
+	// count*(n/2) + count*chunkMetaSamples <= budget, without overflow.
+	if per := n/2 + chunkMetaSamples; count <= budget/per {
+		samplesCap, chunksCap = count*(n/2), count
 	}
 	s := &segment{
 		count:   count,
 		samples: make([]int16, 0, samplesCap),
-		chunks:  make([]chunkMeta, 0, min(count, maxChunks)),
+		chunks:  make([]chunkMeta, 0, chunksCap),
+		reserve: samplesCap + chunksCap*chunkMetaSamples,
 	}
+	au.reserved += s.reserve
 	au.segs[e.SegmentSequence] = s
 	au.segsSeen++
 	return s
@@ -261,6 +274,7 @@ func (a *Assembler) emit(index int, s *segment) {
 	rate := au.start.SampleRate
 	delete(au.segs, index)
 	au.held -= s.cost
+	au.reserved -= s.reserve
 	n := len(s.samples)
 	seg := Segment{
 		Index:      index,

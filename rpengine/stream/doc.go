@@ -83,7 +83,8 @@
 // # Security
 //
 // The engine is a local but untrusted peer. Numbers are validated before
-// use, chunk data is limited to 32 KiB decoded as the spec states, buffers
-// sized from a peer's numbers are capped by the held-audio bound, and
+// use, chunk data is limited to 32 KiB decoded as the spec states, the
+// capacity reserved from a peer's numbers is capped by the held-audio bound
+// over all pending segments together (TestAssembler_ReserveBounded), and
 // what the assembler holds is bounded as above.
 package stream

@@ -41,6 +41,7 @@ const (
 	chunkOverheadSamples = 64 // bookkeeping charge per held chunk
 	deltaOverheadBytes   = 64 // bookkeeping charge per held delta
 	deltaBookkeeping     = 8  // bookkeeping charge per assembled delta
+	chunkMetaSamples     = 8  // a chunkMeta (16 bytes) in samples, for segment reservations
 
 	expectedSampleRate = 44100
 	maxSampleRate      = 384000
