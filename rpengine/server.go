@@ -314,14 +314,22 @@ func parseHello(data []byte) (string, error) {
 }
 
 // attach starts a session on t after a valid hello (helloID is its
-// messageId): it supersedes the live session, acks the hello, sends
-// welcome and returns the session that t's reader feeds.
+// messageId): it acks the hello, sends welcome, and only then makes the
+// session live, superseding the older one, so that no request can reach
+// the engine before welcome. It returns the session that t's reader feeds.
 func (s *Server) attach(t transport, helloID, clientVersion string) (*session, error) {
 	sess := newSession(s, t, SessionInfo{ID: wire.NewID(), ClientVersion: clientVersion, Started: time.Now()})
 	sess.window.Seen(helloID)
+	if err := sess.welcome(helloID); err != nil {
+		sess.mu.Lock()
+		sess.ended = err
+		sess.mu.Unlock()
+		return nil, err
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		sess.end(ErrServerClosed)
 		return nil, ErrServerClosed
 	}
 	s.handshake--
@@ -332,10 +340,6 @@ func (s *Server) attach(t transport, helloID, clientVersion string) (*session, e
 	if old != nil {
 		old.t.close(closeSuperseded, "superseded by a newer engine connection")
 		old.end(fmt.Errorf("%w: superseded by a newer engine connection", ErrConnectionLost))
-	}
-	if err := sess.welcome(helloID); err != nil {
-		sess.end(fmt.Errorf("%w: %v", ErrConnectionLost, err))
-		return nil, err
 	}
 	if f := s.opts.OnSession; f != nil {
 		f(sess.info, false)

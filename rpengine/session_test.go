@@ -467,3 +467,35 @@ func TestSession_syncNoAnswer(t *testing.T) {
 		u.sess.end(ErrConnectionLost)
 	})
 }
+
+// Issue #4: nothing but the ack of hello goes before welcome, even for a
+// request that was waiting for the session.
+func TestSession_welcomeFirst(t *testing.T) {
+	t.Parallel()
+	srv, err := NewServer(&ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	testutil.Success(t, err)
+	c, _ := card.Parse([]byte(unitCard))
+	got := make(chan *Reply, 1)
+	go func() {
+		r, _ := srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: c, Text: "hi"})
+		got <- r
+	}()
+	ft := &fakeTransport{}
+	srv.mu.Lock()
+	srv.handshake++
+	srv.mu.Unlock()
+	sess, err := srv.attach(ft, "h", "v")
+	testutil.Success(t, err)
+	r := <-got
+	ft.mu.Lock()
+	var types []string
+	for _, b := range ft.sent {
+		var m struct{ Type string }
+		_ = json.Unmarshal(b, &m)
+		types = append(types, m.Type)
+	}
+	ft.mu.Unlock()
+	testutil.Equal(t, "order", types, []string{"ack", "welcome", "reply.request"})
+	r.fail(ErrConnectionLost)
+	sess.end(ErrConnectionLost)
+}
