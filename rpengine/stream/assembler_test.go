@@ -150,6 +150,20 @@ func assemblerCases() []assemblerCase {
 		{name: "held text bound", opts: &stream.Options{MaxHeldText: 100},
 			events: []stream.Event{delta(1, "b"), delta(2, strings.Repeat("c", 40))},
 			want:   []stream.Output{outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldTextLimit})}},
+		{name: "filled gaps give their held bytes back", opts: &stream.Options{MaxHeldText: 100}, // each held delta costs 65
+			events: []stream.Event{delta(1, "b"), delta(0, "a"), delta(3, "d"), delta(2, "c")},
+			want:   []stream.Output{outText("ab"), outText("abcd")}},
+		{name: "sequences listed in a text anomaly are capped", events: []stream.Event{delta(0, "a"), delta(1000, "z"), completed()},
+			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyTextGap, 0, seqRange(1, 33)...), outText("az"),
+				outEnd(stream.End{State: stream.EndCompleted})}},
+		{name: "sequences listed in a segment anomaly are capped", events: []stream.Event{start(), chunk(0, 1000, 0, 1, 1), audioCompleted(1, 2, 1)},
+			want: []stream.Output{outAnomaly(stream.AnomalyMissingSegments, 0, seqRange(0, 32)...), outSeg(1000, 44100, 0, 1)}},
+		{name: "chunk repeated with longer data conflicts", events: []stream.Event{start(), chunk(0, 0, 0, 2, 1), chunk(0, 0, 0, 2, 1, 2)},
+			want: []stream.Output{outAnomaly(stream.AnomalyConflictingChunk, 0, 0)}},
+		{name: "held audio bound at the declared rate", opts: &stream.Options{MaxHeldAudio: 10 * time.Millisecond}, // 80 samples at 8 kHz
+			events: []stream.Event{&stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 8000, Channels: 1}, chunk(0, 1, 0, 1, make([]int16, 20)...)},
+			want: []stream.Output{outAnomaly(stream.AnomalyUnexpectedRate, 0),
+				outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldAudioLimit})}},
 		{name: "text bound", opts: &stream.Options{MaxText: 100},
 			events: []stream.Event{delta(0, strings.Repeat("a", 60)), delta(1, strings.Repeat("b", 30))},
 			want:   []stream.Output{outText(strings.Repeat("a", 60)), outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeTextLimit})}},
@@ -157,6 +171,15 @@ func assemblerCases() []assemblerCase {
 }
 
 func base64Of(b []byte) string { return pcmBytes(b) }
+
+// seqRange returns the integers in [from, to).
+func seqRange(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
 
 func TestAssembler_Push(t *testing.T) {
 	t.Parallel()
