@@ -228,7 +228,8 @@ func (a *app) mic() outcome {
 		a.con.Quiet(func() { r, err = audio.OpenRecorder(nil) })
 		if err != nil {
 			a.noMic = true
-			a.con.Printf("rpengine-demo: no microphone (%v); /browser-mic uses the RPEngine page's", err)
+			a.log.Debug("rpengine-demo: no microphone", "err", err)
+			a.con.Printf("rpengine-demo: no microphone (%s); /browser-mic uses the RPEngine page's", deviceReason(err))
 			return outcome{}
 		}
 		a.recorder = r

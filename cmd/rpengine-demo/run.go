@@ -59,6 +59,7 @@ type app struct {
 	noDevice  bool // said once that there is no sound device
 	recorder  *audio.Recorder
 	noMic     bool
+	closing   atomic.Bool  // the demo is shutting the server down
 	welcomed  atomic.Value // string: the last session whose welcome was sent (set by onSession)
 	sigs      chan os.Signal
 	lines     chan string // interactive input, closed at EOF
@@ -181,6 +182,7 @@ func (a *app) setup() (cleanup func(), code int) {
 		}
 	}()
 	closers = append(closers, func() {
+		a.closing.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
@@ -226,6 +228,9 @@ func (a *app) banner() {
 // onSession is called on the server's connection goroutine; it only prints.
 func (a *app) onSession(info rpengine.SessionInfo, ended bool) {
 	if ended {
+		if a.closing.Load() {
+			return
+		}
 		a.con.Printf("rpengine-demo: engine disconnected (session %s)", info.ID)
 		return
 	}
@@ -272,7 +277,16 @@ func (a *app) sayNoDevice(err error) {
 	if a.cfg.outFile != "" {
 		msg += " (it is still written to " + a.cfg.outFile + ")"
 	}
-	a.con.Printf("rpengine-demo: no audio output (%v): %s", err, msg)
+	a.log.Debug("rpengine-demo: no audio output", "err", err)
+	a.con.Printf("rpengine-demo: no audio output (%s): %s", deviceReason(err), msg)
+}
+
+// deviceReason says briefly why a sound device could not be opened.
+func deviceReason(err error) string {
+	if errors.Is(err, audio.ErrNoDevice) {
+		return "no sound device"
+	}
+	return oneLine(err)
 }
 
 func (a *app) closeAudio() {
