@@ -164,6 +164,10 @@ func assemblerCases() []assemblerCase {
 			events: []stream.Event{&stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 8000, Channels: 1}, chunk(0, 1, 0, 1, make([]int16, 20)...)},
 			want: []stream.Output{outAnomaly(stream.AnomalyUnexpectedRate, 0),
 				outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldAudioLimit})}},
+		{name: "audio held before a lower declared rate", opts: &stream.Options{MaxHeldAudio: 10 * time.Millisecond}, // 441, then 80 samples
+			events: []stream.Event{chunk(0, 1, 0, 1, make([]int16, 20)...), &stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 8000, Channels: 1}},
+			want: []stream.Output{outAnomaly(stream.AnomalyUnexpectedRate, 0),
+				outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldAudioLimit})}},
 		{name: "text bound", opts: &stream.Options{MaxText: 100},
 			events: []stream.Event{delta(0, strings.Repeat("a", 60)), delta(1, strings.Repeat("b", 30))},
 			want:   []stream.Output{outText(strings.Repeat("a", 60)), outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeTextLimit})}},
