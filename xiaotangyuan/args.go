@@ -12,7 +12,7 @@ import (
 // Harness should never exceed them; a request that does is refused before
 // the handler sees it, so handlers may rely on them.
 const (
-	maxArgDepth   = 8 // containers nested inside the arguments object
+	maxArgDepth   = 8   // containers nested inside the arguments object
 	maxArgString  = 500 // UTF-16 units, as JavaScript counts
 	maxArgArray   = 50
 	maxArgObjKeys = 50

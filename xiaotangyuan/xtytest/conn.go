@@ -222,6 +222,15 @@ func (hc *hconn) work() {
 			if m.hasID {
 				hc.answer(m, res, err)
 			}
+			if *m.Method == "voice.stop" && err == nil {
+				// After the answer, so the answer comes first on the wire;
+				// concurrently, as the speech pipeline is not in the queue.
+				hc.wg.Add(1)
+				go func() {
+					defer hc.wg.Done()
+					hc.voiceTurn()
+				}()
+			}
 		}
 	}
 }
@@ -342,13 +351,7 @@ func (hc *hconn) doVoice(method string) (any, error) {
 	}
 	if method == "voice.start" {
 		hc.bargeIn()
-		return map[string]any{"accepted": true}, nil
 	}
-	hc.wg.Add(1)
-	go func() {
-		defer hc.wg.Done()
-		hc.voiceTurn()
-	}()
 	return map[string]any{"accepted": true}, nil
 }
 
