@@ -21,10 +21,10 @@ type Card struct {
 	digest Digest
 	unsafe bool // holds a number the engine may canonicalize differently
 	key    memoKey128
-	valid  bool // known valid from the memo
+	valid  bool // no violation of the V2 rules
 
-	validOnce sync.Once
-	validErr  error
+	validOnce  sync.Once
+	violations []Violation
 
 	nameOnce sync.Once
 	name     string
@@ -34,10 +34,11 @@ type Card struct {
 // rejects documents over [MaxSize], invalid JSON, duplicate keys (also
 // after unescaping), invalid UTF-8, lone surrogates, numbers beyond the
 // double range and a root that is not an object, with a *[ParseError]
-// carrying the JSON Pointer of the fault. Parse does not check the
-// Character Card V2 rules: see [Card.Validate].
+// carrying the JSON Pointer of the fault. A card that breaks a Character
+// Card V2 rule still parses: see [Card.Validate].
 //
-// Parse canonicalizes and hashes the card once, so [Card.Hash] is free.
+// Parse canonicalizes the card once, hashes the canonical form and checks
+// the V2 rules on it, so [Card.Hash] and [Card.Validate] cost nothing.
 // The result is memoized by an xxh3 hash of data in a bounded cache, so
 // parsing bytes seen before costs little more than the copy.
 func Parse(data []byte) (*Card, error) {
@@ -53,12 +54,15 @@ func Parse(data []byte) (*Card, error) {
 		c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
 		return c, nil
 	}
-	d, unsafe, err := hashDocument(data)
+	e, violations, err := parseDocument(data)
 	if err != nil {
 		return nil, err
 	}
-	c.digest, c.unsafe = d, unsafe
-	memo.put(key, memoEntry{digest: d, unsafe: unsafe})
+	c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
+	if !e.valid {
+		c.validOnce.Do(func() { c.violations = violations })
+	}
+	memo.put(key, e)
 	return c, nil
 }
 
@@ -71,6 +75,22 @@ func rootIsObject(data []byte) bool {
 		return b == '{'
 	}
 	return false
+}
+
+// parseDocument canonicalizes data, hashes the canonical form and checks
+// the V2 rules on it.
+func parseDocument(data []byte) (memoEntry, []Violation, error) {
+	c := getCanon(data, nil)
+	defer putCanon(c)
+	c.out = c.buf[:0]
+	err := c.run()
+	defer func() { c.buf = c.out[:0] }()
+	if err != nil {
+		return memoEntry{}, nil, err
+	}
+	violations := validateCanonical(c.out)
+	e := memoEntry{digest: sha256.Sum256(c.out), unsafe: c.unsafe, valid: len(violations) == 0}
+	return e, violations, nil
 }
 
 // hashDocument canonicalizes data and returns its SHA-256 and whether it

@@ -58,12 +58,3 @@ func (h *hashMemo) put(k memoKey128, e memoEntry) {
 	}
 	h.m[k] = e
 }
-
-func (h *hashMemo) markValid(k memoKey128) {
-	h.mu.Lock()
-	if e, ok := h.m[k]; ok {
-		e.valid = true
-		h.m[k] = e
-	}
-	h.mu.Unlock()
-}
