@@ -33,6 +33,7 @@ type config struct {
 	wavFile       string
 	outFile       string
 	wait          time.Duration
+	waitSet       bool      // --wait was given (interactive mode then bounds its waits too)
 	simFaults     simFaults // hidden: --sim-faults, for tests
 }
 
@@ -79,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.say, "say", "", "scripted: send `TEXT` as one event, print the reply, exit")
 	fs.StringVar(&c.wavFile, "wav", "", "scripted: send `FILE.wav` as the player's speech (any rate/channels)")
 	fs.StringVar(&c.outFile, "out", "", "write the reply's speech to `FILE.wav` (44.1 kHz mono PCM16)")
-	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect (or come back)")
+	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect or come back (interactive: no limit unless set)")
 	fs.Var(&c.simFaults, "sim-faults", "")
 	fs.Usage = func() {} // -h prints usage below; a mistake prints one line
 	if err := fs.Parse(args); err != nil {
@@ -94,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.waitSet = set["wait"]
 	return c, c.check(set)
 }
 

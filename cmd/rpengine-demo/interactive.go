@@ -210,8 +210,8 @@ func (a *app) switchCard(file string) {
 		a.con.Printf("rpengine-demo: card sync: %v", err)
 		return
 	}
-	mode, size, _ := a.tap.last()
-	lastSeq = -1 // shown here
+	mode, size, seq := a.tap.last()
+	a.shownSeq = seq // shown here
 	a.con.Printf("rpengine-demo: card sent as %s (%d bytes); the engine holds %s", mode, size, h)
 }
 

@@ -66,7 +66,7 @@ func TestInteractive_Session(t *testing.T) {
 	d.writeLine("Hello")
 	d.writeLine("/voice M2")
 	d.writeLine("Is the lamp lit?")
-	d.waitStderr("waiting up to 2m0s for the engine")
+	d.waitStderr("waiting (Ctrl-C quits) for the engine to connect")
 	testutil.Equal(t, "stdout before the engine", d.stdout.String(), "")
 
 	ctx := ctxT(t)
@@ -185,4 +185,17 @@ func hasMicrophone() bool {
 	}
 	r.Close()
 	return true
+}
+
+// With --wait, an interactive session whose engine never connects ends
+// with exit code 3; the line typed is not lost silently but reported.
+func TestInteractive_NoEngine(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, true, "--port", "0", "--wait", "300ms", "--no-playback")
+	d.writeLine("Anyone home?")
+	testutil.Equal(t, "exit code", d.exitCode(), exitNoEngine)
+	testutil.Equal(t, "stdout", d.stdout.String(), "")
+	if !strings.Contains(d.stderr.String(), "no engine connected within --wait 300ms") {
+		t.Error("stderr does not say no engine connected")
+	}
 }

@@ -50,6 +50,10 @@ type app struct {
 	out       *wavOut              // --out
 	port      int
 
+	events       int    // eventIds issued
+	shownSession string // the session whose capacity was shown
+	shownSeq     int    // the card transfer last shown (tap.last's seq)
+
 	// Mutable by slash commands.
 	voice, lang string
 	textOnly    bool
@@ -65,6 +69,7 @@ type app struct {
 	lines     chan string // interactive input, closed at EOF
 	pending   []string    // lines taken back from lines
 	readerEnd chan struct{}
+	closers   []func() // run at exit, last first
 }
 
 // run is the whole program: it parses args, runs the demo and returns the
@@ -90,9 +95,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	signal.Notify(a.sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(a.sigs)
 
-	cleanup, code := a.setup()
-	defer cleanup()
-	if code != exitOK {
+	defer a.close()
+	if code := a.setup(); code != exitOK {
 		return code
 	}
 	if cfg.scripted() {
@@ -101,77 +105,115 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	return a.interactive()
 }
 
-// setup prepares inputs, the server, the simulated engine and playback.
-// cleanup must be called even when code is not exitOK.
-func (a *app) setup() (cleanup func(), code int) {
-	var closers []func()
-	cleanup = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
+// setup prepares inputs, the server, the simulated engine and playback,
+// and returns exitOK or the exit code of what failed (already explained on
+// stderr). a.close must be called either way.
+func (a *app) setup() int {
+	for _, step := range []func() error{a.loadInputs, a.openFiles, a.startServer, a.startSim} {
+		if err := step(); err != nil {
+			a.con.Printf("rpengine-demo: %v", err)
+			var ce *codeError
+			if errors.As(err, &ce) {
+				return ce.code
+			}
+			return exitUsage
 		}
 	}
-	fail := func(code int, format string, args ...any) (func(), int) {
-		a.con.Printf("rpengine-demo: "+format, args...)
-		return cleanup, code
+	a.openPlayback()
+	a.onClose(a.closeAudio)
+	return exitOK
+}
+
+// codeError is a setup failure with an exit code other than exitUsage.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+
+// onClose registers f to run at exit, after everything registered later.
+func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
+
+// close runs the registered closers in reverse order.
+func (a *app) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
 	}
-	cfg := a.cfg
-	lc, err := loadCard(cfg.cardFile)
+}
+
+// loadInputs reads the card, --scene/--directive and --wav.
+func (a *app) loadInputs() error {
+	lc, err := loadCard(a.cfg.cardFile)
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return err
 	}
 	a.card = lc
-	a.charID = cfg.characterID
+	a.charID = a.cfg.characterID
 	if a.charID == "" {
 		a.charID = characterID(lc.card.Name())
 	}
 	if err := a.loadPrompt(); err != nil {
-		return fail(exitUsage, "%v", err)
+		return err
 	}
-	if cfg.wavFile != "" {
-		if a.speech, err = readSpeech(cfg.wavFile, cfg.lang); err != nil {
-			return fail(exitUsage, "--wav: %v", err)
+	if a.cfg.wavFile != "" {
+		if a.speech, err = readSpeech(a.cfg.wavFile, a.cfg.lang); err != nil {
+			return fmt.Errorf("--wav: %w", err)
 		}
 	}
+	return nil
+}
+
+// openFiles creates the --record and --out files.
+func (a *app) openFiles() error {
 	a.tap = &tap{}
-	if cfg.recordFile != "" {
-		f, err := os.Create(cfg.recordFile)
+	if name := a.cfg.recordFile; name != "" {
+		f, err := os.Create(name)
 		if err != nil {
-			return fail(exitUsage, "--record: %v", err)
+			return fmt.Errorf("--record: %w", err)
 		}
 		bw := bufio.NewWriter(f)
 		a.tap.rec = bw
-		closers = append(closers, func() { bw.Flush(); f.Close() })
+		a.onClose(func() { bw.Flush(); f.Close() })
 	}
-	if cfg.outFile != "" {
-		if a.out, err = createWAV(cfg.outFile); err != nil {
-			return fail(exitUsage, "--out: %v", err)
+	if name := a.cfg.outFile; name != "" {
+		w, err := createWAV(name)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
 		}
-		closers = append(closers, func() {
-			if err := a.out.Close(); err != nil {
-				a.con.Printf("rpengine-demo: --out %s: %v", cfg.outFile, err)
+		a.out = w
+		a.onClose(func() {
+			if err := w.Close(); err != nil {
+				a.con.Printf("rpengine-demo: --out %s: %v", name, err)
 			}
 		})
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
+	return nil
+}
+
+// startServer listens on the loopback port and serves the engine socket.
+func (a *app) startServer() error {
+	port := a.cfg.port
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("port %d is already in use (another game or demo is listening there); "+
+			"close it, or pick another port with --port (0 picks a free one)", port)
+	}
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fail(exitUsage, "port %d is already in use (another game or demo is listening there); "+
-				"close it, or pick another port with --port (0 picks a free one)", cfg.port)
-		}
-		return fail(exitUsage, "listen on 127.0.0.1:%d: %v", cfg.port, err)
+		return fmt.Errorf("listen on 127.0.0.1:%d: %w", port, err)
 	}
 	a.port = l.Addr().(*net.TCPAddr).Port
 	srv, err := rpengine.NewServer(&rpengine.ServerOptions{
 		Addr:            l.Addr().String(),
 		ServerVersion:   "gamelink rpengine-demo",
-		DevelopmentMode: cfg.devOrigin,
+		DevelopmentMode: a.cfg.devOrigin,
 		Logger:          a.log,
 		Recorder:        a.tap,
 		OnSession:       a.onSession,
 	})
 	if err != nil {
 		l.Close()
-		return fail(exitUsage, "%v", err)
+		return err
 	}
 	a.srv = srv
 	served := make(chan struct{})
@@ -181,7 +223,7 @@ func (a *app) setup() (cleanup func(), code int) {
 			a.log.Error("rpengine-demo: server stopped", "err", err)
 		}
 	}()
-	closers = append(closers, func() {
+	a.onClose(func() {
 		a.closing.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -189,19 +231,23 @@ func (a *app) setup() (cleanup func(), code int) {
 		<-served
 	})
 	a.banner()
-	if cfg.engine == "sim" {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		s, err := startSim(ctx, a.socketURL(), cfg.simFaults, a.simLogf)
-		if err != nil {
-			return fail(exitNoEngine, "the simulated engine could not connect: %v", err)
-		}
-		a.sim = s
-		closers = append(closers, func() { _ = s.Close() })
+	return nil
+}
+
+// startSim connects the simulated engine with --engine sim.
+func (a *app) startSim() error {
+	if a.cfg.engine != "sim" {
+		return nil
 	}
-	a.openPlayback()
-	closers = append(closers, a.closeAudio)
-	return cleanup, exitOK
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := startSim(ctx, a.socketURL(), a.cfg.simFaults, a.simLogf)
+	if err != nil {
+		return &codeError{code: exitNoEngine, err: fmt.Errorf("the simulated engine could not connect: %w", err)}
+	}
+	a.sim = s
+	a.onClose(func() { _ = s.Close() })
+	return nil
 }
 
 func (a *app) socketURL() string {

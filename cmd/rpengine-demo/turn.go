@@ -26,7 +26,7 @@ func (a *app) request(text string, speech *rpengine.AudioInput) rpengine.ReplyRe
 		IntegrationID: a.cfg.integrationID,
 		CharacterID:   a.charID,
 		Card:          a.card.card,
-		EventID:       "evt-" + newSuffix(),
+		EventID:       a.newEventID(),
 		Text:          text,
 		Audio:         speech,
 		Output:        rpengine.Output{Language: a.lang},
@@ -46,11 +46,10 @@ func (a *app) request(text string, speech *rpengine.AudioInput) rpengine.ReplyRe
 // cancelGrace is how long a cancelled reply may take to end.
 const cancelGrace = 5 * time.Second
 
-var suffixCounter int
-
-func newSuffix() string {
-	suffixCounter++
-	return fmt.Sprintf("%d-%d", time.Now().UnixNano(), suffixCounter)
+// newEventID returns a unique eventId; a turn sent again keeps its own.
+func (a *app) newEventID() string {
+	a.events++
+	return fmt.Sprintf("evt-%d-%d", time.Now().UnixNano(), a.events)
 }
 
 // turn sends req and consumes its reply until it ends. When the connection
@@ -85,7 +84,7 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 				a.con.EndText()
 			}
 			a.con.Printf("rpengine-demo: the engine went away before the reply ended (%s); "+
-				"waiting up to %v for it to come back, then sending the turn again", oneLine(o.err), a.cfg.wait)
+				"waiting %s for it to come back, then sending the turn again", oneLine(o.err), a.waitText())
 			continue
 		}
 		return o
@@ -97,9 +96,12 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 // outcome.
 func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpengine.Reply, outcome) {
 	if _, live := a.srv.Session(); !live {
-		a.con.Printf("rpengine-demo: waiting up to %v for the engine to connect...", a.cfg.wait)
+		a.con.Printf("rpengine-demo: waiting %s for the engine to connect...", a.waitText())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.wait)
+	ctx, cancel := context.WithCancel(context.Background())
+	if a.waitBounded() {
+		ctx, cancel = context.WithTimeout(context.Background(), a.cfg.wait)
+	}
 	defer cancel()
 	stop, interrupted := a.interruptible(cancel)
 	err := a.waitWelcomed(ctx)
@@ -138,6 +140,18 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpeng
 	}
 }
 
+// waitBounded reports whether waits for the engine end after --wait: in
+// scripted mode, or when --wait was given. Interactively a player may take
+// a while to open the page, and can always press Ctrl-C.
+func (a *app) waitBounded() bool { return a.cfg.scripted() || a.cfg.waitSet }
+
+func (a *app) waitText() string {
+	if a.waitBounded() {
+		return "up to " + a.cfg.wait.String()
+	}
+	return "(Ctrl-C quits)"
+}
+
 // waitWelcomed waits until the live session's welcome has been sent.
 // Server.Reply alone waits only for a live session, and the server makes
 // a session live just before it writes welcome, so a request sent at once
@@ -174,34 +188,27 @@ func (a *app) interruptible(cancel context.CancelFunc) (stop func(), interrupted
 	return func() { close(done); <-ended }, flag
 }
 
-// shownSession is the session whose capacity was last shown.
-var shownSession string
-
 // showSession shows the engine's capacity once per session.
 func (a *app) showSession() {
 	info, live := a.srv.Session()
-	if !live || info.ID == shownSession {
+	if !live || info.ID == a.shownSession {
 		return
 	}
-	shownSession = info.ID
+	a.shownSession = info.ID
 	if c, ok := a.srv.Capacity(); ok && c.Known {
 		a.con.Printf("rpengine-demo: engine queue %d/%d, accepting requests: %v", c.QueueDepth, c.QueueLimit, c.AcceptingRequests)
 	}
 }
 
-// lastSeq is the transfer counter last reported, so each card transfer is
-// shown once.
-var lastSeq int
-
 // showTransfer says how the card travelled, when that is news: the first
 // transfer, and every one that is not a reference.
 func (a *app) showTransfer() {
 	mode, size, seq := a.tap.last()
-	if seq == lastSeq || mode == "" {
+	if seq == a.shownSeq || mode == "" {
 		return
 	}
-	first := lastSeq == 0
-	lastSeq = seq
+	first := a.shownSeq == 0
+	a.shownSeq = seq
 	if mode == "reference" && !first {
 		a.log.Debug("rpengine-demo: card sent by reference")
 		return
@@ -223,14 +230,63 @@ func (a *app) cancelReply(r *rpengine.Reply) {
 
 // consume reads the reply's events until it ends: text streams (when
 // stream is set), segments go to the player and --out. Ctrl-C cancels the
-// reply; a second one quits at once.
+// reply; a second one quits at once. For a capture, Enter stops recording.
 func (a *app) consume(r *rpengine.Reply, stream, capture bool) outcome {
+	evs, stop := pump(r)
+	defer stop()
+	v := &view{stream: stream}
+	var enter <-chan string
+	if capture {
+		enter = a.lines
+	}
+	var giveUp <-chan time.Time // armed by a cancellation the engine may not answer
+	for {
+		select {
+		case <-giveUp:
+			a.con.Printf("rpengine-demo: the engine did not confirm the cancellation; quitting")
+			v.o.quit, v.o.code = true, exitInterrupted
+			return v.o
+		case <-a.sigs:
+			if v.o.interrupted {
+				a.con.Printf("rpengine-demo: interrupted again: quitting")
+				v.o.quit, v.o.code = true, exitInterrupted
+				return v.o
+			}
+			v.o.interrupted = true
+			a.con.Printf("rpengine-demo: interrupted: cancelling the reply (Ctrl-C again to quit)")
+			a.cancelReply(r)
+			t := time.NewTimer(cancelGrace)
+			defer t.Stop()
+			giveUp = t.C
+		case line, ok := <-enter:
+			enter = nil
+			a.stopCapture(r, line, ok)
+		case ev := <-evs:
+			if ev.Kind == rpengine.EventEnd {
+				if stream {
+					a.con.EndText()
+				}
+				return a.ended(r, ev.Err, v.o)
+			}
+			a.show(r, v, ev)
+		}
+	}
+}
+
+// view is what consume has shown of a reply so far.
+type view struct {
+	stream  bool   // reply text streams to stdout
+	printed string // the text shown so far
+	o       outcome
+}
+
+// pump forwards the reply's events to a channel until EventEnd; stop ends
+// it early and waits for it.
+func pump(r *rpengine.Reply) (<-chan rpengine.Event, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	evs := make(chan rpengine.Event)
-	pumped := make(chan struct{})
-	go func() { // the pump ends at EventEnd or when consume returns
-		defer close(pumped)
+	evs, done := make(chan rpengine.Event), make(chan struct{})
+	go func() {
+		defer close(done)
 		for {
 			ev, err := r.Next(ctx)
 			if err != nil {
@@ -246,67 +302,40 @@ func (a *app) consume(r *rpengine.Reply, stream, capture bool) outcome {
 			}
 		}
 	}()
-	defer func() { cancel(); <-pumped }()
-	var o outcome
-	printed := ""
-	var enter <-chan string
-	if capture {
-		enter = a.lines
-	}
-	var giveUp <-chan time.Time // after a cancellation the engine does not answer
-	for {
-		select {
-		case <-giveUp:
-			a.con.Printf("rpengine-demo: the engine did not confirm the cancellation; quitting")
-			o.quit, o.code = true, exitInterrupted
-			return o
-		case <-a.sigs:
-			if o.interrupted {
-				o.quit = true
-				o.code = exitInterrupted
-				a.con.Printf("rpengine-demo: interrupted again: quitting")
-				return o
-			}
-			o.interrupted = true
-			a.con.Printf("rpengine-demo: interrupted: cancelling the reply (Ctrl-C again to quit)")
-			a.cancelReply(r)
-			t := time.NewTimer(cancelGrace)
-			defer t.Stop()
-			giveUp = t.C
-		case line, ok := <-enter:
-			enter = nil
-			if ok && strings.TrimSpace(line) != "" {
-				a.pending = append(a.pending, line)
-			}
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if err := r.Stop(sctx); err != nil {
-				a.con.Printf("rpengine-demo: stop capture: %v", err)
-			}
-			scancel()
-		case ev := <-evs:
-			switch ev.Kind {
-			case rpengine.EventText:
-				if stream {
-					printed = a.streamText(printed, ev.Text)
-				}
-				o.text = ev.Text
-			case rpengine.EventSegment:
-				a.segment(r, ev)
-			case rpengine.EventLevel:
-				a.con.Meter(fmt.Sprintf("browser mic %5.1fs [%s]", ev.Level.Seconds, meter(ev.Level.RMS*3)))
-			case rpengine.EventState:
-				a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", ev.State.State, ev.State.Seconds)
-			case rpengine.EventTranscript:
-				a.con.Printf("rpengine-demo: you said: %q", ev.Transcript.Text)
-			case rpengine.EventAnomaly:
-				a.log.Debug("rpengine-demo: stream anomaly", "detail", ev.Anomaly.String())
-			case rpengine.EventEnd:
-				if stream {
-					a.con.EndText()
-				}
-				return a.ended(r, ev.Err, o)
-			}
+	return evs, func() { cancel(); <-done }
+}
+
+// show handles one event other than EventEnd.
+func (a *app) show(r *rpengine.Reply, v *view, ev rpengine.Event) {
+	switch ev.Kind {
+	case rpengine.EventText:
+		if v.stream {
+			v.printed = a.streamText(v.printed, ev.Text)
 		}
+		v.o.text = ev.Text
+	case rpengine.EventSegment:
+		a.segment(r, ev)
+	case rpengine.EventLevel:
+		a.con.Meter(fmt.Sprintf("browser mic %5.1fs [%s]", ev.Level.Seconds, meter(ev.Level.RMS*3)))
+	case rpengine.EventState:
+		a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", ev.State.State, ev.State.Seconds)
+	case rpengine.EventTranscript:
+		a.con.Printf("rpengine-demo: you said: %q", ev.Transcript.Text)
+	case rpengine.EventAnomaly:
+		a.log.Debug("rpengine-demo: stream anomaly", "detail", ev.Anomaly.String())
+	}
+}
+
+// stopCapture ends a browser capture's recording (Enter, or EOF). A line
+// typed instead of a bare Enter is kept as the next event.
+func (a *app) stopCapture(r *rpengine.Reply, line string, ok bool) {
+	if ok && strings.TrimSpace(line) != "" {
+		a.pending = append(a.pending, line)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Stop(ctx); err != nil {
+		a.log.Debug("rpengine-demo: stop capture", "err", err)
 	}
 }
 
