@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -310,4 +312,80 @@ func TestOutput_callbackAllocs(t *testing.T) {
 	players[2].Interrupt()
 	allocs = testing.AllocsPerRun(100, func() { f.pull(480) })
 	testutil.Equal(t, "callback allocs after interrupt", allocs, 0.0)
+}
+
+// TestPlayer_concurrent runs the producer and the device callback on
+// separate goroutines (as malgo does) so -race sees the ring's hand-over,
+// and checks the order of what comes out.
+func TestPlayer_concurrent(t *testing.T) {
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	o, f := newTestOutput(t, 16000, 1)
+	p := newTestPlayer(t, o, &PlayerOptions{MaxSegments: 4})
+	const segments = 200
+	lengths := make([]int, segments)
+	total := 0
+	for i := range lengths {
+		lengths[i] = 1 + rng.IntN(400)
+		total += lengths[i]
+	}
+	done := make(chan []float32)
+	var stop atomic.Bool
+	go func() { // the "audio thread", until the producer saw the end
+		var out []float32
+		for !stop.Load() {
+			out = append(out, f.pull(97)...)
+			runtime.Gosched()
+		}
+		done <- out
+	}()
+	for i, n := range lengths {
+		s := make([]int16, n)
+		for j := range s {
+			s[j] = int16(i + 1)
+		}
+		seg := Segment{Reply: "r", Index: i, Final: i == segments-1, SampleRate: 16000, Samples: s}
+		for {
+			err := p.Enqueue(seg)
+			if err == nil {
+				break
+			}
+			testutil.ErrorIs(t, err, ErrQueueFull)
+			_ = p.Position()
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for pos, _ := p.Heard("r"); !pos.Done; pos, _ = p.Heard("r") {
+		if time.Now().After(deadline) {
+			stop.Store(true)
+			<-done
+			t.Fatalf("playback did not finish: %+v", pos)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop.Store(true)
+	out := <-done
+	counts := make([]int, segments+1)
+	prev := int16(0)
+	for i, v := range out {
+		k := int16(math.Round(float64(v) * 32768))
+		if k != 0 && k < prev {
+			t.Fatalf("sample %d from segment %d after segment %d", i, k-1, prev-1)
+		}
+		if k != 0 {
+			prev = k
+			counts[k]++
+		}
+	}
+	for i, n := range lengths {
+		if counts[i+1] != n {
+			t.Fatalf("segment %d: %d samples played, want %d", i, counts[i+1], n)
+		}
+	}
+	t.Logf("%d underruns (the producer races the callback; none is required)", p.Stats().Underruns)
+	pos, _ := p.Heard("r")
+	testutil.Equal(t, "done", pos.Done, true)
 }

@@ -66,12 +66,18 @@ func (c *Capture) Duration() time.Duration {
 }
 
 // EventAudio is the event.audio object of an RPEngine reply.request.
+// Its JSON encoding is the wire form.
 type EventAudio struct {
-	Format     string `json:"format"`
-	SampleRate int    `json:"sampleRate"`
-	Channels   int    `json:"channels"`
-	Data       string `json:"data"` // base64 PCM
-	Language   string `json:"language,omitempty"`
+	// Format is "pcm_s16le" or "pcm_f32le" ([Encoding.String]).
+	Format string `json:"format"`
+	// SampleRate is always 16000 and Channels always 1.
+	SampleRate int `json:"sampleRate"`
+	Channels   int `json:"channels"`
+	// Data is the PCM, base64 (RFC 4648, padded).
+	Data string `json:"data"`
+	// Language optionally names the spoken language (en ar es ja ko vi uk
+	// zh); the caller sets it.
+	Language string `json:"language,omitempty"`
 }
 
 // EventAudio encodes the capture for event.audio in enc (EncodingS16LE is

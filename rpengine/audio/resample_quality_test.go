@@ -248,3 +248,56 @@ func TestResampler_delay(t *testing.T) {
 		})
 	}
 }
+
+// TestResampler_sweep feeds a linear sweep across the whole stop band
+// (9 kHz to the input Nyquist frequency): everything must be removed.
+func TestResampler_sweep(t *testing.T) {
+	t.Parallel()
+	for _, p := range append(downPairs, ratePair{192000, 16000}, ratePair{96000, 16000}) {
+		t.Run(fmt.Sprintf("%d-%d", p.in, p.out), func(t *testing.T) {
+			t.Parallel()
+			n := p.in / 5 // 200 ms
+			f0, f1 := 9000.0, float64(p.in)/2
+			x := make([]float32, n)
+			for i := range x {
+				tt := float64(i) / float64(p.in)
+				ph := 2 * math.Pi * (f0*tt + (f1-f0)*tt*tt/(2*float64(n)/float64(p.in)))
+				x[i] = float32(0.5 * math.Sin(ph))
+			}
+			y := steady(t, resampleChunked(t, p.in, p.out, 1, x, 441), p.in, p.out)
+			rej := db(rms(x) / rms(y))
+			t.Logf("sweep 9 kHz..%.0f Hz: rejection %.1f dB (RMS over the sweep)", f1, rej)
+			if rej < minAliasRejectionDB {
+				t.Errorf("sweep rejection %.1f dB, want >= %d", rej, minAliasRejectionDB)
+			}
+		})
+	}
+}
+
+// TestResampler_upsamplePassband checks 44.1 -> 48 kHz (playback on a
+// 48 kHz device) and 8 -> 16 kHz (the lowest input rate) for flatness.
+func TestResampler_upsamplePassband(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ratePair
+		edge float64
+	}{{ratePair{44100, 48000}, 16000}, {ratePair{8000, 16000}, 3000}, {ratePair{192000, 16000}, 6000}} {
+		t.Run(fmt.Sprintf("%d-%d", c.in, c.out), func(t *testing.T) {
+			t.Parallel()
+			var dev float64
+			for _, f := range []float64{100, c.edge / 4, c.edge / 2, c.edge * 3 / 4, c.edge} {
+				x := sine(float64(c.in), f, 0.5, c.in/20)
+				y := steady(t, resampleChunked(t, c.in, c.out, 1, x, 97), c.in, c.out)
+				a, e := fitSine(y, f, float64(c.out))
+				dev = max(dev, math.Abs(db(a/0.5)))
+				if thdn := db(a / math.Sqrt2 / e); thdn < minTHDNdB {
+					t.Errorf("%.0f Hz: THD+N %.1f dB", f, thdn)
+				}
+			}
+			t.Logf("passband deviation to %.0f Hz: %.4f dB", c.edge, dev)
+			if dev > maxPassbandDevDB {
+				t.Errorf("passband deviation %.4f dB to %.0f Hz", dev, c.edge)
+			}
+		})
+	}
+}
