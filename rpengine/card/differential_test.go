@@ -245,7 +245,7 @@ func TestDiff_differential(t *testing.T) {
 			}
 		}
 	}
-	for i := 0; i < 1500; i++ {
+	for i := 0; i < scaled(1500); i++ {
 		a := gen()
 		b := mutate(t, r, a)
 		patch, err := Diff(a, b)

@@ -334,15 +334,22 @@ func TestPlanner_fakeEngine(t *testing.T) {
 			keyA: mustParse(t, string(readCard(t, "full.json"))),
 			keyB: mustParse(t, string(readCard(t, "lorebook-200.json"))),
 		}
-		for step := 0; step < 60; step++ {
-			k := keyA
-			if rng.IntN(2) == 1 {
+		steps := scaled(60)
+		prev := keyA
+		for step := 0; step < steps; step++ {
+			// Steps 3 and 4 of every 5 edit, then resend unchanged, the
+			// previous step's card: a patch and a reference are certain.
+			k := prev
+			if step%5 < 3 && rng.IntN(2) == 1 {
 				k = keyB
+			} else if step%5 < 3 {
+				k = keyA
 			}
-			if rng.IntN(4) > 0 { // else resend unchanged
+			prev = k
+			if step%5 == 3 || (step%5 < 3 && rng.IntN(4) > 0) {
 				cards[k] = randomEdit(t, rng, cards[k])
 			}
-			if step == 30 {
+			if step == steps/2 {
 				p.Reset()
 				clear(e.cache) // new session
 			}
@@ -382,5 +389,14 @@ func randomEdit(t *testing.T, rng *rand.Rand, c *Card) *Card {
 	testutil.Success(t, err)
 	n, err := Parse(out)
 	testutil.Success(t, err)
+	return n
+}
+
+// scaled shortens randomized tests under the race detector, which makes
+// jcs and evanphx many times slower; the plain run keeps full coverage.
+func scaled(n int) int {
+	if testutil.RaceEnabled {
+		return max(n/5, 10)
+	}
 	return n
 }

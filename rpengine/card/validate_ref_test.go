@@ -21,7 +21,7 @@ func Test_validateCanonical_reference(t *testing.T) {
 	values := []string{`null`, `1`, `1.5`, `"x"`, `" "`, `""`, `true`, `[]`, `["a"]`, `[1]`, `{}`, `{"a":1}`, `"before_char"`, `"after_char"`, `"chara_card_v2"`, `"2.0"`}
 	for _, name := range []string{"full.json", "minimal.json", "cjk-emoji.json", "broken-entry-fields.json", "invalid-content.json", "v1.json", "broken-v3.json"} {
 		base := readCard(t, name)
-		for i := 0; i < 150; i++ {
+		for i := 0; i < scaled(150); i++ {
 			doc := base
 			for n := r.IntN(4); n >= 0; n-- {
 				doc = damage(t, r, doc, values)
