@@ -199,7 +199,7 @@ func (e *env) validate(names []string) error {
 		fmt.Fprintf(e.stdout, "%s: valid\n", name)
 	}
 	if bad > 0 {
-		return fmt.Errorf("%d of %d files invalid", bad, len(names))
+		return fmt.Errorf("%d of %d files invalid (rpcard fix repairs V1/V3 cards and incomplete exports)", bad, len(names))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"strconv"
@@ -45,6 +46,9 @@ func Parse(data []byte) (*Card, error) {
 	if len(data) > MaxSize {
 		return nil, &ParseError{Msg: "document of " + strconv.Itoa(len(data)) + " bytes exceeds the limit of " + strconv.Itoa(MaxSize), Err: ErrTooLarge}
 	}
+	if bytes.HasPrefix(data, utf8BOM) {
+		return nil, &ParseError{Msg: "the document starts with a UTF-8 byte order mark, which JSON text must not have (Repair removes it)"}
+	}
 	if !rootIsObject(data) {
 		return nil, &ParseError{Msg: "a card must be a JSON object"}
 	}
@@ -65,6 +69,8 @@ func Parse(data []byte) (*Card, error) {
 	memo.put(key, e)
 	return c, nil
 }
+
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 func rootIsObject(data []byte) bool {
 	for _, b := range data {

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"bytes"
 	"strconv"
 )
 
@@ -12,7 +13,7 @@ type Change struct{ Pointer, Message string }
 func (c Change) String() string { return c.Pointer + ": " + c.Message }
 
 // Repair turns what real tools export into a card the engine accepts and
-// reports each change it made. It upgrades a V1 card (the six top-level
+// reports each change it made. It removes a UTF-8 byte order mark, upgrades a V1 card (the six top-level
 // fields, which are kept where they are as a backfill) to V2, reads a
 // V3 card (spec "chara_card_v3") down to V2 keeping every V3-only field,
 // fills missing (or null) required fields with empty values, and adds the
@@ -22,6 +23,16 @@ func (c Change) String() string { return c.Pointer + ": " + c.Message }
 // repaired card, so the caller can show both). Member order is kept; the
 // output is compact JSON.
 func Repair(data []byte) (*Card, []Change, error) {
+	var bom []Change
+	if bytes.HasPrefix(data, utf8BOM) {
+		data = data[len(utf8BOM):]
+		bom = []Change{{Pointer: "", Message: "removed the UTF-8 byte order mark before the document"}}
+	}
+	c, changes, err := repair(data)
+	return c, append(bom, changes...), err
+}
+
+func repair(data []byte) (*Card, []Change, error) {
 	if _, err := Parse(data); err != nil {
 		return nil, nil, err
 	}

@@ -170,6 +170,21 @@ func assertKept(t *testing.T, in, out []byte) {
 	}
 }
 
+func TestRepair_byteOrderMark(t *testing.T) {
+	t.Parallel()
+	in := append([]byte("\xef\xbb\xbf"), readCard(t, "minimal.json")...)
+	_, err := Parse(in)
+	var pe *ParseError
+	testutil.ErrorAs(t, err, &pe)
+	if !strings.Contains(pe.Msg, "byte order mark") {
+		t.Fatalf("message %q", pe.Msg)
+	}
+	c, changes, err := Repair(in)
+	testutil.Success(t, err)
+	testutil.Equal(t, "changes", len(changes), 1)
+	testutil.Equal(t, "bytes", c.Bytes(), in[3:])
+}
+
 func TestRepair_specMissing(t *testing.T) {
 	t.Parallel()
 	c, changes, err := Repair([]byte(`{"data":{"name":"X"}}`))
