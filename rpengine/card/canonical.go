@@ -487,7 +487,8 @@ func appendUnescaped(dst, s []byte) []byte {
 
 // number writes the canonical form of the number at c.pos: integers of up
 // to 15 digits are copied, everything else goes through float64 and the
-// ECMAScript Number-to-string rules (RFC 8785 section 3.2.2.3).
+// ECMAScript Number-to-string rules (RFC 8785 section 3.2.2.3). It is long
+// because it is the JSON number grammar, spelled out to avoid a regexp.
 func (c *canon) number() bool {
 	src := c.src
 	start := c.pos
