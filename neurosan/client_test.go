@@ -96,6 +96,7 @@ func TestClient_otherStatuses(t *testing.T) {
 		{400, `{"error":"Invalid JSON format"}`, neurosan.ErrBadRequest, "Invalid JSON format"},
 		{500, `{"error":"Internal server error"}`, neurosan.ErrServer, "Internal server error"},
 		{502, "<html>bad gateway</html>", neurosan.ErrServer, "<html>bad gateway</html>"},
+		{504, " " + strings.Repeat("g", 600) + " ", neurosan.ErrServer, strings.Repeat("g", 512)}, // trimmed, cut to 512 bytes
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
@@ -546,4 +547,22 @@ func TestClient_List_tooBig(t *testing.T) {
 	got, err := newClient(t, ts.URL, &neurosan.ClientOptions{MaxMessageBytes: -1}).List(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "no limit", len(got[0].AgentName), 2000)
+}
+
+// The answer is the last AGENT_FRAMEWORK message, not the last message: a
+// message of another type after it does not replace it.
+func TestStream_Answer_lastFramework(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"response":{"type":"AGENT_FRAMEWORK","text":"first"}}`+"\n"+
+			`{"response":{"type":"AGENT_FRAMEWORK","text":"answer"}}`+"\n"+
+			`{"response":{"type":"AGENT","text":"late note"}}`+"\n")
+	}))
+	t.Cleanup(ts.Close)
+	st, err := newClient(t, ts.URL, nil).StreamingChat(context.Background(), "a", &neurosan.ChatRequest{Text: "x"})
+	testutil.Success(t, err)
+	defer st.Close()
+	ans, err := st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer", ans.Text, "answer")
 }

@@ -54,6 +54,7 @@ var decodeCases = []struct {
 	{name: "empty then answer", in: "{}\n{\"response\":{\"type\":\"AGENT_FRAMEWORK\",\"text\":\"z\"}}\n", empties: 1, msgs: []string{"AGENT_FRAMEWORK:z"}},
 	{name: "null response", in: `{"response":null}`, empties: 1},
 	{name: "heartbeat skipped", in: `{"response":{"type":"AGENT_PROGRESS","text":""}}` + "\n" + `{"response":{"type":"AGENT_PROGRESS"}}` + "\n", heartbeats: 2},
+	{name: "progress with only an origin is a message", in: `{"response":{"type":"AGENT_PROGRESS","origin":[{"tool":"calc"}]}}`, msgs: []string{"AGENT_PROGRESS:"}},
 	{name: "progress with structure is a message", in: `{"response":{"type":"AGENT_PROGRESS","structure":{"progress":0.5}}}`, msgs: []string{"AGENT_PROGRESS:"}},
 	{name: "error without newline after answer", in: `{"response":{"type":"AI","text":"partial"}}` + "\n" + `{"error":"Request timeout"}`, msgs: []string{"AI:partial"}, streamErr: "Request timeout"},
 	{name: "error on the same line", in: `{"response":{"type":"AI","text":"p"}}{"error":"Internal server error"}`, msgs: []string{"AI:p"}, streamErr: "Internal server error"},

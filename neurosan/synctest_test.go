@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -152,25 +153,35 @@ func TestStream_callerDeadline(t *testing.T) {
 	})
 }
 
+// timed wraps h to record when each request arrived, since the start.
+func timed(h http.Handler) (http.Handler, func() []time.Duration) {
+	var mu sync.Mutex
+	var at []time.Duration
+	start := time.Now()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			at = append(at, time.Since(start))
+			mu.Unlock()
+			h.ServeHTTP(w, r)
+		}), func() []time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(at)
+		}
+}
+
 // 503s are retried after 1 s, 2 s, 4 s (plus up to 25% jitter each).
 func TestClient_retryBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 3})
-		var mu sync.Mutex
-		var at []time.Duration
-		start := time.Now()
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			at = append(at, time.Since(start))
-			mu.Unlock()
-			fake.ServeHTTP(w, r)
-		})
+		h, times := timed(fake)
 		c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: time.Second})
 		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
 		testutil.Success(t, err)
 		defer st.Close()
 		_, err = st.Answer()
 		testutil.Success(t, err)
+		at := times()
 		testutil.Equal(t, "requests", len(at), 4)
 		for i, base := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 			gap := at[i+1] - at[i]
@@ -256,5 +267,23 @@ func TestStream_idlePausedDuringBackoff(t *testing.T) {
 		_, err = st.Answer()
 		testutil.Success(t, err)
 		testutil.Equal(t, "requests", fake.Requests(), 2)
+	})
+}
+
+// The exponential back-off is capped at 30 s: with a 20 s base, the second
+// retry waits 30 s, not 40 s or more.
+func TestClient_retryBackoffCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 2})
+		h, times := timed(fake)
+		c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: 20 * time.Second})
+		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+		testutil.Success(t, err)
+		defer st.Close()
+		_, err = st.Answer()
+		testutil.Success(t, err)
+		at := times()
+		testutil.Equal(t, "requests", len(at), 3)
+		testutil.Equal(t, "capped second wait", at[2]-at[1], 30*time.Second)
 	})
 }
