@@ -57,9 +57,8 @@ func (d *decoder) decodeError(err error) error {
 	if err == io.EOF {
 		return io.EOF
 	}
-	off := d.dec.InputOffset()
-	if errors.Is(err, ErrMessageTooBig) {
-		return &DecodeError{Offset: off, Err: err}
+	if errors.Is(err, ErrMessageTooBig) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &DecodeError{Offset: d.lr.read, Err: err} // where reading stopped
 	}
 	if d.lr.err != nil && !errors.Is(err, d.lr.err) {
 		err = d.lr.err // a transport error surfaces as a syntax error otherwise
@@ -68,9 +67,9 @@ func (d *decoder) decodeError(err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &te):
-		return &DecodeError{Offset: off, Err: fmt.Errorf("want a JSON object, got %s", te.Value)}
-	case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF):
-		return &DecodeError{Offset: off, Err: err}
+		return &DecodeError{Offset: d.end(), Err: fmt.Errorf("want a JSON object, got %s", te.Value)}
+	case errors.As(err, &se):
+		return &DecodeError{Offset: se.Offset, Err: err} // just past the bad byte
 	}
 	return err // transport error: the caller maps it
 }

@@ -172,3 +172,39 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	c.b = c.b[k:]
 	return k, nil
 }
+
+// A stream cut inside an object is a *DecodeError matching
+// io.ErrUnexpectedEOF, as the DecodeError.Unwrap doc says.
+func Test_decoder_cutObject(t *testing.T) {
+	t.Parallel()
+	_, err := newDecoder(strings.NewReader(`{"response":{"type":"AI","te`), 0).next()
+	var de *DecodeError
+	testutil.ErrorAs(t, err, &de)
+	testutil.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	testutil.Equal(t, "offset at the cut", de.Offset, int64(28))
+}
+
+// A DecodeError's Offset is where decoding failed, not where the object
+// began.
+func Test_decoder_errorOffset(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		max  int64
+		want int64
+	}{
+		{name: "syntax error: just past the bad byte", in: `{} {"response":x}`, want: 16},
+		{name: "not an object: end of the value", in: `{} [1,2]`, want: 8},
+		{name: "too big: where reading stopped", in: `{}` + strings.Repeat(" ", 10) + `{"response":{"text":"` + strings.Repeat("z", 100) + `"}}`, max: 50, want: 2 + 50},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, _, err := decodeAll(strings.NewReader(tc.in), tc.max)
+			var de *DecodeError
+			testutil.ErrorAs(t, err, &de)
+			testutil.Equal(t, "offset", de.Offset, tc.want)
+		})
+	}
+}

@@ -66,6 +66,8 @@ type StatusError struct {
 	Attempts int
 }
 
+// Error returns `agent "x": 404 Not Found: message (after n attempts)`,
+// leaving out the parts that are empty.
 func (e *StatusError) Error() string {
 	// No "neurosan: op" prefix: the exported operation that returns it
 	// adds one.
@@ -112,6 +114,7 @@ type StreamError struct {
 	Offset int64
 }
 
+// Error returns the message with the offset where the object ended.
 func (e *StreamError) Error() string {
 	return fmt.Sprintf("stream error ending at byte %d: %s", e.Offset, e.Message)
 }
@@ -123,13 +126,21 @@ func (e *StreamError) Timeout() bool { return e.Message == "Request timeout" }
 // DecodeError is a stream body that is not a sequence of JSON objects, or
 // that was cut off in the middle of one.
 type DecodeError struct {
-	// Offset is the byte offset in the response body where decoding failed.
+	// Offset is the byte offset in the response body where decoding
+	// failed: just past the bad byte of a syntax error, the end of what
+	// was read for a cut stream or an object over MaxMessageBytes, the end
+	// of a value that is not an object.
 	Offset int64
-	Err    error
+	// Err says what was wrong: a *json.SyntaxError, io.ErrUnexpectedEOF,
+	// ErrMessageTooBig, or a value that is not a JSON object.
+	Err error
 }
 
+// Error returns the offset and what was wrong there.
 func (e *DecodeError) Error() string {
 	return fmt.Sprintf("bad stream at byte %d: %v", e.Offset, e.Err)
 }
 
+// Unwrap returns Err, so that errors.Is(err, ErrMessageTooBig) and
+// io.ErrUnexpectedEOF (a stream cut inside an object) match.
 func (e *DecodeError) Unwrap() error { return e.Err }

@@ -121,6 +121,7 @@ const (
 	FaultInternal
 )
 
+// String returns the constant's name, for test logs and flag values.
 func (f Fault) String() string {
 	switch f {
 	case FaultNone:
