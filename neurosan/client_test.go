@@ -358,23 +358,29 @@ func TestStreamingChat_concurrencyLimit(t *testing.T) {
 	testutil.Success(t, err)
 }
 
-// Closing the stream closes the connection, and the fake sees the turn
-// cancelled and its script return.
-func TestStream_Close_cancelsServerTurn(t *testing.T) {
-	t.Parallel()
-	started := make(chan struct{})
+// startLongTurn starts a turn whose script emits one message and then runs
+// until the client leaves, and returns once that message was read.
+func startLongTurn(t *testing.T) (*neurosantest.Server, *neurosan.Stream) {
+	t.Helper()
 	agent := neurosantest.Agent{Name: "long", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
-		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "started"})
-		close(started)
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "working"})
 		<-ctx.Done()
 		return neurosantest.Reply{}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
 	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
-	_, err = st.Next()
+	m, err := st.Next()
 	testutil.Success(t, err)
-	<-started
+	testutil.Equal(t, "first message", m.Text, "working")
+	return s, st
+}
+
+// Closing the stream closes the connection, and the fake sees the turn
+// cancelled and its script return.
+func TestStream_Close_cancelsServerTurn(t *testing.T) {
+	t.Parallel()
+	s, st := startLongTurn(t)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_, err := st.Next() // blocked until Close
@@ -446,39 +452,31 @@ func TestStreamingChat_echoRule(t *testing.T) {
 	t.Parallel()
 	// The fake echoes the request for any filter other than the exact
 	// string "MINIMAL", like the real server; the client decodes around it.
+	// Lowercase "minimal" still filters: only the answer arrives.
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	c := newClient(t, s.URL, nil)
+	var log bytes.Buffer
+	c := newClient(t, s.URL, &neurosan.ClientOptions{Recorder: &log})
 	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "x", Filter: "minimal"})
 	testutil.Success(t, err)
 	defer st.Close()
-	m, err := st.Answer()
-	testutil.Success(t, err)
-	testutil.Equal(t, "lowercase minimal still filters", m.Type, neurosan.TypeAgentFramework)
-	if errors.Is(err, io.EOF) {
-		t.Fatal("unexpected EOF")
+	var types []neurosan.MessageType
+	for m, err := range st.Messages() {
+		testutil.Success(t, err)
+		types = append(types, m.Type)
 	}
+	testutil.Equal(t, "only the answer", types, []neurosan.MessageType{neurosan.TypeAgentFramework})
+	testutil.Equal(t, "filter sent", s.Turns()[0].Filter, "minimal")
+	testutil.Equal(t, "request echoed in the stream", strings.Contains(log.String(), `"dir":"in","msg":{"request":{"user_message"`), true)
 }
 
 // A connection lost after the 200 is an error, never a retry: the agents
 // may already have acted.
 func TestStreamingChat_connectionLostNotRetried(t *testing.T) {
 	t.Parallel()
-	started := make(chan struct{})
-	agent := neurosantest.Agent{Name: "long", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
-		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "working"})
-		close(started)
-		<-ctx.Done()
-		return neurosantest.Reply{}
-	}}
-	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
-	testutil.Success(t, err)
+	s, st := startLongTurn(t)
 	defer st.Close()
-	_, err = st.Next()
-	testutil.Success(t, err)
-	<-started
 	s.Close() // cuts the connection mid-stream
-	_, err = st.Next()
+	_, err := st.Next()
 	testutil.Error(t, err)
 	if errors.Is(err, io.EOF) {
 		t.Fatalf("a cut stream must not look like a clean end: %v", err)
