@@ -170,25 +170,45 @@ func timed(h http.Handler) (http.Handler, func() []time.Duration) {
 		}
 }
 
+// retryGaps runs a turn that is answered 503 unavailable times, with
+// RetryBackoff base, and returns the fake-time waits between requests.
+func retryGaps(t *testing.T, base time.Duration, unavailable int) []time.Duration {
+	t.Helper()
+	fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: unavailable})
+	h, times := timed(fake)
+	c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: base})
+	st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Answer()
+	testutil.Success(t, err)
+	at := times()
+	testutil.Equal(t, "requests", len(at), unavailable+1)
+	var gaps []time.Duration
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i]-at[i-1])
+	}
+	return gaps
+}
+
 // 503s are retried after 1 s, 2 s, 4 s (plus up to 25% jitter each).
 func TestClient_retryBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 3})
-		h, times := timed(fake)
-		c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: time.Second})
-		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
-		testutil.Success(t, err)
-		defer st.Close()
-		_, err = st.Answer()
-		testutil.Success(t, err)
-		at := times()
-		testutil.Equal(t, "requests", len(at), 4)
+		gaps := retryGaps(t, time.Second, 3)
 		for i, base := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
-			gap := at[i+1] - at[i]
-			if gap < base || gap > base+base/4 {
+			if gap := gaps[i]; gap < base || gap > base+base/4 {
 				t.Errorf("retry %d waited %v, want %v to %v", i+1, gap, base, base+base/4)
 			}
 		}
+	})
+}
+
+// The exponential back-off is capped at 30 s: with a 20 s base, the second
+// retry waits 30 s, not 40 s or more.
+func TestClient_retryBackoffCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gaps := retryGaps(t, 20*time.Second, 2)
+		testutil.Equal(t, "capped second wait", gaps[1], 30*time.Second)
 	})
 }
 
@@ -267,23 +287,5 @@ func TestStream_idlePausedDuringBackoff(t *testing.T) {
 		_, err = st.Answer()
 		testutil.Success(t, err)
 		testutil.Equal(t, "requests", fake.Requests(), 2)
-	})
-}
-
-// The exponential back-off is capped at 30 s: with a 20 s base, the second
-// retry waits 30 s, not 40 s or more.
-func TestClient_retryBackoffCap(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 2})
-		h, times := timed(fake)
-		c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: 20 * time.Second})
-		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
-		testutil.Success(t, err)
-		defer st.Close()
-		_, err = st.Answer()
-		testutil.Success(t, err)
-		at := times()
-		testutil.Equal(t, "requests", len(at), 3)
-		testutil.Equal(t, "capped second wait", at[2]-at[1], 30*time.Second)
 	})
 }
