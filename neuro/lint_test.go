@@ -3,6 +3,7 @@ package neuro
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -24,6 +25,9 @@ func TestLintSchema(t *testing.T) {
 			[]string{"prot/schema/unsupported_keywords /additionalProperties", "prot/schema/unsupported_keywords /properties/a/description"}},
 		{"unique items", `{"type":"object","properties":{"l":{"type":"array","uniqueItems":true,"items":{"oneOf":[{"type":"string"}]}}}}`,
 			[]string{"prot/schema/unsupported_keywords /properties/l/items/oneOf", "prot/schema/unique_items /properties/l/uniqueItems"}},
+		{"inside combinators", `{"type":"object","properties":{"p":{"anyOf":[{"type":"string","title":"t"}],"not":{"$comment":"c"}}}}`,
+			[]string{"prot/schema/unsupported_keywords /properties/p/anyOf", "prot/schema/unsupported_keywords /properties/p/anyOf/0/title",
+				"prot/schema/unsupported_keywords /properties/p/not", "prot/schema/unsupported_keywords /properties/p/not/$comment"}},
 		{"escaped pointer", `{"type":"object","properties":{"a/b":{"$ref":"#"}}}`, []string{"prot/schema/unsupported_keywords /properties/a~1b/$ref"}},
 	}
 	for _, tt := range tests {
@@ -42,18 +46,32 @@ func TestLintSchema(t *testing.T) {
 
 func TestLintSchema_all33(t *testing.T) {
 	t.Parallel()
+	// The list as the API spec gives it, spelled out here rather than read
+	// from unsupportedKeywords, so that a misspelt or missing entry fails.
+	spec := []string{"$anchor", "$comment", "$defs", "$dynamicAnchor", "$dynamicRef",
+		"$id", "$ref", "$schema", "$vocabulary", "additionalProperties", "allOf",
+		"anyOf", "contentEncoding", "contentMediaType", "contentSchema",
+		"dependentRequired", "dependentSchemas", "deprecated", "description",
+		"else", "if", "maxProperties", "minProperties", "multipleOf", "not",
+		"oneOf", "patternProperties", "readOnly", "then", "title",
+		"unevaluatedItems", "unevaluatedProperties", "writeOnly"}
+	testutil.Equal(t, "spec list", len(spec), 33)
 	m := map[string]any{"type": "object"}
-	for k := range unsupportedKeywords {
+	for _, k := range spec {
 		m[k] = 1
 	}
 	b, _ := json.Marshal(m)
-	n := 0
+	var flagged []string
 	for _, f := range LintSchema(b) {
 		if f.Key == "prot/schema/unsupported_keywords" {
-			n++
+			flagged = append(flagged, f.Path[1:])
 		}
 	}
-	testutil.Equal(t, "unsupported keywords flagged", n, 33)
+	slices.Sort(flagged)
+	slices.Sort(spec)
+	if !slices.Equal(flagged, spec) {
+		t.Errorf("flagged %q, want %q", flagged, spec)
+	}
 }
 
 func TestLintAction(t *testing.T) {
@@ -71,11 +89,13 @@ func TestLintAction(t *testing.T) {
 func TestCheckName(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name string
-		ok   bool
+		name   string
+		ok     bool
+		reason string // substring of NameError.Reason when !ok
 	}{
-		{"join_friend_lobby", true}, {"use-item", true}, {"slot2", true},
-		{"", false}, {"Use", false}, {"a b", false}, {"_a", false}, {"a_", false}, {"a__b", false}, {"ä", false},
+		{"join_friend_lobby", true, ""}, {"use-item", true, ""}, {"slot2", true, ""},
+		{"", false, "empty"}, {"Use", false, "lowercase"}, {"a b", false, "only a-z"},
+		{"_a", false, "separator"}, {"a_", false, "ends with"}, {"a__b", false, "doubled"}, {"ä", false, "only a-z"},
 	}
 	for _, tt := range tests {
 		err := CheckName(tt.name)
@@ -85,6 +105,9 @@ func TestCheckName(t *testing.T) {
 		if err != nil {
 			var ne *NameError
 			testutil.ErrorAs(t, err, &ne)
+			if !strings.Contains(ne.Reason, tt.reason) {
+				t.Errorf("CheckName(%q) reason %q lacks %q", tt.name, ne.Reason, tt.reason)
+			}
 		}
 	}
 }
