@@ -64,11 +64,13 @@ func BenchmarkCapture(b *testing.B) {
 	p := newCapturePath(b)
 	b.SetBytes(4 * int64(len(in)))
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, err := p.run(in); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b)
 	reportRealtime(b, captureSeconds*time.Second)
 }
 

@@ -27,6 +27,11 @@
 //     loopback WebSocket: chunk send to samples queued (p50/p99), and
 //     chunk messages per second.
 //
+// Besides ns/op every benchmark reports cpu-ns/op, the process's CPU time
+// (user + system, all threads, garbage collector included) per operation:
+// on a shared, loaded machine wall time mostly measures the other tenants,
+// CPU time much less so, and the table gives both ratios.
+//
 // Nothing here runs without -bench: the package's only tests check the
 // harness itself (metrics on known signals), in well under a second.
 package bench

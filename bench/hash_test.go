@@ -32,6 +32,7 @@ func BenchmarkHash(b *testing.B) {
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()
 			n := uint64(1e11) + uint64(len(doc))<<20 // away from other runs' nonces
+			cpu := startCPU()
 			for b.Loop() {
 				n++
 				SetNonce(doc, at, n)
@@ -39,6 +40,7 @@ func BenchmarkHash(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			cpu.report(b)
 		})
 		b.Run(c.Name+"/memo-parse", func(b *testing.B) {
 			if _, err := card.Parse(c.JSON); err != nil {
@@ -46,6 +48,7 @@ func BenchmarkHash(b *testing.B) {
 			}
 			b.SetBytes(int64(len(c.JSON)))
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				p, err := card.Parse(c.JSON)
 				if err != nil {
@@ -53,6 +56,7 @@ func BenchmarkHash(b *testing.B) {
 				}
 				_, _ = p.Hash()
 			}
+			cpu.report(b)
 		})
 		b.Run(c.Name+"/memo-hash", func(b *testing.B) {
 			p, err := card.Parse(c.JSON)
@@ -62,14 +66,17 @@ func BenchmarkHash(b *testing.B) {
 			b.SetBytes(int64(len(c.JSON)))
 			b.ReportAllocs()
 			var sink card.Digest
+			cpu := startCPU()
 			for b.Loop() {
 				sink, _ = p.Hash()
 			}
+			cpu.report(b)
 			_ = sink
 		})
 		b.Run(c.Name+"/jcs", func(b *testing.B) {
 			b.SetBytes(int64(len(c.JSON)))
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				out, err := jcs.Transform(c.JSON)
 				if err != nil {
@@ -77,13 +84,16 @@ func BenchmarkHash(b *testing.B) {
 				}
 				_ = sha256.Sum256(out)
 			}
+			cpu.report(b)
 		})
 		b.Run(c.Name+"/sha256", func(b *testing.B) {
 			b.SetBytes(int64(len(c.JSON)))
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				_ = sha256.Sum256(canon)
 			}
+			cpu.report(b)
 		})
 	}
 }

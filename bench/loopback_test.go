@@ -141,6 +141,7 @@ func BenchmarkLoopback(b *testing.B) {
 		b.SetBytes(chunkBytes)
 		b.ReportAllocs()
 		i := 0
+		cpu := startCPU()
 		for b.Loop() {
 			t0 := time.Now()
 			if err := l.send(ctx, i); err != nil {
@@ -154,6 +155,7 @@ func BenchmarkLoopback(b *testing.B) {
 			}
 			i++
 		}
+		cpu.report(b)
 		slices.Sort(lat)
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50_us")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99_us")
@@ -165,6 +167,7 @@ func BenchmarkLoopback(b *testing.B) {
 		b.ReportAllocs()
 		sent := make(chan error, 1)
 		b.ResetTimer()
+		cpu := startCPU()
 		go func() {
 			for i := range b.N {
 				if err := l.send(ctx, i); err != nil {
@@ -182,6 +185,7 @@ func BenchmarkLoopback(b *testing.B) {
 			}
 		}
 		b.StopTimer()
+		cpu.report(b)
 		if err := <-sent; err != nil {
 			b.Fatal(err)
 		}

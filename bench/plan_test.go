@@ -38,12 +38,14 @@ func BenchmarkPlan(b *testing.B) {
 		b.SetBytes(int64(len(target.Bytes())))
 		b.ReportAllocs()
 		var tr card.Transfer
+		cpu := startCPU()
 		for b.Loop() {
 			var err error
 			if tr, err = p.Plan(key, target); err != nil || tr.Mode != card.ModePatch {
 				b.Fatalf("%v %v", tr.Mode, err)
 			}
 		}
+		cpu.report(b)
 		b.ReportMetric(float64(len(tr.Patch)), "patch_B")
 		b.ReportMetric(float64(len(target.Bytes())), "snapshot_B")
 	})
@@ -52,11 +54,13 @@ func BenchmarkPlan(b *testing.B) {
 		h, _ := base.Hash()
 		p.Accepted(key, base, h)
 		b.ReportAllocs()
+		cpu := startCPU()
 		for b.Loop() {
 			if tr, err := p.Plan(key, base); err != nil || tr.Mode != card.ModeReference {
 				b.Fatalf("%v %v", tr.Mode, err)
 			}
 		}
+		cpu.report(b)
 	})
 }
 

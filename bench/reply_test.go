@@ -223,6 +223,7 @@ func BenchmarkReplyPCM(b *testing.B) {
 			runtime.ReadMemStats(&ms)
 			mallocs := ms.Mallocs
 			i := 0
+			cpu := startCPU()
 			for b.Loop() {
 				if i == len(msgs) {
 					i = 0
@@ -233,6 +234,7 @@ func BenchmarkReplyPCM(b *testing.B) {
 				}
 				i++
 			}
+			cpu.report(b)
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.Mallocs-mallocs)/float64(b.N), "allocs/chunk")
 			reportRealtime(b, chunkAudio)

@@ -45,12 +45,14 @@ func BenchmarkResampler(b *testing.B) {
 			out := make([]float32, 0, 32000)
 			b.SetBytes(4 * int64(len(in)))
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				out = out[:0]
 				for i := 0; i < len(in); i += 480 {
 					out = c.Process(out, in[i:i+480])
 				}
 			}
+			cpu.report(b)
 			reportRealtime(b, time.Second)
 			b.ReportMetric(q.AliasDB, "alias_dB")
 			b.ReportMetric(q.Alias10DB, "alias10k_dB")

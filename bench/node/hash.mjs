@@ -24,6 +24,7 @@ for (const name of ['small', 'typical', 'large']) {
   for (let w = 0; w < 20; w++) hash(text); // warm up the JIT
   for (let r = 0; r < Number(count); r++) {
     let n = 0;
+    const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
     const end = start + BigInt(Math.round(Number(seconds) * 1e9));
     let now = start;
@@ -32,8 +33,10 @@ for (const name of ['small', 'typical', 'large']) {
       n++;
       now = process.hrtime.bigint();
     }
+    const cpu = process.cpuUsage(cpu0);
     const nsPerOp = Number(now - start) / n;
+    const cpuPerOp = (cpu.user + cpu.system) * 1e3 / n;
     const mbps = bytes / nsPerOp * 1e3;
-    console.log(`BenchmarkHash/${name}/node\t${n}\t${nsPerOp.toFixed(0)} ns/op\t${mbps.toFixed(2)} MB/s`);
+    console.log(`BenchmarkHash/${name}/node\t${n}\t${nsPerOp.toFixed(0)} ns/op\t${mbps.toFixed(2)} MB/s\t${cpuPerOp.toFixed(0)} cpu-ns/op`);
   }
 }

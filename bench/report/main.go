@@ -133,7 +133,7 @@ func run(files []string, w io.Writer) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 	}
-	fmt.Fprintln(w, "| what | variant | time/op (± spread) | speed | allocs/op | comparison (same run) | alias dB ≥9k (10k) | passband ±dB | THD+N dB | delay ms | backlog ms |")
+	fmt.Fprintln(w, "| what | variant | time/op (± spread); CPU/op | speed | allocs/op | comparison (same run) | alias dB ≥9k (10k) | passband ±dB | THD+N dB | delay ms | backlog ms |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows() {
 		t, ok := res.get(r.name, "ns/op")
@@ -150,7 +150,11 @@ func timeCell(res results, name string, t float64) string {
 	v := res[name]["ns/op"]
 	lo, hi := slices.Min(v), slices.Max(v)
 	spread := math.Max(hi-t, t-lo) / t * 100
-	return fmt.Sprintf("%s ±%.0f%% (n=%d)", dur(t), spread, len(v))
+	s := fmt.Sprintf("%s ±%.0f%% (n=%d)", dur(t), spread, len(v))
+	if c, ok := res.get(name, "cpu-ns/op"); ok {
+		s += "; " + dur(c)
+	}
+	return s
 }
 
 func dur(ns float64) string {
@@ -219,12 +223,19 @@ func cmpCell(res results, r row, t float64) string {
 			continue
 		}
 		ratio := ref / t
+		cpuNote := ""
+		if rc, ok := res.get(c.ref, "cpu-ns/op"); ok {
+			if oc, ok := res.get(r.name, "cpu-ns/op"); ok && oc > 0 {
+				cpuNote = fmt.Sprintf(" (CPU time: %s)", times(rc/oc))
+			}
+		}
 		var s string
 		if ratio >= 1 {
 			s = fmt.Sprintf("**%s faster** than %s", times(ratio), c.label)
 		} else {
 			s = fmt.Sprintf("%s slower than %s", times(1/ratio), c.label)
 		}
+		s += cpuNote
 		if c.target > 0 {
 			verdict := "met"
 			if ratio < c.target {

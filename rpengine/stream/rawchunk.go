@@ -320,9 +320,19 @@ func scanString(msg []byte, i int) (s []byte, end int, ok bool) {
 func validText(s []byte) bool {
 	const lo, hi = 0x2020202020202020, 0x8080808080808080
 	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		w0 := binary.LittleEndian.Uint64(s[i:])
+		w1 := binary.LittleEndian.Uint64(s[i+8:])
+		w2 := binary.LittleEndian.Uint64(s[i+16:])
+		w3 := binary.LittleEndian.Uint64(s[i+24:])
+		// A byte below 0x20 borrows into its top bit; one above 0x7f has it.
+		if ((w0-lo)|w0|(w1-lo)|w1|(w2-lo)|w2|(w3-lo)|w3)&hi != 0 {
+			return slowText(s)
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
 		w := binary.LittleEndian.Uint64(s[i:])
-		if ((w-lo)|w)&hi != 0 { // a byte below 0x20 or above 0x7f
+		if ((w-lo)|w)&hi != 0 {
 			return slowText(s)
 		}
 	}
