@@ -92,7 +92,7 @@ func validationMessage(source string, err error) error {
 	} else {
 		fmt.Fprintf(&b, "card %s: %v\n", source, err)
 	}
-	fmt.Fprintf(&b, "hint: run `go run ./cmd/rpcard fix %s` to repair what can be repaired, then try again", source)
+	fmt.Fprintf(&b, "hint: repair what can be repaired with `rpcard fix %s -o fixed.json` (go run ./cmd/rpcard), then use --card fixed.json", source)
 	return &cardError{msg: b.String()}
 }
 

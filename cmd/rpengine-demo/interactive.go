@@ -283,7 +283,7 @@ func (a *app) browserMic() outcome {
 	cr := rpengine.CaptureRequest{IntegrationID: req.IntegrationID, CharacterID: req.CharacterID, Card: req.Card,
 		Output: req.Output, Player: req.Player, InteractionMode: req.InteractionMode,
 		PromptScene: req.PromptScene, PromptDirective: req.PromptDirective, ReturnTranscript: true}
-	r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Capture(ctx, cr) })
+	r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Capture(ctx, cr) }, false)
 	if r == nil {
 		return o
 	}

@@ -69,7 +69,7 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 				return outcome{err: err, code: exitEngineError}
 			}
 		}
-		r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Reply(ctx, req) })
+		r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Reply(ctx, req) }, attempt > 0)
 		if r == nil {
 			if o.err != nil && errors.Is(o.err, rpengine.ErrConnectionLost) {
 				a.con.Printf("rpengine-demo: %s; sending the turn again", oneLine(o.err))
@@ -91,11 +91,12 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 	}
 }
 
-// send waits up to --wait for an engine and sends the request. A Ctrl-C
+// send waits up to --wait for an engine and sends the request (again: the
+// wait was already announced). A Ctrl-C
 // while waiting ends the wait (quit). It returns the reply, or nil and the
 // outcome.
-func (a *app) send(start func(context.Context) (*rpengine.Reply, error)) (*rpengine.Reply, outcome) {
-	if _, live := a.srv.Session(); !live {
+func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again bool) (*rpengine.Reply, outcome) {
+	if _, live := a.srv.Session(); !live && !again {
 		a.con.Printf("rpengine-demo: waiting %s for the engine to connect...", a.waitText())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -393,7 +394,7 @@ func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
 	case errors.As(err, &re):
 		a.con.Printf("rpengine-demo: engine error %s: %s", re.Code, re.Message)
 		if re.Code == "invalid_character_card" {
-			a.con.Printf("hint: run `rpcard fix %s` and try again", a.card.source)
+			a.con.Printf("hint: repair the card with `rpcard fix %s -o fixed.json` (go run ./cmd/rpcard), then use --card fixed.json", a.card.source)
 		}
 		o.code = exitEngineError
 	case errors.As(err, &ce):
