@@ -93,8 +93,18 @@ func (cn *conn) replyLoop() {
 }
 
 // startBackground starts the pinger and the state heartbeat, once the
-// hello has been accepted.
+// hello has been accepted, unless the connection has already ended.
+//
+// The check and the wg.Add happen under cn.mu: while cn.err is nil the
+// reader has not exited, so the WaitGroup counter is above zero and the
+// Add cannot race a concurrent wait (Close may shut down and join a
+// connection that dial has just made current).
 func (cn *conn) startBackground() {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.err != nil {
+		return
+	}
 	if cn.c.o.PingInterval > 0 {
 		cn.wg.Add(1)
 		go cn.pingLoop()
@@ -118,14 +128,19 @@ func (cn *conn) shutdown(err error, status websocket.StatusCode) {
 	pend := cn.pending
 	cn.pending = nil
 	close(cn.done)
+	handshake := status == websocket.StatusNormalClosure
+	if handshake {
+		// Added before cn.err is visible to the reader, which is thus
+		// still counted: this Add never races a wait.
+		cn.wg.Add(1)
+	}
 	cn.mu.Unlock()
 	for _, p := range pend {
 		p.ch <- callResult{err: err}
 	}
-	if status == websocket.StatusNormalClosure {
+	if handshake {
 		// Close waits for the peer's close frame, read by the reader
-		// goroutine; run it there-independent, bounded by coder's 5 s.
-		cn.wg.Add(1)
+		// goroutine; run it on its own goroutine, bounded by coder's 5 s.
 		go func() {
 			defer cn.wg.Done()
 			cn.ws.Close(status, "")
