@@ -91,18 +91,14 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 	}
 }
 
-// send waits up to --wait for an engine and sends the request (again: the
-// wait was already announced). A Ctrl-C
-// while waiting ends the wait (quit). It returns the reply, or nil and the
-// outcome.
+// send waits for an engine (see waitBounded) and sends the request; again
+// says the wait was already announced. A Ctrl-C while waiting quits. It
+// returns the reply, or nil and the outcome.
 func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again bool) (*rpengine.Reply, outcome) {
 	if _, live := a.srv.Session(); !live && !again {
 		a.con.Printf("rpengine-demo: waiting %s for the engine to connect...", a.waitText())
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if a.waitBounded() {
-		ctx, cancel = context.WithTimeout(context.Background(), a.cfg.wait)
-	}
+	ctx, cancel := a.waitContext()
 	defer cancel()
 	stop, interrupted := a.interruptible(cancel)
 	err := a.waitWelcomed(ctx)
@@ -146,6 +142,15 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 // a while to open the page, and can always press Ctrl-C.
 func (a *app) waitBounded() bool { return a.cfg.scripted() || a.cfg.waitSet }
 
+// waitContext bounds one wait for an engine.
+func (a *app) waitContext() (context.Context, context.CancelFunc) {
+	if a.waitBounded() {
+		return context.WithTimeout(context.Background(), a.cfg.wait)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// waitText describes the bound of a wait, for messages.
 func (a *app) waitText() string {
 	if a.waitBounded() {
 		return "up to " + a.cfg.wait.String()
