@@ -133,7 +133,7 @@ func run(files []string, w io.Writer) error {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 	}
-	fmt.Fprintln(w, "| what | variant | time/op (± spread); CPU/op | speed | allocs/op | comparison (same run) | alias dB ≥9k (10k) | passband ±dB | THD+N dB | delay ms | backlog ms |")
+	fmt.Fprintln(w, "| what | variant | time/op ±MAD; CPU time/op | speed | allocs/op | comparison (same run) | alias dB ≥9k (10k) | passband ±dB | THD+N dB | delay ms | backlog ms |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows() {
 		t, ok := res.get(r.name, "ns/op")
@@ -148,9 +148,11 @@ func run(files []string, w io.Writer) error {
 
 func timeCell(res results, name string, t float64) string {
 	v := res[name]["ns/op"]
-	lo, hi := slices.Min(v), slices.Max(v)
-	spread := math.Max(hi-t, t-lo) / t * 100
-	s := fmt.Sprintf("%s ±%.0f%% (n=%d)", dur(t), spread, len(v))
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - t)
+	}
+	s := fmt.Sprintf("%s ±%.0f%% (n=%d)", dur(t), median(dev)/t*100, len(v))
 	if c, ok := res.get(name, "cpu-ns/op"); ok {
 		s += "; " + dur(c)
 	}
@@ -223,10 +225,14 @@ func cmpCell(res results, r row, t float64) string {
 			continue
 		}
 		ratio := ref / t
-		cpuNote := ""
+		cpuNote, cr := "", math.NaN()
 		if rc, ok := res.get(c.ref, "cpu-ns/op"); ok {
 			if oc, ok := res.get(r.name, "cpu-ns/op"); ok && oc > 0 {
-				cpuNote = fmt.Sprintf(" (CPU time: %s)", times(rc/oc))
+				if cr = rc / oc; cr >= 1 {
+					cpuNote = fmt.Sprintf(" (CPU time: %s faster)", times(cr))
+				} else {
+					cpuNote = fmt.Sprintf(" (CPU time: %s slower)", times(1/cr))
+				}
 			}
 		}
 		var s string
@@ -237,11 +243,17 @@ func cmpCell(res results, r row, t float64) string {
 		}
 		s += cpuNote
 		if c.target > 0 {
-			verdict := "met"
-			if ratio < c.target {
-				verdict = "NOT met"
+			verdict := func(x float64) string {
+				if x >= c.target {
+					return "met"
+				}
+				return "NOT met"
 			}
-			s += fmt.Sprintf(" (target ≥%s: %s)", times(c.target), verdict)
+			s += fmt.Sprintf(" (target ≥%s: wall %s", times(c.target), verdict(ratio))
+			if !math.IsNaN(cr) {
+				s += ", CPU " + verdict(cr)
+			}
+			s += ")"
 		}
 		parts = append(parts, s)
 	}
