@@ -21,12 +21,20 @@ func newPipe(buf int) (a, b *pipeEnd) {
 		&pipeEnd{in: ab, out: ba, done: done, once: once}
 }
 
+// Read returns the next message. Messages written before Close are still
+// delivered, as a WebSocket close handshake would: otherwise a close would
+// race the buffered messages and lose some at random.
 func (p *pipeEnd) Read(ctx context.Context) ([]byte, error) {
 	select {
 	case b := <-p.in:
 		return b, nil
 	case <-p.done:
-		return nil, net.ErrClosed
+		select {
+		case b := <-p.in:
+			return b, nil
+		default:
+			return nil, net.ErrClosed
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}

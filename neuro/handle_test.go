@@ -1,0 +1,154 @@
+package neuro_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/gamelink-go/gamelink/neuro/neurotest"
+)
+
+// TestClient_duplicateIDValidatedOnce: a repeated id is neither validated
+// nor executed again, whether it repeats while the first is being
+// validated or after it was answered.
+func TestClient_duplicateIDValidatedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var validated, executed atomic.Int32
+		e := newEnv(t, nil, nil)
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			validated.Add(1)
+			time.Sleep(100 * time.Millisecond)
+			return neuro.OK("")
+		}, func(*neuro.Invocation) { executed.Add(1) })))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		msg, _ := json.Marshal(map[string]any{"command": "action", "data": map[string]any{"id": "x1", "name": "place", "data": `{"cell":2}`}})
+		e.srv.SendRaw(msg) // validated
+		e.srv.SendRaw(msg) // while in flight
+		e.wait("result", func() bool { return len(e.srv.Results()) == 1 })
+		e.srv.SendRaw(msg) // after the answer
+		time.Sleep(time.Second)
+		synctest.Wait()
+		testutil.Equal(t, "results", len(e.srv.Results()), 1)
+		testutil.Equal(t, "validated", validated.Load(), int32(1))
+		testutil.Equal(t, "executed", executed.Load(), int32(1))
+	})
+}
+
+// TestClient_resultOfLostConnectionDropped: a verdict reached after its
+// connection was lost is not sent on the next one (the id is stale) and
+// the action is not executed.
+func TestClient_resultOfLostConnectionDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var executed atomic.Bool
+		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.ClientOptions{ReconnectDelay: time.Second, ActionDeadline: time.Minute})
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			<-release
+			return neuro.OK("")
+		}, func(*neuro.Invocation) { executed.Store(true) })))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		synctest.Wait()
+		e.srv.Disconnect()
+		e.wait("reconnect", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 2 })
+		close(release)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		testutil.Equal(t, "results", len(e.srv.Results()), 0)
+		testutil.Equal(t, "executed", executed.Load(), false)
+	})
+}
+
+// TestClient_maxInFlightBusy: past MaxInFlight, an action is answered
+// success:false at once without running its validator.
+func TestClient_maxInFlightBusy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var validated atomic.Int32
+		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.ClientOptions{MaxInFlight: 1, ActionDeadline: time.Minute})
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			validated.Add(1)
+			<-release
+			return neuro.OK("")
+		}, nil)))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		synctest.Wait()
+		id2 := e.srv.SendAction("place", `{"cell":2}`)
+		e.wait("busy result", func() bool { return len(e.srv.Results()) == 1 })
+		r := e.srv.Results()[0]
+		testutil.Equal(t, "id", r.ID, id2)
+		testutil.Equal(t, "success", r.Success, false)
+		if !strings.Contains(r.Message, "busy") {
+			t.Errorf("message %q", r.Message)
+		}
+		testutil.Equal(t, "validated", validated.Load(), int32(1))
+		close(release)
+		e.wait("second result", func() bool { return len(e.srv.Results()) == 2 })
+	})
+}
+
+// failingConn fails the first write of a message containing fail, closing
+// the connection as a broken socket would.
+type failingConn struct {
+	neuro.Conn
+	fail string
+	once *sync.Once
+}
+
+func (f *failingConn) Write(ctx context.Context, b []byte) error {
+	failed := false
+	if strings.Contains(string(b), f.fail) {
+		f.once.Do(func() { failed = true })
+	}
+	if failed {
+		f.Conn.Close()
+		return neuro.ErrClosed
+	}
+	return f.Conn.Write(ctx, b)
+}
+
+// TestClient_failedWriteRequeued: a message whose write failed is sent on
+// the next connection, in its place.
+func TestClient_failedWriteRequeued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := neurotest.NewServer(nil)
+		defer srv.Close()
+		once := &sync.Once{}
+		c, err := neuro.NewClient("G", &neuro.ClientOptions{ReconnectDelay: time.Second,
+			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
+				conn, err := srv.Dial(ctx, url)
+				if err != nil {
+					return nil, err
+				}
+				return &failingConn{Conn: conn, fail: "two", once: once}, nil
+			}})
+		testutil.Success(t, err)
+		defer c.Close()
+		testutil.Success(t, c.ContextSilent("one"))
+		testutil.Success(t, c.ContextSilent("two"))
+		testutil.Success(t, c.ContextSilent("three"))
+		testutil.Success(t, c.Start())
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := srv.Wait(ctx, func() bool { return len(srv.Contexts()) == 3 }); err != nil {
+			t.Fatalf("%v; received %v, contexts %v", err, srv.Commands(), srv.Contexts())
+		}
+		var got []string
+		for _, m := range srv.Contexts() {
+			got = append(got, m.Message)
+		}
+		testutil.Equal(t, "contexts", strings.Join(got, ","), "one,two,three")
+		testutil.Equal(t, "commands", strings.Join(srv.Commands(), ","), "startup,context,startup,context,context")
+	})
+}
