@@ -43,6 +43,9 @@ func (a *app) request(text string, speech *rpengine.AudioInput) rpengine.ReplyRe
 	return req
 }
 
+// capacityGrace is how long a new session may take to send capacity.update.
+const capacityGrace = 500 * time.Millisecond
+
 // cancelGrace is how long a cancelled reply may take to end.
 const cancelGrace = 5 * time.Second
 
@@ -163,12 +166,23 @@ func (a *app) waitText() string {
 // a session live just before it writes welcome, so a request sent at once
 // can reach the engine before welcome, which then drops the connection
 // ("reply.request before welcome"). OnSession runs after welcome.
+//
+// It then gives the engine up to capacityGrace to send its first
+// capacity.update (sent right after welcome), so that work is submitted
+// knowing whether the engine accepts it, as the protocol asks.
 func (a *app) waitWelcomed(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
+	var since time.Time // when session id was first seen welcomed
+	var id string
 	for {
 		if info, live := a.srv.Session(); live && a.welcomed.Load() == info.ID {
-			return nil
+			if id != info.ID {
+				id, since = info.ID, time.Now()
+			}
+			if c, ok := a.srv.Capacity(); (ok && c.Known) || time.Since(since) >= capacityGrace {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
