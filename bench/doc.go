@@ -20,7 +20,7 @@
 //     playback, with stream.ChunkDecoder against encoding/json + base64.
 //   - BenchmarkCapture: 48 kHz stereo float to a base64 16 kHz s16le
 //     event.audio payload.
-//   - BenchmarkResampler: audio.Resampler at 48 to 16 kHz with quality
+//   - BenchmarkResampler: audio.Resampler at 48 and 44.1 to 16 kHz with quality
 //     metrics; with -tags srcref (cgo) also speexdsp q3/q5, soxr HQ and
 //     libsamplerate best through the same harness.
 //   - BenchmarkLoopback: rpengine.Server and an enginetest engine over

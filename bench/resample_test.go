@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,55 +13,63 @@ var (
 	qualities = map[string]Quality{}
 )
 
-// quality measures e once per process (it is deterministic).
-func quality(b *testing.B, e Engine) Quality {
+// quality measures e once per process and rate (it is deterministic).
+func quality(b *testing.B, e Engine, inRate int) Quality {
 	qualityMu.Lock()
 	defer qualityMu.Unlock()
-	q, ok := qualities[e.Name]
+	key := e.Name + "@" + strconv.Itoa(inRate)
+	q, ok := qualities[key]
 	if !ok {
 		var err error
-		if q, err = MeasureQuality(e, 48000, 16000); err != nil {
+		if q, err = MeasureQuality(e, inRate, 16000); err != nil {
 			b.Fatal(err)
 		}
-		qualities[e.Name] = q
+		qualities[key] = q
 	}
 	return q
 }
 
-// BenchmarkResampler converts 1 s of noise from 48 to 16 kHz in 10 ms
-// chunks with audio.Resampler ("ours") and, with -tags srcref, the C
-// references (speexdsp q3 and q5, soxr HQ, libsamplerate sinc best)
-// through the same harness, and reports each one's quality (see Quality):
-// alias_dB, alias10k_dB, pass_dB, thdn_dB, delay_ms and backlog_ms.
+// BenchmarkResampler converts 1 s of noise from 48 kHz and from 44.1 kHz
+// to 16 kHz (the capture direction) in 10 ms chunks with audio.Resampler
+// ("ours") and, with -tags srcref, the C references (speexdsp q3 and q5,
+// soxr HQ, libsamplerate sinc best) through the same harness, and reports
+// each one's quality (see Quality): alias_dB, alias10k_dB, pass_dB,
+// thdn_dB, delay_ms and backlog_ms.
 func BenchmarkResampler(b *testing.B) {
-	in := Noise(48000, 1)
-	for _, e := range append([]Engine{Ours}, RefEngines...) {
-		b.Run("48k-16k/"+e.Name, func(b *testing.B) {
-			q := quality(b, e)
-			c, err := e.New(48000, 16000)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			out := make([]float32, 0, 32000)
-			b.SetBytes(4 * int64(len(in)))
-			b.ReportAllocs()
-			cpu := startCPU()
-			for b.Loop() {
-				out = out[:0]
-				for i := 0; i < len(in); i += 480 {
-					out = c.Process(out, in[i:i+480])
+	for _, rate := range []struct {
+		name string
+		hz   int
+	}{{"48k-16k", 48000}, {"44k1-16k", 44100}} {
+		in := Noise(rate.hz, 1)
+		step := rate.hz / 100
+		for _, e := range append([]Engine{Ours}, RefEngines...) {
+			b.Run(rate.name+"/"+e.Name, func(b *testing.B) {
+				q := quality(b, e, rate.hz)
+				c, err := e.New(rate.hz, 16000)
+				if err != nil {
+					b.Fatal(err)
 				}
-			}
-			cpu.report(b)
-			reportRealtime(b, time.Second)
-			b.ReportMetric(q.AliasDB, "alias_dB")
-			b.ReportMetric(q.Alias10DB, "alias10k_dB")
-			b.ReportMetric(q.PassDB, "pass_dB")
-			b.ReportMetric(q.THDNDB, "thdn_dB")
-			b.ReportMetric(q.DelayMS, "delay_ms")
-			b.ReportMetric(q.BacklogMS, "backlog_ms")
-		})
+				defer c.Close()
+				out := make([]float32, 0, 32000)
+				b.SetBytes(4 * int64(len(in)))
+				b.ReportAllocs()
+				cpu := startCPU()
+				for b.Loop() {
+					out = out[:0]
+					for i := 0; i < len(in); i += step {
+						out = c.Process(out, in[i:i+step])
+					}
+				}
+				cpu.report(b)
+				reportRealtime(b, time.Second)
+				b.ReportMetric(q.AliasDB, "alias_dB")
+				b.ReportMetric(q.Alias10DB, "alias10k_dB")
+				b.ReportMetric(q.PassDB, "pass_dB")
+				b.ReportMetric(q.THDNDB, "thdn_dB")
+				b.ReportMetric(q.DelayMS, "delay_ms")
+				b.ReportMetric(q.BacklogMS, "backlog_ms")
+			})
+		}
 	}
 }
 

@@ -109,11 +109,18 @@ func rows() []row {
 		row{"ReplyPCM/naive", "reply PCM path, per 32 KiB chunk", "ref: encoding/json struct + base64.Decode", nil},
 		row{"ReplyPCM/base64", "reply PCM path, per 32 KiB chunk", "floor: base64 decode of the data", nil},
 		row{"Capture", "capture, 5 s push to talk", "**ours**: 48 kHz stereo f32 → base64 16 kHz s16le", nil},
-		row{"Resampler/48k-16k/ours", "resampler 48 → 16 kHz", "**ours**: audio.Resampler", []cmp{{"Resampler/48k-16k/speexdsp-q5", "speexdsp q5", 1}, {"Resampler/48k-16k/speexdsp-q3", "speexdsp q3", 0}, {"Resampler/48k-16k/soxr-hq", "soxr HQ", 0}, {"Resampler/48k-16k/lsr-best", "libsamplerate best", 0}}},
-		row{"Resampler/48k-16k/speexdsp-q3", "resampler 48 → 16 kHz", "ref: speexdsp q3", nil},
-		row{"Resampler/48k-16k/speexdsp-q5", "resampler 48 → 16 kHz", "ref: speexdsp q5", nil},
-		row{"Resampler/48k-16k/soxr-hq", "resampler 48 → 16 kHz", "ref: soxr HQ", nil},
-		row{"Resampler/48k-16k/lsr-best", "resampler 48 → 16 kHz", "ref: libsamplerate sinc best", nil},
+	)
+	for _, rate := range []struct{ name, what string }{{"48k-16k", "resampler 48 → 16 kHz"}, {"44k1-16k", "resampler 44.1 → 16 kHz"}} {
+		p := "Resampler/" + rate.name + "/"
+		rs = append(rs,
+			row{p + "ours", rate.what, "**ours**: audio.Resampler", []cmp{{p + "speexdsp-q5", "speexdsp q5", 1}, {p + "speexdsp-q3", "speexdsp q3", 0}, {p + "soxr-hq", "soxr HQ", 0}, {p + "lsr-best", "libsamplerate best", 0}}},
+			row{p + "speexdsp-q3", rate.what, "ref: speexdsp q3", nil},
+			row{p + "speexdsp-q5", rate.what, "ref: speexdsp q5", nil},
+			row{p + "soxr-hq", rate.what, "ref: soxr HQ", nil},
+			row{p + "lsr-best", rate.what, "ref: libsamplerate sinc best", nil},
+		)
+	}
+	rs = append(rs,
 		row{"Loopback/latency", "end to end, loopback WebSocket", "**ours**: chunk sent → samples queued", nil},
 		row{"Loopback/throughput", "end to end, loopback WebSocket", "**ours**: chunks back to back", nil},
 	)
