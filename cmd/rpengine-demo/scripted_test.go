@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"math"
 	"net"
 	"os"
@@ -371,4 +372,47 @@ func TestScripted_DevOrigin(t *testing.T) {
 			testutil.Equal(t, "stdout", d.stdout.String(), echo("hi")+"\n")
 		})
 	}
+}
+
+// pngWithCard returns a minimal PNG holding doc in a tEXt chunk named
+// "chara", as character card tools export it.
+func pngWithCard(doc []byte) []byte {
+	chunk := func(typ string, data []byte) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(len(data)))
+		b = append(b, typ...)
+		b = append(b, data...)
+		return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[4:]))
+	}
+	ihdr := []byte{0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0} // 1x1 greyscale
+	text := append([]byte("chara\x00"), base64.StdEncoding.EncodeToString(doc)...)
+	out := []byte("\x89PNG\r\n\x1a\n")
+	out = append(out, chunk("IHDR", ihdr)...)
+	out = append(out, chunk("tEXt", text)...)
+	return append(out, chunk("IEND", nil)...)
+}
+
+// A PNG card is read from its tEXt chunk; the record holds every envelope
+// in and out with a timestamp; -v shows debug logs.
+func TestScripted_PNGCardRecordVerbose(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file, rec := filepath.Join(dir, "wren.png"), filepath.Join(dir, "rec.jsonl")
+	testutil.Success(t, os.WriteFile(file, pngWithCard(builtinCard), 0o644))
+	stdout, stderr, code := runDemo(t, "--engine", "sim", "--card", file, "--say", "hi", "--record", rec, "-v",
+		"--character-id", "keeper")
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, echo("hi")+"\n")
+	if !strings.Contains(stderr, `card "Wren" sent as snapshot`) || !strings.Contains(stderr, "level=DEBUG") {
+		t.Errorf("stderr lacks the card transfer or debug logs:\n%s", stderr)
+	}
+	for typ, dir := range map[string]string{"hello": "in", "welcome": "out", "reply.request": "out",
+		"reply.accepted": "in", "reply.audio.chunk": "in", "reply.completed": "in"} {
+		msgs := recorded(t, rec, typ)
+		if len(msgs) == 0 || msgs[0]["_dir"] != dir {
+			t.Errorf("record holds no %s %s", dir, typ)
+		}
+	}
+	req := recorded(t, rec, "reply.request")[0]
+	testutil.Equal(t, "characterId", req["characterId"], any("keeper"))
+	testutil.Equal(t, "integrationId", req["integrationId"], any("rpengine-demo"))
 }
