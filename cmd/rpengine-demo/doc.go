@@ -39,8 +39,20 @@
 // completes. On a terminal a status line (connection, engine queue, queued
 // lines, speaking, voice, language) precedes the prompt. Ctrl-C cancels the
 // reply in flight; a second Ctrl-C quits; EOF quits once queued turns are
-// answered. Slash commands: /mic, /browser-mic, /card FILE, /voice,
-// /lang, /text-only, /help, /quit.
+// answered. Waits for the engine have no limit unless --wait is given.
+// Slash commands: /mic, /browser-mic, /card FILE, /voice, /lang,
+// /text-only, /help, /quit. Without a sound device, playback and /mic say
+// so once and the demo goes on (--out still works).
+//
+// # Cards
+//
+// The default card (Wren, a lighthouse keeper) is embedded in the binary.
+// --card takes JSON or a PNG with the card in its tEXt chunk. A card that
+// breaks the Character Card V2 rules is refused with every violation and a
+// hint to run rpcard fix; a card whose numbers may hash differently in the
+// engine is sent as a snapshot without targetHash, and the demo says why.
+// /card FILE shows how the card travelled (snapshot, patch or reference),
+// as read from the messages actually sent.
 //
 // The hidden flag --sim-faults (for tests) makes the simulated engine
 // misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel-lost,
