@@ -40,6 +40,7 @@ type replyHandler interface {
 const (
 	closePolicy      = 1008 // bad hello, second hello, wrong protocol
 	closeUnsupported = 1003 // binary frame
+	closeInvalidData = 1007 // invalid UTF-8 in a text frame (RFC 6455 section 8.1)
 	closeSuperseded  = 3000 // a newer engine connection took over
 	closeGoingAway   = 1001 // server shutting down
 )

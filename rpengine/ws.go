@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
@@ -60,12 +61,24 @@ func (w *wsConn) close(code int, reason string) {
 	}()
 }
 
+// isClosing reports whether the server decided to close the connection:
+// its reader then drops whatever the peer still sends.
+func (w *wsConn) isClosing() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closing
+}
+
 func (*wsConn) mustAck() bool                { return false }
 func (*wsConn) welcomeExtra() map[string]any { return nil }
 
 // serveHTTP applies the acceptance checks, upgrades and runs one engine
 // connection until it ends.
 func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
+	// A refused or failed request gets no keep-alive: a client must not
+	// hold a socket (and a file descriptor of the game) open after it.
+	// A successful upgrade replaces this header.
+	rw.Header().Set("Connection", "close")
 	if rej := s.opts.check(r, localPort(r)); rej != nil {
 		s.opts.Logger.Warn("rpengine: refused connection", "reason", rej.reason, "remote", r.RemoteAddr, "status", rej.status)
 		http.Error(rw, http.StatusText(rej.status), rej.status)
@@ -82,6 +95,7 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.opts.Logger.Warn("rpengine: upgrade failed", "reason", err.Error(), "remote", r.RemoteAddr)
 		s.unregister(w, true)
+		dropConn(rw) // coder's refusal keeps the connection alive
 		return
 	}
 	c.SetReadLimit(wire.MaxMessageBytes)
@@ -90,6 +104,22 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.run(w, r.RemoteAddr)
+}
+
+// dropConn closes the client's connection after a response was written
+// (coder/websocket's refusal sets Connection: Upgrade, so net/http would
+// keep it open for more requests).
+func dropConn(rw http.ResponseWriter) {
+	h, ok := rw.(http.Hijacker)
+	if !ok {
+		return
+	}
+	c, brw, err := h.Hijack()
+	if err != nil {
+		return
+	}
+	_ = brw.Flush()
+	_ = c.Close()
 }
 
 // run is the connection's reader: handshake, then every message in order.
@@ -112,9 +142,17 @@ func (s *Server) run(w *wsConn, remote string) {
 			w.c.CloseNow()
 			return
 		}
+		if w.isClosing() {
+			continue // closing: the rest is not processed
+		}
 		if typ != websocket.MessageText {
 			s.opts.Logger.Warn("rpengine: closed connection", "reason", "binary frame", "session", sess.info.ID)
 			w.close(closeUnsupported, "binary frames are not accepted")
+			continue
+		}
+		if !utf8.Valid(data) {
+			s.opts.Logger.Warn("rpengine: closed connection", "reason", "invalid UTF-8 in a text frame", "session", sess.info.ID)
+			w.close(closeInvalidData, "text frames must be valid UTF-8")
 			continue
 		}
 		sess.receive(data)
@@ -126,13 +164,22 @@ func (s *Server) handshakeWS(w *wsConn, remote string) *session {
 	typ, data, err := w.c.Read(ctx)
 	cancel()
 	if err != nil {
-		s.opts.Logger.Warn("rpengine: closed connection", "reason", "no hello: "+err.Error(), "remote", remote)
+		reason := "no hello: " + err.Error()
+		if errors.Is(err, websocket.ErrMessageTooBig) {
+			reason = "hello over 8 MiB" // coder already sent close 1009
+		}
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", reason, "remote", remote)
 		return nil
 	}
 	s.rec.Record(jsonl.In, data)
 	if typ != websocket.MessageText {
 		s.opts.Logger.Warn("rpengine: closed connection", "reason", "binary frame", "remote", remote)
 		_ = w.c.Close(closeUnsupported, "binary frames are not accepted")
+		return nil
+	}
+	if !utf8.Valid(data) {
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", "invalid UTF-8 in a text frame", "remote", remote)
+		_ = w.c.Close(closeInvalidData, "text frames must be valid UTF-8")
 		return nil
 	}
 	version, err := parseHello(data)
