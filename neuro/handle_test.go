@@ -3,6 +3,7 @@ package neuro_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,5 +151,88 @@ func TestClient_failedWriteRequeued(t *testing.T) {
 		}
 		testutil.Equal(t, "contexts", strings.Join(got, ","), "one,two,three")
 		testutil.Equal(t, "commands", strings.Join(srv.Commands(), ","), "startup,context,startup,context,context")
+	})
+}
+
+// stuckConn is a server that sends actions but never reads: every Write
+// after the first blocks until the connection is closed.
+type stuckConn struct {
+	in     chan []byte
+	closed chan struct{}
+	once   sync.Once
+	writes atomic.Int32
+}
+
+func (s *stuckConn) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case b := <-s.in:
+		return b, nil
+	case <-s.closed:
+		return nil, neuro.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *stuckConn) Write(ctx context.Context, b []byte) error {
+	if s.writes.Add(1) == 1 {
+		return nil // startup
+	}
+	select {
+	case <-s.closed:
+		return neuro.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *stuckConn) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
+
+// TestClient_unreadResultsCloseSlowPeer: results are not queued without
+// bound when Neuro stops reading; the connection is closed instead.
+func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := &stuckConn{in: make(chan []byte), closed: make(chan struct{})}
+		var disc []error
+		var mu sync.Mutex
+		dials := 0
+		c, err := neuro.NewClient("G", &neuro.ClientOptions{MaxQueue: 8, ReconnectDelay: time.Hour,
+			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
+				dials++
+				if dials > 1 {
+					return nil, neuro.ErrClosed
+				}
+				return sc, nil
+			},
+			OnEvent: func(ev neuro.Event) {
+				if d, ok := ev.(neuro.Disconnected); ok {
+					mu.Lock()
+					disc = append(disc, d.Err)
+					mu.Unlock()
+				}
+			}})
+		testutil.Success(t, err)
+		defer c.Close()
+		testutil.Success(t, c.Start())
+		sent := 0
+	loop:
+		for i := range 100 {
+			msg, _ := json.Marshal(map[string]any{"command": "action", "data": map[string]any{"id": strconv.Itoa(i), "name": "nope"}})
+			select {
+			case sc.in <- msg:
+				sent++
+				synctest.Wait() // let the writer take what it can
+			case <-sc.closed:
+				break loop
+			}
+		}
+		synctest.Wait()
+		// One result is stuck in Write, MaxQueue wait behind it, and the
+		// next action read finds the backlog full.
+		testutil.Equal(t, "actions read before closing", sent, 1+8+1)
+		mu.Lock()
+		defer mu.Unlock()
+		testutil.Equal(t, "disconnects", len(disc), 1)
+		testutil.ErrorIs(t, disc[0], neuro.ErrQueueFull)
 	})
 }

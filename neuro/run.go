@@ -2,6 +2,7 @@ package neuro
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -196,6 +197,11 @@ func (c *Client) readLoop(ctx context.Context, conn Conn, gen uint64) error {
 		}
 		v, perr := parseIncoming(b)
 		if a, ok := v.(*actionMsg); ok {
+			if n := c.unsentResults(); n >= c.o.MaxQueue {
+				// Neuro sends actions but does not read the results:
+				// close the slow peer rather than queue without bound.
+				return fmt.Errorf("neuro: %w: %d results unsent; closing the connection", ErrQueueFull, n)
+			}
 			c.handleAction(gen, a, perr)
 			continue
 		}
@@ -223,6 +229,19 @@ func (c *Client) handleEvent(v any) {
 	if ev, ok := v.(Event); ok {
 		c.emitLocked(ev, nil)
 	}
+}
+
+// unsentResults counts the results queued but not yet written.
+func (c *Client) unsentResults() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, q := range c.queue {
+		if q.cmd == cmdResult {
+			n++
+		}
+	}
+	return n
 }
 
 // pendingLocked reports whether an action of the current connection awaits
