@@ -55,6 +55,6 @@
 // as read from the messages actually sent.
 //
 // The hidden flag --sim-faults (for tests) makes the simulated engine
-// misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel-lost,
-// gone.
+// misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel=REASON,
+// cancel-lost, gone.
 package main

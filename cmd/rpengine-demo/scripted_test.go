@@ -241,6 +241,8 @@ func TestScripted_ExitCodes(t *testing.T) {
 			[]string{"engine error unsupported_voice"}},
 		{"engine error after accept", []string{"--engine", "sim", "--say", "hi", "--sim-faults", "error=request_failed,delay=1ms"},
 			exitEngineError, []string{"engine error request_failed"}},
+		{"cancelled by the engine", []string{"--engine", "sim", "--say", "hi", "--sim-faults", "cancel=service_stopped"},
+			exitEngineError, []string{"reply cancelled by the engine: service_stopped"}},
 		{"no engine", []string{"--port", "0", "--wait", "300ms", "--say", "hi"}, exitNoEngine,
 			[]string{"rpengine.gemtavern.com/#port=", "no engine connected within --wait 300ms"}},
 		{"engine never comes back", []string{"--engine", "sim", "--say", "hi", "--wait", "500ms",

@@ -20,14 +20,14 @@ import (
 //	delay=DURATION      wait before every reply message
 //	disconnect-after=N  drop the connection once, after N engine messages,
 //	                    then come back (a page reload)
-//	cancel-lost         answer the first request with reply.cancelled
-//	                    connection_lost (the turn is sent again)
+//	cancel=REASON       answer the first request with reply.cancelled REASON
+//	cancel-lost         cancel=connection_lost (the turn is sent again)
 //	gone                never come back after a disconnect
 type simFaults struct {
 	errorCode       string
 	delay           time.Duration
 	disconnectAfter int
-	cancelLost      bool
+	cancelReason    string
 	gone            bool
 	raw             string
 }
@@ -53,7 +53,12 @@ func (f *simFaults) Set(s string) error {
 				err = fmt.Errorf("disconnect-after must be at least 1")
 			}
 		case "cancel-lost":
-			f.cancelLost = true
+			f.cancelReason = "connection_lost"
+		case "cancel":
+			f.cancelReason = v
+			if v == "" {
+				err = fmt.Errorf("cancel= needs a reason")
+			}
 		case "gone":
 			f.gone = true
 		case "":
@@ -76,7 +81,7 @@ type sim struct {
 	logf   func(string, ...any)
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	once   atomic.Bool // cancel-lost fired
+	once   atomic.Bool // the cancel fault fired
 }
 
 // startSim dials the fake engine to socketURL and starts its supervisor.
@@ -104,13 +109,14 @@ func startSim(ctx context.Context, socketURL string, f simFaults, logf func(stri
 	return s, nil
 }
 
-// respond is the fake engine's script: the default echo, and the
-// cancel-lost fault on the first request.
+// respond is the fake engine's script: the default echo, and the cancel
+// fault on the first request (the rest of that request's reply then goes
+// to a request the server has ended, which it drops).
 func (s *sim) respond(r enginetest.Request) enginetest.Script {
-	if s.faults.cancelLost && s.once.CompareAndSwap(false, true) {
+	if s.faults.cancelReason != "" && s.once.CompareAndSwap(false, true) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, _ = s.eng.Load().Send(ctx, "reply.cancelled", map[string]any{"requestId": r.RequestID, "reason": "connection_lost"})
+		_, _ = s.eng.Load().Send(ctx, "reply.cancelled", map[string]any{"requestId": r.RequestID, "reason": s.faults.cancelReason})
 		return enginetest.Script{Sentences: []string{"(lost)"}}
 	}
 	return enginetest.DefaultScript(r)

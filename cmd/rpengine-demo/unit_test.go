@@ -21,8 +21,9 @@ func TestSimFaults_Set(t *testing.T) {
 		err  bool
 	}{
 		{name: "all", in: "error=unsupported_voice,delay=20ms,disconnect-after=3,cancel-lost,gone",
-			want: simFaults{errorCode: "unsupported_voice", delay: 20 * time.Millisecond, disconnectAfter: 3, cancelLost: true, gone: true}},
-		{name: "spaces and empty items", in: " cancel-lost , ,", want: simFaults{cancelLost: true}},
+			want: simFaults{errorCode: "unsupported_voice", delay: 20 * time.Millisecond, disconnectAfter: 3, cancelReason: "connection_lost", gone: true}},
+		{name: "spaces and empty items", in: " cancel=service_stopped , ,", want: simFaults{cancelReason: "service_stopped"}},
+		{name: "empty cancel reason", in: "cancel=", err: true},
 		{name: "unknown", in: "explode", err: true},
 		{name: "empty error code", in: "error=", err: true},
 		{name: "bad delay", in: "delay=soon", err: true},
