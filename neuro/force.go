@@ -108,8 +108,14 @@ func (h *ForceHandle) Wait(ctx context.Context) (ForceOutcome, error) {
 
 // Cancel gives the force up locally: it ends as [ForceCancelled] and the
 // slot is free. The API has no message to withdraw a force, so an action
-// Neuro already chose is still answered; a window's actions are
-// unregistered, which makes the server drop the force.
+// Neuro already chose is still answered. A window's actions are
+// unregistered (the spec only says a force naming no registered action is
+// dropped; that the server also drops one whose actions go away later is
+// assumed, and neurotest behaves so). A plain force that was already sent
+// stays with Neuro: the next force sent (including a queued one, which
+// starts at once) replaces it on her side, which conformance tools report
+// as prot/force/multiple. Prefer [Client.Window] when a force may need
+// cancelling.
 func (h *ForceHandle) Cancel() {
 	c := h.c
 	c.mu.Lock()
