@@ -209,3 +209,17 @@ func FuzzChunkDecoder(f *testing.F) {
 		checkDecode(t, new(stream.ChunkDecoder), msg)
 	})
 }
+
+// TestChunkDecoder_LongData puts a byte encoding/json treats specially at
+// every offset of a long data string, so that each lane of the scanner's
+// word-at-a-time check meets it.
+func TestChunkDecoder_LongData(t *testing.T) {
+	t.Parallel()
+	base := strings.Repeat("ABCD", 40)
+	for _, bad := range []string{"\x00", "\x1f", "\n", "\\/", "é", "\xff", "\x7f", "\""} {
+		for at := 0; at <= len(base); at++ {
+			msg := []byte(chunkEnv + `"data":"` + base[:at] + bad + base[at:] + `"}`)
+			checkDecode(t, new(stream.ChunkDecoder), msg)
+		}
+	}
+}
