@@ -40,8 +40,12 @@ func (e *NameError) Error() string {
 }
 
 // ConflictError reports a second, different definition of an action name
-// that is already in the set. The Neuro server keeps the first definition
-// of a name and ignores later ones, so the SDK refuses the second locally.
+// that is already in the set. Servers disagree on what a re-registration
+// does (the conformance tool and the project's spec notes: the first
+// definition is kept; the published API text: the new one replaces it), so
+// the SDK refuses the second locally; [Client.SetActions] redefines an
+// action by unregistering and registering it again, which is right either
+// way.
 type ConflictError struct {
 	Name string // the action name defined twice
 }
