@@ -35,28 +35,7 @@ func fakeValue(s map[string]any, rng *rand.Rand, depth int) any {
 	}
 	switch typ {
 	case "object":
-		out := map[string]any{}
-		props, _ := s["properties"].(map[string]any)
-		req := map[string]bool{}
-		if r, ok := s["required"].([]any); ok {
-			for _, n := range r {
-				if n, ok := n.(string); ok {
-					req[n] = true
-				}
-			}
-		}
-		names := make([]string, 0, len(props))
-		for n := range props {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			ps, _ := props[n].(map[string]any)
-			if depth < 8 && (req[n] || rng.IntN(2) == 0) {
-				out[n] = fakeValue(ps, rng, depth+1)
-			}
-		}
-		return out
+		return fakeObject(s, rng, depth)
 	case "integer":
 		lo, hi := bound(s, "minimum", -100), bound(s, "maximum", 100)
 		lo, hi = math.Ceil(lo), math.Floor(hi)
@@ -94,6 +73,33 @@ func fakeValue(s map[string]any, rng *rand.Rand, depth int) any {
 		b[i] = letters[rng.IntN(len(letters))]
 	}
 	return string(b)
+}
+
+// fakeObject fills required properties always and optional ones half the
+// time, in sorted order so that a seed reproduces the same value.
+func fakeObject(s map[string]any, rng *rand.Rand, depth int) map[string]any {
+	out := map[string]any{}
+	props, _ := s["properties"].(map[string]any)
+	req := map[string]bool{}
+	if r, ok := s["required"].([]any); ok {
+		for _, n := range r {
+			if n, ok := n.(string); ok {
+				req[n] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for n := range props {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ps, _ := props[n].(map[string]any)
+		if depth < 8 && (req[n] || rng.IntN(2) == 0) {
+			out[n] = fakeValue(ps, rng, depth+1)
+		}
+	}
+	return out
 }
 
 func bound(s map[string]any, k string, def float64) float64 {

@@ -10,7 +10,8 @@ import (
 )
 
 // receive handles one game-to-Neuro message. Malformed messages are
-// recorded and ignored, as the API says the server does.
+// recorded and ignored, as the API says the server does. It is one flat
+// switch over the commands, hence its length.
 func (s *Server) receive(b []byte) {
 	s.rec.Record(jsonl.In, b)
 	var m struct {
