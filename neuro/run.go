@@ -137,7 +137,11 @@ func (c *Client) onDisconnect() {
 func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
 	for {
 		c.mu.Lock()
-		if len(c.queue) == 0 {
+		// Wait when there is nothing to send, or when the head is a force
+		// and Neuro waits for a result: she cannot take a force then
+		// (Gary: prot/force/while_pending_result), so it is held until the
+		// result is queued ahead of it, which wakes us.
+		if len(c.queue) == 0 || c.queue[0].cmd == cmdForce && c.pendingLocked() {
 			c.mu.Unlock()
 			select {
 			case <-ctx.Done():
@@ -147,18 +151,6 @@ func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
 			}
 		}
 		q := c.queue[0]
-		if q.cmd == cmdForce && c.pendingLocked() {
-			// Neuro cannot take a force while she waits for a result
-			// (Gary: prot/force/while_pending_result); hold it until the
-			// result is queued, which wakes us.
-			c.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-c.wake:
-				continue
-			}
-		}
 		c.queue = c.queue[1:]
 		if q.force != nil {
 			// Marked before the write: her answer may arrive before
