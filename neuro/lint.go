@@ -34,7 +34,7 @@ func (s Severity) String() string {
 // conformance tool's naming where one exists ("prot/startup/missing",
 // "prot/force/multiple", "prot/schema/prefer_omit_to_empty", ...).
 type Finding struct {
-	Key      string
+	Key      string // stable, e.g. "prot/force/multiple"
 	Severity Severity
 	Action   string // the action concerned, if any
 	Path     string // JSON Pointer into the schema, if any

@@ -39,6 +39,7 @@ const (
 
 // Options configures a [Server]. Nil means defaults.
 type Options struct {
+	// Mode is the behaviour; the zero value is [Strict].
 	Mode Mode
 	// Delay before Neuro answers a force or retries one. If zero, 500 ms.
 	Delay time.Duration
@@ -81,7 +82,7 @@ type Message struct {
 	Command string
 	Game    string
 	Data    json.RawMessage // nil when absent
-	At      time.Time
+	At      time.Time       // when the fake received it (fake time in a synctest bubble)
 }
 
 // Result is one action/result the fake received.
