@@ -67,10 +67,12 @@ type ServerOptions struct {
 	// any answer before the request fails with ErrNoAnswer. If zero, 15 s
 	// is used. Negative disables it.
 	AckTimeout time.Duration
-	// IdleTimeout is how long an accepted reply may go without any message
+	// IdleTimeout is how long a reply may go without a sign of progress
 	// before it fails with ErrNoAnswer (and is cancelled on the engine).
-	// If zero, 2 min is used (a queue of 20 long replies can take that
-	// long). Negative disables it.
+	// Until the engine starts producing it (sent, acked or queued), any
+	// engine message counts, so a long queue that moves never times out;
+	// once it is producing, only its own messages count. If zero, 2 min
+	// is used. Negative disables it.
 	IdleTimeout time.Duration
 	// MaxPendingAudio is how much audio (at the reply's sample rate) one
 	// reply may hold for a game that does not consume its events; beyond

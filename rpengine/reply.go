@@ -157,6 +157,10 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, c *ca
 		sess.removeReply(r)
 		return nil, err
 	}
+	// From now on nothing waits forever: a reply that the engine neither
+	// answers nor shows any sign of life for IdleTimeout fails (issue #9:
+	// an engine that accepted a reply and lost it left it pending).
+	r.touchWaiting()
 	return r, nil
 }
 
@@ -532,21 +536,38 @@ func (r *Reply) enqueueLocked(ev Event) {
 	r.queue = append(r.queue, ev)
 }
 
-// touchLocked arms or resets the idle timer once the engine is producing.
+// touchLocked resets the idle timer for a message of this reply; any
+// message but reply.accepted means the engine is producing it.
 func (r *Reply) touchLocked(ev stream.Event) {
+	if _, ok := ev.(*stream.Accepted); !ok {
+		r.active = true
+	}
+	r.resetIdleLocked()
+}
+
+// resetIdleLocked arms or resets the idle timer.
+func (r *Reply) resetIdleLocked() {
 	d := r.sess.srv.opts.IdleTimeout
-	if d <= 0 {
+	if d <= 0 || r.ended {
 		return
 	}
-	if _, ok := ev.(*stream.Accepted); ok && !r.active {
-		return // queued: the engine may take long to start it
-	}
-	r.active = true
 	if r.idle == nil {
 		r.idle = time.AfterFunc(d, r.idleExpired)
 		return
 	}
 	r.idle.Reset(d)
+}
+
+// touchWaiting resets the idle timer of a reply the engine has not
+// started producing (sent, acked or queued): any engine message shows the
+// engine alive and its queue moving. Once the reply is active only its
+// own messages count.
+func (r *Reply) touchWaiting() {
+	r.mu.Lock()
+	if !r.active {
+		r.resetIdleLocked()
+	}
+	r.mu.Unlock()
 }
 
 func (r *Reply) idleExpired() {

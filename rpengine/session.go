@@ -236,7 +236,23 @@ func (s *session) receive(data []byte) {
 		s.log.Debug("rpengine: duplicate engine message dropped", "type", h.Type, "messageId", h.MessageID)
 		return
 	}
+	s.touchWaiting()
 	s.dispatch(h, data)
+}
+
+// touchWaiting tells every reply the engine has not started yet that the
+// engine is alive (see Reply.touchWaiting).
+func (s *session) touchWaiting() {
+	var buf [32]*Reply
+	rs := buf[:0]
+	s.mu.Lock()
+	for _, r := range s.replies {
+		rs = append(rs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range rs {
+		r.touchWaiting()
+	}
 }
 
 func (s *session) dispatch(h wire.Header, data []byte) {

@@ -204,8 +204,12 @@ func TestSession_idleTimeout(t *testing.T) {
 		r := u.reply(ctx)
 		u.in("ack", map[string]any{"acknowledgedMessageId": r.MessageID()})
 		u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 1})
-		// Queued: no idle timeout yet.
-		time.Sleep(10 * time.Minute)
+		// Queued: any engine message (here capacity.update) keeps it
+		// waiting, however long the queue takes.
+		for i := 0; i < 12; i++ {
+			time.Sleep(50 * time.Second)
+			u.in("capacity.update", map[string]any{"queueDepth": 1, "queueLimit": 20, "acceptingRequests": true})
+		}
 		synctest.Wait()
 		select {
 		case <-r.Done():
@@ -228,6 +232,35 @@ func TestSession_idleTimeout(t *testing.T) {
 		synctest.Wait()
 		testutil.Equal(t, "cancelled on the engine", len(u.ft.messages("request.cancel")), 1)
 	})
+}
+
+// Issue #9: a reply the engine accepted (or only acked) and then never
+// started, with the engine silent, waited forever.
+func TestSession_idleTimeoutWhileWaiting(t *testing.T) {
+	t.Parallel()
+	for _, accepted := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			u := newUnit(t, &ServerOptions{IdleTimeout: time.Minute, AckTimeout: -1})
+			ctx := context.Background()
+			r := u.reply(ctx)
+			u.in("ack", map[string]any{"acknowledgedMessageId": r.MessageID()})
+			if accepted {
+				u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 3})
+			}
+			time.Sleep(59 * time.Second)
+			synctest.Wait()
+			select {
+			case <-r.Done():
+				t.Fatal("timed out early")
+			default:
+			}
+			time.Sleep(2 * time.Second)
+			_, err := r.Wait(ctx)
+			testutil.ErrorIs(t, err, ErrNoAnswer)
+			synctest.Wait()
+			testutil.Equal(t, "cancelled on the engine", len(u.ft.messages("request.cancel")), 1)
+		})
+	}
 }
 
 func TestSession_capacityGating(t *testing.T) {
