@@ -48,12 +48,20 @@ type canon struct {
 }
 
 // member is one object member written to out[start:end] as "key":value.
-// key is its unescaped key: a slice of src, or of keys when the source
-// had escapes (an earlier backing array of keys stays valid and unchanged
-// when keys grows, so the slice may be kept).
+// Its unescaped key is src[ka:kb], or keys[ka:kb] when the source had
+// escapes. Offsets, not slices: a pointer-free struct needs no GC write
+// barriers while members are sorted.
 type member struct {
 	start, end int
-	key        []byte
+	ka, kb     int
+	esc        bool
+}
+
+func (c *canon) key(m *member) []byte {
+	if m.esc {
+		return c.keys[m.ka:m.kb]
+	}
+	return c.src[m.ka:m.kb]
 }
 
 type pathTok struct {
@@ -89,7 +97,7 @@ func (c *canon) pointer() string {
 			b.WriteString(strconv.Itoa(t.index))
 			continue
 		}
-		b.WriteString(escapeToken(string(c.members[t.member].key)))
+		b.WriteString(escapeToken(string(c.key(&c.members[t.member]))))
 	}
 	return b.String()
 }
@@ -219,17 +227,16 @@ func (c *canon) object() bool {
 		if !first {
 			c.out = append(c.out, ',')
 		}
-		m := member{start: len(c.out)}
-		ka := c.pos + 1
+		m := member{start: len(c.out), ka: c.pos + 1}
 		esc, ok := c.str()
 		if !ok {
 			return false
 		}
-		m.key = c.src[ka : c.pos-1]
+		m.kb = c.pos - 1
 		if esc {
 			n := len(c.keys)
-			c.keys = appendUnescaped(c.keys, m.key)
-			m.key = c.keys[n:len(c.keys):len(c.keys)]
+			c.keys = appendUnescaped(c.keys, c.src[m.ka:m.kb])
+			m.ka, m.kb, m.esc = n, len(c.keys), true
 		}
 		c.members = append(c.members, m)
 		c.path[len(c.path)-1].member = len(c.members) - 1
@@ -275,7 +282,7 @@ func (c *canon) reorder(base, start int) bool {
 	ms := c.members[base:]
 	sorted := true
 	for i := 1; i < len(ms); i++ {
-		if compareUTF16(ms[i-1].key, ms[i].key) >= 0 {
+		if compareUTF16(c.key(&ms[i-1]), c.key(&ms[i])) >= 0 {
 			sorted = false
 			break
 		}
@@ -283,14 +290,14 @@ func (c *canon) reorder(base, start int) bool {
 	if sorted {
 		return true
 	}
-	if !c.orders.apply(ms) {
-		c.orders.remember(ms)
-		slices.SortStableFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
+	if !c.orders.apply(c, ms) {
+		c.orders.remember(c, ms)
+		slices.SortStableFunc(ms, func(a, b member) int { return compareUTF16(c.key(&a), c.key(&b)) })
 		for i := 1; i < len(ms); i++ {
-			if bytes.Equal(ms[i-1].key, ms[i].key) {
+			if bytes.Equal(c.key(&ms[i-1]), c.key(&ms[i])) {
 				c.orders.forget()
 				c.path[len(c.path)-1].member = base + i
-				return c.fail("duplicate key " + strconv.Quote(string(ms[i].key)))
+				return c.fail("duplicate key " + strconv.Quote(string(c.key(&ms[i]))))
 			}
 		}
 		c.orders.learn(ms)

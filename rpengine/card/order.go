@@ -8,7 +8,7 @@ import "bytes"
 // n comparisons of equal keys, where sorting it costs about n²/4
 // comparisons and moves.
 type orderCache struct {
-	e    [4]orderEntry
+	e    [16]orderEntry
 	next int
 	cur  *orderEntry // the entry being learned
 }
@@ -22,10 +22,10 @@ type orderEntry struct {
 
 const maxOrderKeys = 64 // larger objects are sorted each time
 
-func (o *orderCache) apply(ms []member) bool {
+func (o *orderCache) apply(c *canon, ms []member) bool {
 	for i := range o.e {
 		e := &o.e[i]
-		if len(e.perm) != len(ms) || !e.matches(ms) {
+		if len(e.perm) != len(ms) || !e.matches(c, ms) {
 			continue
 		}
 		// Reorder ms by perm using the starts scratch: members are in
@@ -40,10 +40,10 @@ func (o *orderCache) apply(ms []member) bool {
 	return false
 }
 
-func (e *orderEntry) matches(ms []member) bool {
+func (e *orderEntry) matches(c *canon, ms []member) bool {
 	prev := 0
 	for i := range ms {
-		if !bytes.Equal(e.keys[prev:e.ends[i]], ms[i].key) {
+		if !bytes.Equal(e.keys[prev:e.ends[i]], c.key(&ms[i])) {
 			return false
 		}
 		prev = e.ends[i]
@@ -52,7 +52,7 @@ func (e *orderEntry) matches(ms []member) bool {
 }
 
 // remember records the source order of ms before it is sorted.
-func (o *orderCache) remember(ms []member) {
+func (o *orderCache) remember(c *canon, ms []member) {
 	o.cur = nil
 	if len(ms) > maxOrderKeys {
 		return
@@ -61,7 +61,7 @@ func (o *orderCache) remember(ms []member) {
 	o.next = (o.next + 1) % len(o.e)
 	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
 	for i := range ms {
-		e.keys = append(e.keys, ms[i].key...)
+		e.keys = append(e.keys, c.key(&ms[i])...)
 		e.ends = append(e.ends, len(e.keys))
 		e.starts = append(e.starts, ms[i].start)
 	}

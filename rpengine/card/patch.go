@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 )
@@ -25,19 +24,24 @@ type patchOp struct {
 
 // decodePatch decodes and checks a canonical patch: an array of objects
 // with a known op, valid RFC 6901 pointers, and the members each op needs.
+// The input is canonical (ApplyPatch canonicalizes it; planPatch generates
+// it), so it is walked with the splice helpers instead of encoding/json,
+// which would also match member names case-insensitively ("pAth").
 func decodePatch(canonical []byte) ([]patchOp, error) {
 	if len(canonical) == 0 || canonical[0] != '[' {
 		return nil, &PatchError{Index: -1, Err: fmt.Errorf("%w: a patch must be a JSON array", errPatchInvalid)}
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(canonical, &raw); err != nil {
-		return nil, &PatchError{Index: -1, Err: err}
-	}
-	ops := make([]patchOp, len(raw))
-	for i, r := range raw {
+	elems := children(canonical, 0, nil)
+	ops := make([]patchOp, len(elems))
+	var kids []span
+	for i, e := range elems {
 		op := &ops[i]
-		op.raw = r
-		if err := op.decode(r); err != nil {
+		op.raw = canonical[e.s:e.e]
+		if canonical[e.s] != '{' {
+			return nil, &PatchError{Index: i, Err: fmt.Errorf("%w: an operation must be an object", errPatchInvalid)}
+		}
+		kids = children(canonical, e.s, kids[:0])
+		if err := op.decode(canonical, kids); err != nil {
 			return nil, &PatchError{Index: i, Err: err}
 		}
 		if err := op.check(); err != nil {
@@ -51,27 +55,36 @@ func decodePatch(canonical []byte) ([]patchOp, error) {
 	return ops, nil
 }
 
-// decode reads the members by their exact names: encoding/json would also
-// match "pAth" to Path, and RFC 6902 member names are case-sensitive.
-func (op *patchOp) decode(r []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(r, &m); err != nil || r[0] != '{' {
-		return fmt.Errorf("%w: an operation must be an object", errPatchInvalid)
-	}
-	for name, dst := range map[string]**string{"path": &op.Path, "from": &op.From} {
-		if v, ok := m[name]; ok {
-			*dst = new(string)
-			if err := json.Unmarshal(v, *dst); err != nil || v[0] != '"' {
-				return fmt.Errorf("%w: %s must be a string", errPatchInvalid, name)
+// decode reads the members op, path, from and value by their exact names.
+func (op *patchOp) decode(doc []byte, kids []span) error {
+	for _, k := range kids {
+		v := doc[k.s:k.e]
+		name := string(doc[k.ks+1 : k.s-2]) // member names needing escapes match none below
+		if name == "value" {
+			op.Value = v
+			continue
+		}
+		var dst **string
+		switch name {
+		case "op":
+			if v[0] != '"' {
+				return fmt.Errorf("%w: op must be a string", errPatchInvalid)
 			}
+			op.Op = string(appendUnescaped(nil, v[1:len(v)-1]))
+			continue
+		case "path":
+			dst = &op.Path
+		case "from":
+			dst = &op.From
+		default:
+			continue // RFC 6902 section 4: other members are ignored
 		}
-	}
-	if v, ok := m["op"]; ok {
-		if err := json.Unmarshal(v, &op.Op); err != nil || v[0] != '"' {
-			return fmt.Errorf("%w: op must be a string", errPatchInvalid)
+		if v[0] != '"' {
+			return fmt.Errorf("%w: %s must be a string", errPatchInvalid, name)
 		}
+		str := string(appendUnescaped(nil, v[1:len(v)-1]))
+		*dst = &str
 	}
-	op.Value = m["value"]
 	return nil
 }
 
@@ -242,8 +255,9 @@ func planPatch(base []byte, target *Card, limit int) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	g := differ{a: base, b: ct.out, limit: limit, out: []byte{'['}}
-	if !g.value(span{0, 0, len(base)}, span{0, 0, len(ct.out)}) {
+	g := newDiffer(base, ct.out, limit)
+	g.value(0, 0)
+	if g.over {
 		return nil, false
 	}
 	g.out = append(g.out, ']')
@@ -259,127 +273,4 @@ func planPatch(base []byte, target *Card, limit int) ([]byte, bool) {
 		return nil, false
 	}
 	return g.out, true
-}
-
-// differ writes add/remove/replace operations turning a into b; both are
-// canonical, so equal values are equal bytes and members are sorted.
-type differ struct {
-	a, b  []byte
-	path  []byte // current pointer, tokens escaped
-	out   []byte
-	limit int
-}
-
-func (g *differ) op(op string, value []byte) bool {
-	if len(g.out) > 1 {
-		g.out = append(g.out, ',')
-	}
-	g.out = append(g.out, `{"op":"`...)
-	g.out = append(g.out, op...)
-	g.out = append(g.out, `","path":`...)
-	g.out = appendCanonicalString(g.out, string(g.path))
-	if value != nil {
-		g.out = append(g.out, `,"value":`...)
-		g.out = append(g.out, value...)
-	}
-	g.out = append(g.out, '}')
-	return g.limit < 0 || len(g.out) < g.limit
-}
-
-func (g *differ) push(tok string) int {
-	n := len(g.path)
-	g.path = append(g.path, '/')
-	g.path = append(g.path, escapeToken(tok)...)
-	return n
-}
-
-func (g *differ) value(x, y span) bool {
-	a, b := g.a[x.s:x.e], g.b[y.s:y.e]
-	switch {
-	case bytes.Equal(a, b):
-		return true
-	case a[0] == '{' && b[0] == '{':
-		return g.object(x, y)
-	case a[0] == '[' && b[0] == '[':
-		return g.array(x, y)
-	}
-	return g.op("replace", b)
-}
-
-func (g *differ) object(x, y span) bool {
-	ka, kb := children(g.a, x.s, nil), children(g.b, y.s, nil)
-	i, j := 0, 0
-	for i < len(ka) || j < len(kb) {
-		cmp := 0
-		switch {
-		case i == len(ka):
-			cmp = 1
-		case j == len(kb):
-			cmp = -1
-		default:
-			cmp = compareUTF16(keyOf(g.a, ka[i]), keyOf(g.b, kb[j]))
-		}
-		ok := true
-		switch {
-		case cmp < 0:
-			n := g.push(string(keyOf(g.a, ka[i])))
-			ok = g.op("remove", nil)
-			g.path = g.path[:n]
-			i++
-		case cmp > 0:
-			n := g.push(string(keyOf(g.b, kb[j])))
-			ok = g.op("add", g.b[kb[j].s:kb[j].e])
-			g.path = g.path[:n]
-			j++
-		default:
-			n := g.push(string(keyOf(g.a, ka[i])))
-			ok = g.value(ka[i], kb[j])
-			g.path = g.path[:n]
-			i, j = i+1, j+1
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// array keeps the common prefix and suffix, diffs the middle pairwise, and
-// removes or adds what is left over.
-func (g *differ) array(x, y span) bool {
-	ea, eb := children(g.a, x.s, nil), children(g.b, y.s, nil)
-	eq := func(i, j int) bool { return bytes.Equal(g.a[ea[i].s:ea[i].e], g.b[eb[j].s:eb[j].e]) }
-	p := 0
-	for p < len(ea) && p < len(eb) && eq(p, p) {
-		p++
-	}
-	s := 0
-	for s < len(ea)-p && s < len(eb)-p && eq(len(ea)-1-s, len(eb)-1-s) {
-		s++
-	}
-	na, nb := len(ea)-p-s, len(eb)-p-s
-	m := min(na, nb)
-	at := func(i int, f func() bool) bool {
-		n := g.push(strconv.Itoa(i))
-		ok := f()
-		g.path = g.path[:n]
-		return ok
-	}
-	for k := 0; k < m; k++ {
-		if !at(p+k, func() bool { return g.value(ea[p+k], eb[p+k]) }) {
-			return false
-		}
-	}
-	for k := na - 1; k >= m; k-- {
-		if !at(p+k, func() bool { return g.op("remove", nil) }) {
-			return false
-		}
-	}
-	for k := m; k < nb; k++ {
-		e := eb[p+k]
-		if !at(p+k, func() bool { return g.op("add", g.b[e.s:e.e]) }) {
-			return false
-		}
-	}
-	return true
 }

@@ -17,7 +17,6 @@ func getCanon(src, dst []byte) *canon {
 
 func putCanon(c *canon) {
 	c.src, c.out, c.err = nil, nil, nil
-	clear(c.members[:cap(c.members)]) // drop key slices into the caller's document
 	c.members, c.keys, c.tmp, c.path = c.members[:0], c.keys[:0], c.tmp[:0], c.path[:0]
 	if cap(c.buf) > 4*maxPooled || cap(c.tmp) > maxPooled || cap(c.keys) > maxPooled || cap(c.members) > maxPooled/32 {
 		return

@@ -25,6 +25,9 @@ type splicer struct {
 	limit int // largest doc allowed after an op
 }
 
+// structural marks the bytes skipValue stops at inside a container.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
+
 // skipValue returns the end of the canonical value starting at i.
 func skipValue(doc []byte, i int) int {
 	switch doc[i] {
@@ -33,13 +36,19 @@ func skipValue(doc []byte, i int) int {
 	case '{', '[':
 		depth := 0
 		for i < len(doc) {
+			for !structural[doc[i]] {
+				i++
+				if i == len(doc) {
+					return i
+				}
+			}
 			switch doc[i] {
 			case '"':
 				i = skipString(doc, i)
 				continue
 			case '{', '[':
 				depth++
-			case '}', ']':
+			default:
 				depth--
 				if depth == 0 {
 					return i + 1

@@ -34,31 +34,34 @@ var requiredStrings = []string{"name", "description", "personality", "scenario",
 // an object. It walks the bytes once: containers the rules look into
 // (data, the book, its entries) are walked where they are met, everything
 // else is skipped, and the violations are put in rule order afterwards.
+// A valid card costs no allocation beyond the shared scratch stack.
 func validateCanonical(doc []byte) []Violation {
-	v := validator{doc: doc}
-	var data []Violation
-	var dataEnd int
-	kids := v.walk(0, func(key []byte, vs int) int {
-		if string(key) == "data" && doc[vs] == '{' {
-			dataEnd, data = v.data(vs)
-			return dataEnd
-		}
-		return -1
-	}, nil)
+	st := &vstate{doc: doc}
+	v := validator{vstate: st}
+	kids, mark, nested := v.walk(0, levelRoot)
+	defer st.release(mark)
 	if s, ok := v.field(kids, "spec"); !ok || string(doc[s.s:s.e]) != `"chara_card_v2"` {
 		v.add("/spec", `must be "chara_card_v2"`)
 	}
 	if s, ok := v.field(kids, "spec_version"); !ok || string(doc[s.s:s.e]) != `"2.0"` {
 		v.add("/spec_version", `must be the string "2.0"`)
 	}
-	if dataEnd == 0 {
+	if d, ok := v.field(kids, "data"); !ok || doc[d.s] != '{' {
 		v.add("/data", "must be an object")
 	}
-	return append(v.out, data...)
+	return append(v.out, nested...)
 }
 
+// vstate is shared by the validators of one document.
+type vstate struct {
+	doc   []byte
+	stack []span // children lists of the containers being checked
+}
+
+func (st *vstate) release(mark int) { st.stack = st.stack[:mark] }
+
 type validator struct {
-	doc []byte
+	*vstate
 	out []Violation
 }
 
@@ -66,30 +69,44 @@ func (v *validator) add(ptr, msg string) {
 	v.out = append(v.out, Violation{Pointer: ptr, Message: msg})
 }
 
-// walk lists the members of the object at s. descend is offered each
-// member's key and value start; it returns the value's end when it walked
-// the value itself, or -1 to have it skipped.
-func (v *validator) walk(s int, descend func(key []byte, vs int) int, kids []span) []span {
+// The containers the rules look into, by depth.
+const (
+	levelRoot  = iota // descends into data
+	levelData         // descends into character_book
+	levelBook         // descends into entries
+	levelEntry        // descends into nothing
+)
+
+// walk lists the members of the object at s on the scratch stack, walking
+// the one member the level's rules look into (and collecting its
+// violations in nested) and skipping the others. The caller releases
+// the stack to mark when done with kids.
+func (v *validator) walk(s, level int) (kids []span, mark int, nested []Violation) {
 	doc := v.doc
+	mark = len(v.stack)
 	i := s + 1
 	for doc[i] != '}' {
 		c := span{ks: i}
 		i = skipString(doc, i) + 1
 		c.s = i
 		c.e = -1
-		if descend != nil {
-			c.e = descend(doc[c.ks+1:c.s-2], i)
-		}
-		if c.e < 0 {
+		switch key := string(doc[c.ks+1 : c.s-2]); {
+		case level == levelRoot && key == "data" && doc[i] == '{':
+			c.e, nested = v.data(i)
+		case level == levelData && key == "character_book" && doc[i] == '{':
+			c.e, nested = v.book(i)
+		case level == levelBook && key == "entries" && doc[i] == '[':
+			c.e, nested = v.entries(i, "/data/character_book/entries/")
+		default:
 			c.e = skipValue(doc, i)
 		}
 		i = c.e
-		kids = append(kids, c)
+		v.stack = append(v.stack, c)
 		if doc[i] == ',' {
 			i++
 		}
 	}
-	return kids
+	return v.stack[mark:], mark, nested
 }
 
 // field returns the value of member name among kids. The field names need
@@ -103,25 +120,24 @@ func (v *validator) field(kids []span, name string) (span, bool) {
 	return span{}, false
 }
 
+// containerEnd is the end of the object at s whose members are kids.
+func containerEnd(kids []span, s int) int {
+	if len(kids) == 0 {
+		return s + 2
+	}
+	return kids[len(kids)-1].e + 1
+}
+
 // data checks the data object at s and returns its end.
 func (v *validator) data(s int) (int, []Violation) {
-	d := validator{doc: v.doc}
-	var book []Violation
-	kids := d.walk(s, func(key []byte, vs int) int {
-		if string(key) == "character_book" && d.doc[vs] == '{' {
-			var end int
-			end, book = d.book(vs)
-			return end
-		}
-		return -1
-	}, nil)
+	d := validator{vstate: v.vstate}
+	kids, mark, book := d.walk(s, levelData)
+	defer d.release(mark)
 	for _, f := range requiredStrings {
 		d.check(kids, "/data", f, true, '"')
 	}
-	if n, ok := d.field(kids, "name"); ok && d.doc[n.s] == '"' {
-		if strings.TrimSpace(string(appendUnescaped(nil, d.doc[n.s+1:n.e-1]))) == "" {
-			d.add("/data/name", "must not be blank")
-		}
+	if n, ok := d.field(kids, "name"); ok && d.doc[n.s] == '"' && blank(d.doc[n.s+1:n.e-1]) {
+		d.add("/data/name", "must not be blank")
 	}
 	d.strings(kids, "/data", "alternate_greetings", true)
 	d.strings(kids, "/data", "tags", true)
@@ -132,62 +148,63 @@ func (v *validator) data(s int) (int, []Violation) {
 	return containerEnd(kids, s), append(d.out, book...)
 }
 
+// blank reports whether a canonical string body is empty or white space.
+func blank(body []byte) bool {
+	for _, b := range body {
+		if b == '\\' {
+			break // an escape: decode below
+		}
+		if b > ' ' && b < 0x80 {
+			return false // the common case: a visible ASCII character
+		}
+	}
+	return strings.TrimSpace(string(appendUnescaped(nil, body))) == ""
+}
+
 // book checks the character_book object at s and returns its end.
 func (v *validator) book(s int) (int, []Violation) {
 	const at = "/data/character_book"
-	b := validator{doc: v.doc}
-	var entries []Violation
-	haveEntries := false
-	kids := b.walk(s, func(key []byte, vs int) int {
-		if string(key) == "entries" && b.doc[vs] == '[' {
-			haveEntries = true
-			var end int
-			end, entries = b.entries(vs, at+"/entries/")
-			return end
-		}
-		return -1
-	}, nil)
+	b := validator{vstate: v.vstate}
+	kids, mark, entries := b.walk(s, levelBook)
+	defer b.release(mark)
 	b.check(kids, at, "name", false, '"')
 	b.check(kids, at, "description", false, '"')
 	b.check(kids, at, "scan_depth", false, '0')
 	b.check(kids, at, "token_budget", false, '0')
 	b.check(kids, at, "recursive_scanning", false, 't')
 	b.check(kids, at, "extensions", true, '{')
-	if !haveEntries {
+	if e, ok := b.field(kids, "entries"); !ok || b.doc[e.s] != '[' {
 		b.add(at+"/entries", "must be an array")
 	}
 	return containerEnd(kids, s), append(b.out, entries...)
 }
 
-// containerEnd is the end of the object at s whose members are kids.
-func containerEnd(kids []span, s int) int {
-	if len(kids) == 0 {
-		return s + 2
-	}
-	return kids[len(kids)-1].e + 1
-}
-
-// entries checks the entries array at s and returns its end.
+// entries checks the entries array at s and returns its end. An entry's
+// pointer is only built when the entry has a violation.
 func (v *validator) entries(s int, at string) (int, []Violation) {
 	doc := v.doc
-	e := validator{doc: doc}
-	var kids []span
+	var out []Violation
 	i := s + 1
 	for n := 0; doc[i] != ']'; n++ {
-		ptr := at + strconv.Itoa(n)
+		e := validator{vstate: v.vstate}
 		if doc[i] == '{' {
-			kids = e.walk(i, nil, kids[:0])
-			e.entry(kids, ptr)
+			kids, mark, _ := e.walk(i, levelEntry)
+			e.entry(kids, "")
 			i = containerEnd(kids, i)
+			e.release(mark)
 		} else {
-			e.add(ptr, "must be an object, not "+e.typeOf(span{i, i, i}))
+			e.add("", "must be an object, not "+e.typeOf(span{i, i, i}))
 			i = skipValue(doc, i)
+		}
+		for _, x := range e.out {
+			x.Pointer = at + strconv.Itoa(n) + x.Pointer
+			out = append(out, x)
 		}
 		if doc[i] == ',' {
 			i++
 		}
 	}
-	return i + 1, e.out
+	return i + 1, out
 }
 
 func (v *validator) entry(kids []span, at string) {
@@ -251,9 +268,12 @@ func (v *validator) strings(kids []span, at, field string, required bool) {
 		v.add(at+"/"+field, "must be an array of strings, not "+v.typeOf(s))
 		return
 	}
-	for i, e := range children(v.doc, s.s, nil) {
+	mark := len(v.stack)
+	v.stack = children(v.doc, s.s, v.stack)
+	for i, e := range v.stack[mark:] {
 		if v.kind(e) != '"' {
 			v.add(at+"/"+field+"/"+strconv.Itoa(i), "must be a string, not "+v.typeOf(e))
 		}
 	}
+	v.release(mark)
 }
