@@ -16,7 +16,8 @@ const MaxSize = 8 << 20
 // unknown fields, extension data and the source's key order are kept,
 // because the card is kept as the document it was parsed from.
 //
-// A Card is immutable; all its methods may be called concurrently.
+// A Card is immutable; all its methods may be called concurrently. Make
+// one with [Parse] or [Repair]: the zero Card is not a valid card.
 type Card struct {
 	raw    []byte
 	digest Digest

@@ -19,7 +19,7 @@
 // surrogates; numbers beyond the double range) and documents over
 // [MaxSize], the protocol's 8 MiB message limit. [Card.Validate] applies
 // the rules of the engine's validator (spec section 4.1) but reports them
-// all. [Repair] turns V1, V3 and incomplete exports into valid V2, listing
+// all; Parse checks them in the same pass that hashes, so Validate is free. [Repair] turns V1, V3 and incomplete exports into valid V2, listing
 // each [Change]; [ExtractPNG] reads a card from a PNG's tEXt chunk.
 //
 // The hash is SHA-256 over the RFC 8785 (JCS) canonical JSON of the whole
@@ -41,10 +41,18 @@
 // patches it.
 //
 // Patches are RFC 6902 with RFC 6901 pointers. [Diff] generates add, remove
-// and replace operations from the canonical forms of two cards (equal
-// subtrees are equal bytes, so they are skipped at memcmp speed), and every
-// generated patch is verified: applied to the base it must give the
-// target's hash, or there is no patch. [ApplyPatch] wraps
+// and replace operations from the canonical forms of two cards: equal
+// values are equal bytes and members are sorted, so objects merge like
+// sorted lists, and the walk skips the documents' common prefix and stops
+// at their common suffix (a one-field edit reads little beyond the field).
+// Arrays keep their common head and tail and change the middle, so one
+// insertion or removal is one operation. Every generated patch is
+// verified: applied to the base it must give the target's hash, or there
+// is no patch. (Library generators were considered: gomodules.xyz/jsonpatch
+// is correct but writes verbose array diffs; wI2L/jsondiff re-encodes
+// numbers through float64 and its Factorize mode emits wrong copy and move
+// operations. Both decode into trees of values and add a dependency, while
+// the canonical form makes a byte-level diff short and fast.) [ApplyPatch] wraps
 // github.com/evanphx/json-patch/v5 with the guards its known defects need,
 // checked by a strict applier of our own that works on canonical bytes. It
 // passes every enabled case of the json-patch-tests suite.
