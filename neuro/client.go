@@ -148,6 +148,7 @@ type Client struct {
 	forceQ    []*ForceHandle // forces waiting for the slot
 	shutdownW bool           // latest shutdown/graceful wants_shutdown
 	drained   chan struct{}  // closed and replaced when the queue empties
+	notes     []recNote      // recorder notes to write once c.mu is released
 }
 
 type queued struct {

@@ -33,13 +33,13 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 	cl := &call{gen: gen, inv: &Invocation{ID: a.ID, Name: a.Name}}
 	if perr != nil {
 		c.finishLocked(cl, Fail("malformed action message: "+perr.Error()), false)
-		c.mu.Unlock()
+		c.unlockRecording()
 		return
 	}
 	e := c.reg.byWire[a.Name]
 	if e == nil {
 		c.finishLocked(cl, Fail(c.unknownMessageLocked(a.Name)), false)
-		c.mu.Unlock()
+		c.unlockRecording()
 		return
 	}
 	act := e.a
@@ -52,18 +52,18 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
 	if err != nil {
 		c.finishLocked(cl, Fail(err.Error()+c.schemaHint(e)), false)
-		c.mu.Unlock()
+		c.unlockRecording()
 		return
 	}
 	cl.inv.Data = data
 	if e.a.Validate == nil {
 		c.finishLocked(cl, OK(""), true)
-		c.mu.Unlock()
+		c.unlockRecording()
 		return
 	}
 	if len(c.inflight) >= c.o.MaxInFlight {
 		c.finishLocked(cl, Fail("the game is busy with other actions; try again in a moment"), false)
-		c.mu.Unlock()
+		c.unlockRecording()
 		return
 	}
 	c.inflight[a.ID] = cl
@@ -103,7 +103,31 @@ func (c *Client) validate(cl *call) {
 func (c *Client) finish(cl *call, res Result, executable bool) {
 	c.mu.Lock()
 	c.finishLocked(cl, res, executable)
+	c.unlockRecording()
+}
+
+// recNote is a recorder note taken while c.mu was held.
+type recNote struct {
+	dir  jsonl.Direction
+	text string
+	msg  []byte
+}
+
+// noteLocked queues a recorder note until c.mu is released: the recorder
+// writes to the game's io.Writer, which must never run under c.mu. c.mu
+// must be held.
+func (c *Client) noteLocked(dir jsonl.Direction, text string, msg []byte) {
+	c.notes = append(c.notes, recNote{dir, text, msg})
+}
+
+// unlockRecording releases c.mu, then writes the notes queued under it.
+func (c *Client) unlockRecording() {
+	notes := c.notes
+	c.notes = nil
 	c.mu.Unlock()
+	for _, n := range notes {
+		c.rec.RecordNote(n.dir, n.text, n.msg)
+	}
 }
 
 // finishLocked answers an action exactly once: force bookkeeping (a
@@ -118,7 +142,7 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	c.rememberLocked(id)
 	delete(c.inflight, id)
 	if cl.gen != c.gen || !c.connected {
-		c.rec.RecordNote(jsonl.Out, "dropped: result for an action of a lost connection", idJSON(id))
+		c.noteLocked(jsonl.Out, "dropped: result for an action of a lost connection", idJSON(id))
 		return
 	}
 	exec := executable && res.Success && !res.NoExecute

@@ -236,3 +236,61 @@ func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
 		testutil.ErrorIs(t, disc[0], neuro.ErrQueueFull)
 	})
 }
+
+// reentrantWriter is a Recorder that calls back into the client, as a
+// game's logging might; it deadlocks if the client writes it under its
+// own lock.
+type reentrantWriter struct {
+	mu sync.Mutex
+	c  *neuro.Client
+	b  strings.Builder
+}
+
+func (w *reentrantWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	c := w.c
+	w.mu.Unlock()
+	if c != nil {
+		c.IsConnected()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *reentrantWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestClient_recorderNotWrittenUnderLock: the recorder's drop notes are
+// written after the client's lock is released. A regression deadlocks on
+// sync.Mutex, which synctest does not detect: the test then hangs until
+// go test's -timeout, whose goroutine dump shows the Write under c.mu.
+func TestClient_recorderNotWrittenUnderLock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		w := &reentrantWriter{}
+		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.ClientOptions{ReconnectDelay: time.Second,
+			ActionDeadline: time.Minute, Recorder: w})
+		w.mu.Lock()
+		w.c = e.c
+		w.mu.Unlock()
+		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
+			<-release
+			return neuro.OK("")
+		}, nil)))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		synctest.Wait()
+		e.srv.Disconnect()
+		e.wait("reconnect", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 2 })
+		close(release)
+		synctest.Wait()
+		if !strings.Contains(w.String(), "dropped: result for an action of a lost connection") {
+			t.Errorf("drop note missing from the recording:\n%s", w.String())
+		}
+	})
+}

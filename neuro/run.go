@@ -121,15 +121,15 @@ func (c *Client) mustEncode(cmd string, data any) []byte {
 // ids are stale; the server discards them) and registration diffs.
 func (c *Client) onDisconnect() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.connected = false
 	c.queue = slices.DeleteFunc(c.queue, func(q queued) bool {
 		if q.cmd == cmdResult {
-			c.rec.RecordNote(jsonl.Out, "dropped: connection lost before the result was sent", q.b)
+			c.noteLocked(jsonl.Out, "dropped: connection lost before the result was sent", q.b)
 			return true
 		}
 		return q.cmd == cmdRegister || q.cmd == cmdUnregister
 	})
+	c.unlockRecording()
 }
 
 // writeLoop sends queued messages in order. A message whose write fails
