@@ -356,6 +356,10 @@ func TestClient_badDataAnsweredAutomatically(t *testing.T) {
 				if !strings.Contains(r.Message, tt.want) {
 					t.Errorf("message %q lacks %q", r.Message, tt.want)
 				}
+				// Bad data is answered with the schema she must match.
+				if hint := "expected data matching " + string(cellSchema); tt.action == "place" && !strings.Contains(r.Message, hint) {
+					t.Errorf("message %q lacks the schema hint", r.Message)
+				}
 				testutil.Equal(t, "validator called", called, false)
 			})
 		})
