@@ -161,11 +161,10 @@ func (a *app) waitText() string {
 	return "(Ctrl-C quits)"
 }
 
-// waitWelcomed waits until the live session's welcome has been sent.
-// Server.Reply alone waits only for a live session, and the server makes
-// a session live just before it writes welcome, so a request sent at once
-// can reach the engine before welcome, which then drops the connection
-// ("reply.request before welcome"). OnSession runs after welcome.
+// waitWelcomed waits until the live session's welcome has been sent
+// (OnSession has run for it), so "engine connected" is shown before the
+// turn goes out. (Servers before e32a1d1 made a session live just before
+// writing welcome, and a request sent at once could beat it.)
 //
 // It then gives the engine up to capacityGrace to send its first
 // capacity.update (sent right after welcome), so that work is submitted
