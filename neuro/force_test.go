@@ -128,3 +128,30 @@ func TestClient_forceWaitHonoursCtx(t *testing.T) {
 		testutil.Equal(t, "outcome", o, neuro.ForcePending)
 	})
 }
+
+// TestClient_actionBeforeForceSentDoesNotAnswerIt: an unforced action that
+// arrives while the force is still held unsent does not complete it.
+func TestClient_actionBeforeForceSentDoesNotAnswerIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		testutil.Success(t, e.c.Register(placeAction(neuro.Bind(func(ctx context.Context, args struct{ Cell int }) neuro.Result {
+			if args.Cell == 1 {
+				time.Sleep(300 * time.Millisecond) // keeps the force held
+			}
+			return neuro.OK("")
+		}), nil)))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		synctest.Wait()
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		e.srv.SendAction("place", `{"cell":2}`)
+		synctest.Wait()
+		testutil.Equal(t, "outcome while held", h.Outcome(), neuro.ForcePending)
+		o, err := h.Wait(context.Background())
+		testutil.Success(t, err)
+		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+		testutil.Equal(t, "forces sent", countCmd(e.srv.Commands(), "actions/force"), 1)
+	})
+}
