@@ -103,6 +103,10 @@ type ServerOptions struct {
 	// start). It is called synchronously from the goroutine that starts or
 	// ends the session, with no lock held, and must not block.
 	OnSession func(info SessionInfo, ended bool)
+	// Mailbox, if set, selects the file-mailbox transport (spec section
+	// 7) instead of WebSocket: ListenAndServe then serves the folder
+	// instead of listening. Everything else is unchanged.
+	Mailbox *MailboxOptions
 }
 
 type serverOptions struct {
@@ -110,6 +114,7 @@ type serverOptions struct {
 	host    string
 	port    int
 	origins map[string]bool
+	mailbox *MailboxOptions // checked copy of Mailbox
 }
 
 func (o *ServerOptions) withDefaults() (serverOptions, error) {
@@ -158,6 +163,13 @@ func (o *ServerOptions) withDefaults() (serverOptions, error) {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
+	}
+	if d.Mailbox != nil {
+		m, err := d.Mailbox.withDefaults()
+		if err != nil {
+			return so, err
+		}
+		so.mailbox = &m
 	}
 	return so, nil
 }

@@ -41,6 +41,7 @@ type Server struct {
 	conns     map[transport]struct{}
 	handshake int // connections that have not yet sent hello
 	closed    bool
+	mbox      *mailbox // set while ListenAndServe serves a mailbox
 
 	wg sync.WaitGroup // connection goroutines and closers
 }
@@ -62,8 +63,12 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 }
 
 // ListenAndServe listens on the configured loopback address and serves
-// until Shutdown or Close, after which it returns ErrServerClosed.
+// until Shutdown or Close, after which it returns ErrServerClosed. With
+// ServerOptions.Mailbox it serves the mailbox folder instead.
 func (s *Server) ListenAndServe() error {
+	if s.opts.mailbox != nil {
+		return s.serveMailbox()
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host, strconv.Itoa(s.opts.port)))
 	if err != nil {
 		return fmt.Errorf("rpengine: listen: %w", err)

@@ -1,0 +1,349 @@
+// Package mailbox holds the file-transport v1 primitives (spec section 7)
+// shared by the game side (package rpengine) and the fake engine
+// (enginetest): the folder layout and manifest, message file names
+// (<13-digit ms>-<messageId>.json plus its .ready marker), the atomic
+// write (temporary name, rename, then marker), reading a marked message
+// with its size limit, and the minimal PCM16 WAV codec of audio slots.
+//
+// Every function works through an *os.Root opened on the mailbox folder,
+// so no name can reach outside it: ".." and symlinks that leave the
+// folder are refused by the kernel-backed os.Root checks, and message and
+// slot files must moreover be regular files (a symlink inside the folder
+// is not followed either).
+package mailbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Layout and manifest constants (spec section 7).
+const (
+	Schema        = "gemtavern.rp_engine.file_transport"
+	Version       = 1
+	ManifestName  = "manifest.json"
+	ToEngine      = "integration-to-engine"
+	FromEngine    = "engine-to-integration"
+	AudioDir      = "audio"
+	SlotPattern   = "slot_%04d.wav"
+	AudioFormat   = "wav_pcm_s16le"
+	SlotCount     = 2048
+	SampleRate    = 44100
+	ReadySuffix   = ".ready"
+	JSONSuffix    = ".json"
+	TempPrefix    = ".tmp-"
+	MaxSlotBytes  = 64 << 20 // a WAV slot larger than this is refused (6 min of speech)
+	stemMillisLen = 13
+)
+
+// Manifest is manifest.json.
+type Manifest struct {
+	Schema        string    `json:"schema"`
+	Version       int       `json:"version"`
+	IntegrationID string    `json:"integrationId"`
+	DisplayName   string    `json:"displayName"`
+	Mailboxes     Mailboxes `json:"mailboxes"`
+	Audio         Audio     `json:"audio"`
+}
+
+// Mailboxes names the two message folders.
+type Mailboxes struct {
+	IntegrationToEngine string `json:"integrationToEngine"`
+	EngineToIntegration string `json:"engineToIntegration"`
+}
+
+// Audio describes the audio slots.
+type Audio struct {
+	Format      string `json:"format"`
+	Directory   string `json:"directory"`
+	SlotPattern string `json:"slotPattern"`
+	SlotCount   int    `json:"slotCount"`
+	SampleRate  int    `json:"sampleRate"`
+	Channels    int    `json:"channels"`
+}
+
+// NewManifest returns the manifest of this layout.
+func NewManifest(integrationID, displayName string, slots int) Manifest {
+	return Manifest{
+		Schema: Schema, Version: Version, IntegrationID: integrationID, DisplayName: displayName,
+		Mailboxes: Mailboxes{IntegrationToEngine: ToEngine, EngineToIntegration: FromEngine},
+		Audio: Audio{Format: AudioFormat, Directory: AudioDir, SlotPattern: SlotPattern,
+			SlotCount: slots, SampleRate: SampleRate, Channels: 1},
+	}
+}
+
+// SlotName returns the file name of slot i (slot_0007.wav).
+func SlotName(i int) string {
+	s := strconv.Itoa(i)
+	for len(s) < 4 {
+		s = "0" + s
+	}
+	return "slot_" + s + ".wav"
+}
+
+// SlotPath returns the mailbox-relative path of slot i, as the engine
+// puts it in reply.audio.segment (audio/slot_0007.wav).
+func SlotPath(i int) string { return AudioDir + "/" + SlotName(i) }
+
+// Stem returns the file stem of a message: 13-digit milliseconds, a dash,
+// the messageId.
+func Stem(ms int64, messageID string) string {
+	s := strconv.FormatInt(ms, 10)
+	for len(s) < stemMillisLen {
+		s = "0" + s
+	}
+	return s + "-" + messageID
+}
+
+// ParseStem splits a stem; ok is false when it is not 13 digits, a dash
+// and a non-empty messageId of safe characters ([A-Za-z0-9._-]).
+func ParseStem(stem string) (ms int64, messageID string, ok bool) {
+	if len(stem) < stemMillisLen+2 || stem[stemMillisLen] != '-' {
+		return 0, "", false
+	}
+	for i := 0; i < stemMillisLen; i++ {
+		if stem[i] < '0' || stem[i] > '9' {
+			return 0, "", false
+		}
+	}
+	id := stem[stemMillisLen+1:]
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return 0, "", false
+		}
+	}
+	ms, err := strconv.ParseInt(stem[:stemMillisLen], 10, 64)
+	return ms, id, err == nil
+}
+
+// Entry is a marked message file in a mailbox folder.
+type Entry struct {
+	Stem string
+	MS   int64
+	ID   string
+}
+
+// List returns the stems of dir (relative to root) that have both their
+// .ready marker and a well-formed name, in stem order, plus every name
+// present (for callers that prune what they remember).
+func List(root *os.Root, dir string) (ready []Entry, names map[string]bool, err error) {
+	f, err := root.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	names = make(map[string]bool, len(des))
+	for _, de := range des {
+		names[de.Name()] = true
+	}
+	for n := range names {
+		stem, ok := strings.CutSuffix(n, ReadySuffix)
+		if !ok {
+			continue
+		}
+		ms, id, ok := ParseStem(stem)
+		if !ok || !names[stem+JSONSuffix] {
+			continue
+		}
+		ready = append(ready, Entry{Stem: stem, MS: ms, ID: id})
+	}
+	slices.SortFunc(ready, func(a, b Entry) int { return strings.Compare(a.Stem, b.Stem) })
+	return ready, names, nil
+}
+
+// ErrTooBig is returned by ReadMessage for a file over its limit.
+var ErrTooBig = errors.New("file over the size limit")
+
+// ErrNotRegular is returned for a message or slot that is not a regular
+// file (a symlink, a folder, a device): it is never followed.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ReadRegular reads name (relative to root), which must be a regular file
+// (symlinks are not followed) of at most max bytes.
+func ReadRegular(root *os.Root, name string, max int64) ([]byte, error) {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w (%v)", name, ErrNotRegular, fi.Mode().Type())
+	}
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %w: %d bytes, limit %d", name, ErrTooBig, fi.Size(), max)
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The file opened must be the one checked (not swapped for a link).
+	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
+		return nil, fmt.Errorf("%s: %w (replaced while opening)", name, ErrNotRegular)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w: grew past %d bytes", name, ErrTooBig, max)
+	}
+	return b, nil
+}
+
+// Write publishes one message in dir: data goes to a temporary name
+// (which readers ignore), is renamed to <stem>.json once complete and
+// closed, and only then is the empty <stem>.ready marker created. On
+// error nothing stays behind that a reader would take (the temporary or
+// unmarked file is removed) and the error names the file.
+func Write(root *os.Root, dir, stem string, data []byte) error {
+	tmp := path.Join(dir, TempPrefix+stem+JSONSuffix)
+	final := path.Join(dir, stem+JSONSuffix)
+	if err := writeFile(root, tmp, data); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	if err := root.Rename(tmp, final); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	if err := writeFile(root, path.Join(dir, stem+ReadySuffix), nil); err != nil {
+		_ = root.Remove(final)
+		return err
+	}
+	return nil
+}
+
+func writeFile(root *os.Root, name string, data []byte) error {
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	return werr
+}
+
+// Remove removes a message: marker first (so no reader takes a JSON
+// that is about to vanish), then the JSON. Missing files are fine.
+func Remove(root *os.Root, dir, stem string) error {
+	err1 := root.Remove(path.Join(dir, stem+ReadySuffix))
+	err2 := root.Remove(path.Join(dir, stem+JSONSuffix))
+	if errors.Is(err1, fs.ErrNotExist) {
+		err1 = nil
+	}
+	if errors.Is(err2, fs.ErrNotExist) {
+		err2 = nil
+	}
+	return errors.Join(err1, err2)
+}
+
+// ReplaceFile writes data to name through a temporary file and a rename,
+// so a reader sees the old or the new content, never a mix. A symlink at
+// name is replaced, not followed.
+func ReplaceFile(root *os.Root, name string, data []byte) error {
+	dir, file := path.Split(name)
+	tmp := path.Join(dir, TempPrefix+file)
+	_ = root.Remove(tmp)
+	if err := writeFile(root, tmp, data); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		_ = root.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// WAV (RIFF, PCM format 1, 16-bit little-endian).
+
+const wavHeader = 44
+
+// EncodeWAV returns a PCM16 WAV file holding pcm (little-endian samples,
+// interleaved when channels > 1).
+func EncodeWAV(pcm []byte, rate, channels int) []byte {
+	b := make([]byte, wavHeader, wavHeader+len(pcm))
+	copy(b[0:], "RIFF")
+	binary.LittleEndian.PutUint32(b[4:], uint32(36+len(pcm)))
+	copy(b[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(b[16:], 16)
+	binary.LittleEndian.PutUint16(b[20:], 1)
+	binary.LittleEndian.PutUint16(b[22:], uint16(channels))
+	binary.LittleEndian.PutUint32(b[24:], uint32(rate))
+	binary.LittleEndian.PutUint32(b[28:], uint32(rate*channels*2))
+	binary.LittleEndian.PutUint16(b[32:], uint16(channels*2))
+	binary.LittleEndian.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	binary.LittleEndian.PutUint32(b[40:], uint32(len(pcm)))
+	return append(b, pcm...)
+}
+
+// Silent returns the slot placeholder: one silent PCM16 mono sample.
+func Silent(rate int) []byte { return EncodeWAV([]byte{0, 0}, rate, 1) }
+
+// WAV is a decoded PCM16 WAV file.
+type WAV struct {
+	Rate, Channels int
+	PCM            []byte // little-endian samples; aliases the input
+}
+
+// ErrWAV is wrapped by DecodeWAV's errors.
+var ErrWAV = errors.New("bad WAV file")
+
+// DecodeWAV parses a RIFF/WAVE file with a PCM (format 1) 16-bit fmt
+// chunk and a data chunk; other chunks are skipped.
+func DecodeWAV(b []byte) (WAV, error) {
+	var w WAV
+	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
+		return w, fmt.Errorf("%w: no RIFF/WAVE header", ErrWAV)
+	}
+	fmtSeen := false
+	for p := 12; p+8 <= len(b); {
+		id, n := string(b[p:p+4]), int(binary.LittleEndian.Uint32(b[p+4:]))
+		p += 8
+		if n < 0 || n > len(b)-p {
+			return w, fmt.Errorf("%w: chunk %q of %d bytes overruns the file", ErrWAV, id, n)
+		}
+		switch id {
+		case "fmt ":
+			if n < 16 {
+				return w, fmt.Errorf("%w: fmt chunk of %d bytes", ErrWAV, n)
+			}
+			if f := binary.LittleEndian.Uint16(b[p:]); f != 1 {
+				return w, fmt.Errorf("%w: format %d, not PCM", ErrWAV, f)
+			}
+			if bits := binary.LittleEndian.Uint16(b[p+14:]); bits != 16 {
+				return w, fmt.Errorf("%w: %d bits per sample, not 16", ErrWAV, bits)
+			}
+			w.Channels = int(binary.LittleEndian.Uint16(b[p+2:]))
+			w.Rate = int(binary.LittleEndian.Uint32(b[p+4:]))
+			fmtSeen = true
+		case "data":
+			if !fmtSeen {
+				return w, fmt.Errorf("%w: data before fmt", ErrWAV)
+			}
+			if n%2 != 0 {
+				return w, fmt.Errorf("%w: odd data length %d", ErrWAV, n)
+			}
+			w.PCM = b[p : p+n]
+			return w, nil
+		}
+		p += n + n&1
+	}
+	return w, fmt.Errorf("%w: no data chunk", ErrWAV)
+}

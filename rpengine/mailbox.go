@@ -1,0 +1,645 @@
+package rpengine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/jsonl"
+	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// Default values of MailboxOptions.
+const (
+	DefaultMailboxActivePoll = 50 * time.Millisecond
+	DefaultMailboxIdlePoll   = 250 * time.Millisecond
+	DefaultMailboxActiveFor  = 2 * time.Second
+	DefaultMailboxLockStale  = 15 * time.Second
+	DefaultMailboxSlotCount  = mbx.SlotCount
+)
+
+// MailboxLockName is the lock file the server keeps in the mailbox folder
+// while it serves it; see [ErrMailboxLocked].
+const MailboxLockName = ".gamelink.lock"
+
+// MailboxOptions selects the file-mailbox transport of spec section 7
+// instead of WebSocket (ServerOptions.Mailbox): for games that cannot open
+// a local socket. The player selects Dir in the RPEngine page.
+type MailboxOptions struct {
+	// Dir is the mailbox folder. Required. Its parent must exist; the
+	// folder itself is created when missing. It must not be a symlink.
+	Dir string
+	// IntegrationID goes into manifest.json. Required.
+	IntegrationID string
+	// DisplayName goes into manifest.json. If empty, IntegrationID.
+	DisplayName string
+	// SlotCount is the number of audio slots. If zero, 2048 (as the spec).
+	SlotCount int
+	// ActivePoll and IdlePoll are the polling intervals while messages
+	// flow and while idle. If zero, 50 ms and 250 ms (as upstream).
+	ActivePoll, IdlePoll time.Duration
+	// ActiveFor is how long polling stays at ActivePoll after a message
+	// in either direction. If zero, 2 s.
+	ActiveFor time.Duration
+	// LockStale is how old the lock file's heartbeat may be before
+	// another process may take the folder over (a crashed game). The
+	// holder refreshes it every LockStale/4. If zero, 15 s.
+	LockStale time.Duration
+}
+
+func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
+	d := *o
+	if d.Dir == "" {
+		return d, &ConfigError{"Mailbox.Dir", "is empty"}
+	}
+	abs, err := filepath.Abs(d.Dir)
+	if err != nil {
+		return d, &ConfigError{"Mailbox.Dir", err.Error()}
+	}
+	d.Dir = abs
+	if d.IntegrationID == "" {
+		return d, &ConfigError{"Mailbox.IntegrationID", "is empty (manifest.json needs it)"}
+	}
+	if d.DisplayName == "" {
+		d.DisplayName = d.IntegrationID
+	}
+	if d.SlotCount == 0 {
+		d.SlotCount = DefaultMailboxSlotCount
+	}
+	if d.SlotCount < 1 || d.SlotCount > 10000 {
+		return d, &ConfigError{"Mailbox.SlotCount", strconv.Itoa(d.SlotCount) + " is not within 1..10000 (slot names have four digits)"}
+	}
+	setDur(&d.ActivePoll, DefaultMailboxActivePoll)
+	setDur(&d.IdlePoll, DefaultMailboxIdlePoll)
+	setDur(&d.ActiveFor, DefaultMailboxActiveFor)
+	setDur(&d.LockStale, DefaultMailboxLockStale)
+	if d.ActivePoll < 0 || d.IdlePoll < 0 || d.LockStale < 0 || d.ActiveFor < 0 {
+		return d, &ConfigError{"Mailbox", "durations must not be negative"}
+	}
+	return d, nil
+}
+
+// ErrMailboxLocked is the cause of the error ListenAndServe returns when
+// another live process serves the same mailbox folder (its lock file's
+// heartbeat is fresher than MailboxOptions.LockStale), or took it over.
+var ErrMailboxLocked = errors.New("rpengine: mailbox folder is in use by another process")
+
+// MailboxError is a file-system failure of the mailbox transport: which
+// operation, on which file, and why (for example a full disk). A failed
+// write leaves no partial message behind and is reported to the caller of
+// the request that wrote it; nothing is silently dropped.
+type MailboxError struct {
+	Op   string // "write", "read", "setup", "lock", ...
+	Path string // absolute path of the file or folder
+	Err  error
+}
+
+// Error says what failed, where and why.
+func (e *MailboxError) Error() string {
+	return "rpengine: mailbox " + e.Op + " " + e.Path + ": " + e.Err.Error()
+}
+
+// Unwrap returns the underlying error.
+func (e *MailboxError) Unwrap() error { return e.Err }
+
+// MailboxDir returns the mailbox folder the server serves, or "" in
+// WebSocket mode.
+func (s *Server) MailboxDir() string {
+	if s.opts.mailbox == nil {
+		return ""
+	}
+	return s.opts.mailbox.Dir
+}
+
+// mailbox is the game side of one mailbox folder. Fields marked "reader"
+// are used by the serving goroutine only.
+type mailbox struct {
+	srv  *Server
+	o    MailboxOptions
+	log  *slog.Logger
+	peer string // peerInstanceId: new per process (per Server)
+	root atomic.Pointer[os.Root]
+	tok  string // lock token
+
+	wmu    sync.Mutex // serialises writes; guards following
+	last   int64      // last stem milliseconds written
+	active time.Time  // when polling may drop back to idle
+	retry  [][]byte   // acks whose write failed (full disk), retried each poll
+
+	// reader
+	cur      *mailboxConn
+	seen     map[string]bool      // stems already handled, pruned to the listing
+	bad      map[string]time.Time // unparsable stems: first seen (a racing writer gets a grace period)
+	nextSlot int
+	offsets  map[*Reply]time.Duration
+	beat     time.Time
+	dirInfo  os.FileInfo
+}
+
+// maxAckRetries bounds the acks held for a retry after a failed write.
+const maxAckRetries = 1024
+
+// badGrace is how long an unparsable marked file is retried before it is
+// skipped (a writer that marks before it finishes is racing us).
+const badGrace = time.Second
+
+// serveMailbox is ListenAndServe in mailbox mode.
+func (s *Server) serveMailbox() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	if s.mbox != nil {
+		s.mu.Unlock()
+		return errors.New("rpengine: ListenAndServe called twice")
+	}
+	m := &mailbox{srv: s, o: *s.opts.mailbox, log: s.opts.Logger, peer: wire.NewID(), tok: wire.NewID(),
+		seen: map[string]bool{}, bad: map[string]time.Time{}, offsets: map[*Reply]time.Duration{}}
+	s.mbox = m
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	if err := m.setup(); err != nil {
+		s.mu.Lock()
+		s.mbox = nil
+		s.mu.Unlock()
+		return err
+	}
+	defer m.shutdown()
+	m.log.Info("rpengine: serving mailbox", "dir", m.o.Dir, "peerInstanceId", m.peer)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		closed, ch := s.closed, s.changed
+		s.mu.Unlock()
+		if closed {
+			return ErrServerClosed
+		}
+		if err := m.tick(); err != nil {
+			return err
+		}
+		d := m.o.IdlePoll
+		m.wmu.Lock()
+		if time.Now().Before(m.active) {
+			d = m.o.ActivePoll
+		}
+		m.wmu.Unlock()
+		t.Reset(d)
+		select {
+		case <-ch:
+			if !t.Stop() {
+				<-t.C
+			}
+		case <-t.C:
+		}
+	}
+}
+
+func (m *mailbox) abs(name string) string { return filepath.Join(m.o.Dir, filepath.FromSlash(name)) }
+
+func (m *mailbox) fail(op, name string, err error) error {
+	return &MailboxError{Op: op, Path: m.abs(name), Err: err}
+}
+
+// setup creates the folder layout, takes the lock, cleans what a crashed
+// predecessor left half-done, and writes the manifest and every slot.
+func (m *mailbox) setup() error {
+	if err := os.Mkdir(m.o.Dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return m.fail("setup", "", err)
+	}
+	fi, err := os.Lstat(m.o.Dir)
+	if err != nil {
+		return m.fail("setup", "", err)
+	}
+	if !fi.IsDir() {
+		return m.fail("setup", "", fmt.Errorf("not a folder (%v); symlinks are not followed", fi.Mode().Type()))
+	}
+	root, err := os.OpenRoot(m.o.Dir)
+	if err != nil {
+		return m.fail("setup", "", err)
+	}
+	m.dirInfo = fi
+	if old := m.root.Swap(root); old != nil {
+		old.Close()
+	}
+	if err := m.lock(root); err != nil {
+		return err
+	}
+	for _, d := range []string{mbx.ToEngine, mbx.FromEngine, mbx.AudioDir} {
+		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return m.fail("setup", d, err)
+		}
+		if fi, err := root.Lstat(d); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = fmt.Errorf("not a folder (%v); symlinks are not followed", fi.Mode().Type())
+			}
+			return m.fail("setup", d, err)
+		}
+	}
+	if err := m.cleanOutbox(root); err != nil {
+		return err
+	}
+	man, _ := json.MarshalIndent(mbx.NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
+	if err := mbx.ReplaceFile(root, mbx.ManifestName, man); err != nil {
+		return m.fail("setup", mbx.ManifestName, err)
+	}
+	silent := mbx.Silent(mbx.SampleRate)
+	for i := range m.o.SlotCount {
+		name := path.Join(mbx.AudioDir, mbx.SlotName(i))
+		if err := mbx.ReplaceFile(root, name, silent); err != nil {
+			return m.fail("setup", name, err)
+		}
+	}
+	m.beat = time.Now()
+	return nil
+}
+
+// cleanOutbox removes what a crashed writer of ours left in
+// integration-to-engine: temporary files and JSON without its marker
+// (the engine ignores both), and finds the last stem so stems keep
+// increasing across restarts.
+func (m *mailbox) cleanOutbox(root *os.Root) error {
+	_, names, err := mbx.List(root, mbx.ToEngine)
+	if err != nil {
+		return m.fail("setup", mbx.ToEngine, err)
+	}
+	for n := range names {
+		full := path.Join(mbx.ToEngine, n)
+		if strings.HasPrefix(n, mbx.TempPrefix) {
+			m.log.Warn("rpengine: removed a partial mailbox file left by a crash", "file", m.abs(full))
+			_ = root.Remove(full)
+			continue
+		}
+		stem, ok := strings.CutSuffix(n, mbx.JSONSuffix)
+		if !ok {
+			stem, _ = strings.CutSuffix(n, mbx.ReadySuffix)
+		}
+		ms, _, ok := mbx.ParseStem(stem)
+		if !ok {
+			continue
+		}
+		if strings.HasSuffix(n, mbx.JSONSuffix) && !names[stem+mbx.ReadySuffix] {
+			m.log.Warn("rpengine: removed an unmarked mailbox message left by a crash", "file", m.abs(full))
+			_ = root.Remove(full)
+			continue
+		}
+		m.last = max(m.last, ms)
+	}
+	return nil
+}
+
+type lockInfo struct {
+	PID     int    `json:"pid"`
+	Host    string `json:"host"`
+	Token   string `json:"token"`
+	Started string `json:"started"`
+}
+
+// lock takes the folder's lock file, or fails with ErrMailboxLocked when
+// another process holds it and its heartbeat is fresh. A stale lock (a
+// crashed process) is taken over.
+func (m *mailbox) lock(root *os.Root) error {
+	host, _ := os.Hostname()
+	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Token: m.tok, Started: wire.Timestamp(time.Now())})
+	for attempt := 0; ; attempt++ {
+		f, err := root.OpenFile(MailboxLockName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = f.Write(info)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				_ = root.Remove(MailboxLockName)
+				return m.fail("lock", MailboxLockName, err)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt >= 2 {
+			return m.fail("lock", MailboxLockName, err)
+		}
+		fi, err := root.Lstat(MailboxLockName)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return m.fail("lock", MailboxLockName, err)
+		}
+		age := time.Since(fi.ModTime())
+		if fi.Mode().IsRegular() && age < m.o.LockStale {
+			var held lockInfo
+			if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
+				_ = json.Unmarshal(b, &held)
+			}
+			return m.fail("lock", MailboxLockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
+				ErrMailboxLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
+		}
+		// Stale: move it aside under a unique name (one taker wins the
+		// rename), then create ours.
+		aside := MailboxLockName + ".stale-" + m.tok
+		if err := root.Rename(MailboxLockName, aside); err == nil {
+			_ = root.Remove(aside)
+			m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond))
+		}
+	}
+}
+
+// heartbeat refreshes the lock's mtime and checks that it is still ours.
+func (m *mailbox) heartbeat(root *os.Root) error {
+	b, err := mbx.ReadRegular(root, MailboxLockName, 4096)
+	var held lockInfo
+	if err == nil {
+		err = json.Unmarshal(b, &held)
+	}
+	if err != nil || held.Token != m.tok {
+		if err == nil {
+			err = fmt.Errorf("%w: pid %d on %q took it over", ErrMailboxLocked, held.PID, held.Host)
+		}
+		return m.fail("lock", MailboxLockName, err)
+	}
+	now := time.Now()
+	if err := root.Chtimes(MailboxLockName, now, now); err != nil {
+		return m.fail("lock", MailboxLockName, err)
+	}
+	return nil
+}
+
+// tick is one poll: folder check, heartbeat, inbound messages.
+func (m *mailbox) tick() error {
+	if err := m.checkFolder(); err != nil {
+		return err
+	}
+	root := m.root.Load()
+	if time.Since(m.beat) >= m.o.LockStale/4 {
+		if err := m.heartbeat(root); err != nil {
+			if errors.Is(err, ErrMailboxLocked) {
+				m.endSession(err)
+				return err
+			}
+			m.log.Warn("rpengine: mailbox lock heartbeat failed", "reason", err.Error())
+		}
+		m.beat = time.Now()
+	}
+	m.retryAcks()
+	m.poll(root)
+	return nil
+}
+
+// retryAcks writes again the acks whose write failed.
+func (m *mailbox) retryAcks() {
+	m.wmu.Lock()
+	msgs := m.retry
+	m.retry = nil
+	m.wmu.Unlock()
+	for i, b := range msgs {
+		if err := m.write(b); err != nil { // requeues it
+			m.wmu.Lock()
+			m.retry = append(m.retry, msgs[i+1:]...)
+			m.wmu.Unlock()
+			return
+		}
+	}
+}
+
+// checkFolder notices a mailbox folder deleted or replaced underneath:
+// the session ends (its files are gone) and the layout is created again
+// so the engine can reconnect.
+func (m *mailbox) checkFolder() error {
+	fi, err := os.Lstat(m.o.Dir)
+	if err == nil && os.SameFile(fi, m.dirInfo) {
+		if _, err := m.root.Load().Lstat(mbx.FromEngine); err == nil {
+			return nil
+		}
+	}
+	m.log.Warn("rpengine: mailbox folder was removed or replaced; creating it again", "dir", m.o.Dir)
+	m.endSession(fmt.Errorf("%w: the mailbox folder was removed", ErrConnectionLost))
+	clear(m.seen)
+	clear(m.bad)
+	if err := m.setup(); err != nil {
+		m.log.Error("rpengine: cannot recreate the mailbox", "reason", err.Error())
+		if errors.Is(err, ErrMailboxLocked) {
+			return err
+		}
+	}
+	return nil
+}
+
+// endSession ends the mailbox's live session, if any.
+func (m *mailbox) endSession(err error) {
+	c := m.cur
+	if c == nil {
+		return
+	}
+	m.cur = nil
+	c.closed.Store(true)
+	if c.sess != nil {
+		c.sess.end(err)
+	}
+	m.srv.unregister(c, false)
+}
+
+// shutdown ends the session and releases the lock.
+func (m *mailbox) shutdown() {
+	m.endSession(ErrServerClosed)
+	root := m.root.Load()
+	if root == nil {
+		return
+	}
+	if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
+		var held lockInfo
+		if json.Unmarshal(b, &held) == nil && held.Token == m.tok {
+			_ = root.Remove(MailboxLockName)
+		}
+	}
+	root.Close()
+}
+
+// poll reads every new marked engine message, in stem order.
+func (m *mailbox) poll(root *os.Root) {
+	ready, names, err := mbx.List(root, mbx.FromEngine)
+	if err != nil {
+		m.log.Warn("rpengine: cannot list the mailbox", "dir", m.abs(mbx.FromEngine), "reason", err.Error())
+		return
+	}
+	for stem := range m.seen {
+		if !names[stem+mbx.ReadySuffix] {
+			delete(m.seen, stem)
+		}
+	}
+	for stem := range m.bad {
+		if !names[stem+mbx.ReadySuffix] {
+			delete(m.bad, stem)
+		}
+	}
+	for _, e := range ready {
+		if m.seen[e.Stem] {
+			continue
+		}
+		name := path.Join(mbx.FromEngine, e.Stem+mbx.JSONSuffix)
+		data, err := mbx.ReadRegular(root, name, wire.MaxMessageBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the engine removed it (its acks go after 2 s)
+		}
+		if err != nil {
+			m.seen[e.Stem] = true
+			m.log.Warn("rpengine: skipped engine mailbox file", "file", m.abs(name), "reason", err.Error())
+			continue
+		}
+		h, err := wire.DecodeHeader(data)
+		if errors.Is(err, wire.ErrNotJSON) {
+			first, ok := m.bad[e.Stem]
+			if !ok {
+				m.bad[e.Stem] = time.Now()
+			}
+			if !ok || time.Since(first) < badGrace {
+				break // keep order: retry this one on the next poll
+			}
+		}
+		m.seen[e.Stem] = true
+		delete(m.bad, e.Stem)
+		if err != nil {
+			m.log.Warn("rpengine: skipped engine mailbox file", "file", m.abs(name), "reason", err.Error())
+			continue
+		}
+		if h.MessageID != e.ID {
+			m.log.Warn("rpengine: engine mailbox file name and messageId differ", "file", m.abs(name), "messageId", h.MessageID)
+		}
+		m.touch()
+		m.deliver(h, data)
+	}
+}
+
+func (m *mailbox) touch() {
+	m.wmu.Lock()
+	m.active = time.Now().Add(m.o.ActiveFor)
+	m.wmu.Unlock()
+}
+
+// deliver hands one engine message to the session, or starts one.
+func (m *mailbox) deliver(h wire.Header, data []byte) {
+	if h.Type == wire.TypeHello {
+		m.srv.rec.Record(jsonl.In, data)
+		m.handshake(h, data)
+		return
+	}
+	c := m.cur
+	var sess *session
+	if c != nil {
+		sess = c.sess
+		sess.mu.Lock()
+		if sess.ended != nil {
+			sess = nil
+		}
+		sess.mu.Unlock()
+	}
+	foreign := sess != nil && h.SessionID != nil && *h.SessionID != sess.info.ID
+	if sess == nil || foreign {
+		// No session to process it, but the engine deletes its files
+		// only once acked: ack it so the folder does not grow.
+		m.srv.rec.Record(jsonl.In, data)
+		m.log.Debug("rpengine: engine mailbox message outside the live session acked and dropped", "type", h.Type, "messageId", h.MessageID)
+		if h.Type != wire.TypeAck {
+			b, err := wire.Encode(wire.TypeAck, wire.NewID(), "", time.Now(), wire.Ack{AcknowledgedMessageID: h.MessageID})
+			if err == nil {
+				m.srv.rec.Record(jsonl.Out, b)
+				if err := m.write(b); err != nil {
+					m.log.Warn("rpengine: cannot ack engine mailbox message", "reason", err.Error())
+				}
+			}
+		}
+		return
+	}
+	sess.receive(data)
+}
+
+func (m *mailbox) handshake(h wire.Header, data []byte) {
+	version, err := parseHello(data)
+	if err != nil {
+		m.log.Warn("rpengine: ignored mailbox hello", "reason", "bad hello: "+err.Error())
+		return
+	}
+	c := &mailboxConn{m: m}
+	if err := m.srv.register(c); err != nil {
+		m.log.Warn("rpengine: ignored mailbox hello", "reason", err.Error())
+		return
+	}
+	sess, err := m.srv.attach(c, h.MessageID, version)
+	if err != nil {
+		m.srv.unregister(c, true)
+		return
+	}
+	c.sess = sess
+	if old := m.cur; old != nil {
+		// attach superseded and ended it; forget its connection.
+		old.closed.Store(true)
+		m.srv.unregister(old, false)
+	}
+	m.cur = c
+}
+
+// write publishes one outbound message with a strictly increasing stem.
+func (m *mailbox) write(msg []byte) error {
+	var id struct {
+		MessageID string `json:"messageId"`
+		Type      string `json:"type"`
+	}
+	if err := json.Unmarshal(msg, &id); err != nil || id.MessageID == "" {
+		return fmt.Errorf("rpengine: mailbox write: message without messageId")
+	}
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	ms := max(time.Now().UnixMilli(), m.last+1)
+	stem := mbx.Stem(ms, id.MessageID)
+	if err := mbx.Write(m.root.Load(), mbx.ToEngine, stem, msg); err != nil {
+		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries {
+			// The engine deletes its file only once acked: try again
+			// on the next polls rather than leave it forever.
+			m.retry = append(m.retry, msg)
+		}
+		return m.fail("write", path.Join(mbx.ToEngine, stem+mbx.JSONSuffix), err)
+	}
+	m.last = ms
+	m.active = time.Now().Add(m.o.ActiveFor)
+	return nil
+}
+
+// mailboxConn is one session's connection over the mailbox: the
+// transport the session sees. A new hello makes a new one.
+type mailboxConn struct {
+	m      *mailbox
+	sess   *session // set by the reader once attached
+	closed atomic.Bool
+}
+
+func (c *mailboxConn) send(msg []byte) error {
+	if c.closed.Load() {
+		return errors.New("mailbox session ended")
+	}
+	return c.m.write(msg)
+}
+
+// close ends the connection: nothing more is written for it. A mailbox
+// has no close frame; the engine learns of a new session from welcome.
+func (c *mailboxConn) close(code int, reason string) {
+	if !c.closed.Swap(true) {
+		c.m.log.Debug("rpengine: mailbox session closed", "code", code, "reason", reason)
+	}
+}
+
+func (*mailboxConn) mustAck() bool { return true }
+
+func (c *mailboxConn) welcomeExtra() map[string]any {
+	return map[string]any{"peerInstanceId": c.m.peer, "nextAudioSlot": c.m.nextSlot}
+}
