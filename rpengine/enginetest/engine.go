@@ -33,6 +33,7 @@ type Message struct {
 type Engine struct {
 	opts options
 	url  string
+	file *fileEngine // file mode (filemode.go); nil over WebSocket
 
 	mu       sync.Mutex // guards following
 	faults   Faults
@@ -46,6 +47,7 @@ type Engine struct {
 type conn struct {
 	e         *Engine
 	c         *websocket.Conn
+	fm        *fileLink // file mode (filemode.go); nil over WebSocket
 	sessionID string
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -88,6 +90,9 @@ func DialRaw(ctx context.Context, url, origin string) (*websocket.Conn, *http.Re
 }
 
 func (e *Engine) connect(ctx context.Context) error {
+	if e.file != nil {
+		return e.connectFile(ctx)
+	}
 	c, _, err := DialRaw(ctx, e.url, e.opts.Origin)
 	if err != nil {
 		return err
@@ -232,7 +237,7 @@ func (e *Engine) Close() error {
 
 func (cn *conn) stop() {
 	cn.cancel()
-	cn.c.CloseNow()
+	cn.closeNow()
 	cn.wg.Wait()
 }
 
@@ -332,19 +337,19 @@ func (cn *conn) faults() Faults {
 
 // write sends one message, with the Duplicate and DisconnectAfter faults.
 func (cn *conn) write(ctx context.Context, b []byte) error {
-	if err := cn.c.Write(ctx, websocket.MessageText, b); err != nil {
+	if err := cn.writeRaw(ctx, b); err != nil {
 		return err
 	}
 	n := cn.sent.Add(1)
 	f := cn.faults()
 	if f.Duplicate {
 		if h, err := wire.DecodeHeader(b); err == nil && h.Type != wire.TypeAck {
-			_ = cn.c.Write(ctx, websocket.MessageText, b)
+			_ = cn.writeRaw(ctx, b)
 		}
 	}
 	if f.DisconnectAfter > 0 && n == int64(f.DisconnectAfter) {
 		cn.e.opts.Logf("enginetest: disconnecting after %d messages", n)
-		cn.c.CloseNow()
+		cn.closeNow()
 	}
 	return nil
 }

@@ -289,6 +289,13 @@ func (cn *conn) run(j *job) {
 		if !audio {
 			continue
 		}
+		if cn.fm != nil { // file mode: one WAV slot per sentence
+			if !cn.fm.segment(j, segs, strings.TrimSpace(sentence), Synthesize(i, cn.e.opts.SecondsPerSentence)) {
+				return
+			}
+			segs++
+			continue
+		}
 		if !started {
 			started = true
 			if !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
@@ -316,7 +323,7 @@ func (cn *conn) run(j *job) {
 	if !cn.step(j, wire.TypeTextCompleted, tc) {
 		return
 	}
-	if audio {
+	if audio && cn.fm == nil {
 		if !started && !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
 			return
 		}
