@@ -270,3 +270,23 @@ func TestClient_noMergeHazard(t *testing.T) {
 		testutil.Equal(t, "registered", strings.Join(e.srv.Actions(), ","), "pass")
 	})
 }
+
+// TestClient_randyReconnect: against the Randy-like fake too, every
+// connect starts with startup then the whole set, and the answer to
+// reregister_all follows.
+func TestClient_randyReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, &neurotest.Options{Mode: neurotest.Randy}, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
+		e.start()
+		e.wait("first connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 2 })
+		e.srv.Disconnect()
+		e.wait("second connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 4 })
+		testutil.Equal(t, "commands", strings.Join(e.srv.Commands(), ","),
+			"startup,actions/register,actions/register,startup,actions/register,actions/register")
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		o, _ := h.Wait(context.Background())
+		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
+	})
+}
