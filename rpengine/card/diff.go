@@ -2,6 +2,7 @@ package card
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 )
 
@@ -30,10 +31,16 @@ type differ struct {
 func newDiffer(a, b []byte, limit int) *differ {
 	n := min(len(a), len(b))
 	pre := 0
+	for pre+8 <= n && binary.LittleEndian.Uint64(a[pre:]) == binary.LittleEndian.Uint64(b[pre:]) {
+		pre += 8 // a word at a time: cards are mostly equal
+	}
 	for pre < n && a[pre] == b[pre] {
 		pre++
 	}
 	suf := 0
+	for suf+8 <= n-pre && binary.LittleEndian.Uint64(a[len(a)-suf-8:]) == binary.LittleEndian.Uint64(b[len(b)-suf-8:]) {
+		suf += 8
+	}
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
