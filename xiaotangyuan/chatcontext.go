@@ -17,7 +17,7 @@ const MaxRoleInstructions = 2000
 // and assistant.compose. Empty strings are omitted, as the Harness would
 // treat them as absent anyway. The zero value sends no context.
 type ChatContext struct {
-	RoleInstructions string // at most MaxRoleInstructions UTF-16 units
+	RoleInstructions string // at most MaxRoleInstructions UTF-16 units, after trimming
 	PlayerName       string
 	Location         string
 	Date             string
@@ -43,7 +43,9 @@ func (c *ChatContext) wire() (*wireContext, error) {
 	if c == nil {
 		return nil, nil
 	}
-	if n := utf16Len(c.RoleInstructions); n > MaxRoleInstructions {
+	// Measured after trimming, as the Harness does: the trimmed text is
+	// what is sent.
+	if n := utf16Len(strings.TrimSpace(c.RoleInstructions)); n > MaxRoleInstructions {
 		return nil, &ValidationError{Field: "context.roleInstructions", Reason: fmt.Sprintf("%d UTF-16 units, limit %d", n, MaxRoleInstructions)}
 	}
 	if c.SaveID != "" {

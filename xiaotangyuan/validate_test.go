@@ -62,6 +62,7 @@ func TestClient_LocalValidation(t *testing.T) {
 		{"role 2001", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("a", 2001)}, "context.roleInstructions"},
 		{"role counts UTF-16 units", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("😀", 1001)}, "context.roleInstructions"},
 		{"role 2000 CJK", "hi", &xty.ChatContext{RoleInstructions: strings.Repeat("汤", 2000)}, ""},
+		{"role 2000 after trimming", "hi", &xty.ChatContext{RoleInstructions: " \n" + strings.Repeat("a", 2000) + "\t "}, ""},
 		{"bad saveId", "hi", &xty.ChatContext{SaveID: "my save"}, "context.saveId"},
 		{"observation array", "hi", &xty.ChatContext{Observation: []int{1}}, "context.observation"},
 		{"observation unencodable", "hi", &xty.ChatContext{Observation: map[string]any{"f": func() {}}}, "context.observation"},
