@@ -102,7 +102,9 @@ func (g *game) play(ctx context.Context) error {
 	g.mu.Lock()
 	g.b = board{}
 	g.mu.Unlock()
-	g.c.ContextSilent("A new game of tic-tac-toe starts. The player is X and moves first; you are O.")
+	if err := g.c.ContextSilent("A new game of tic-tac-toe starts. The player is X and moves first; you are O."); err != nil {
+		return err
+	}
 	turn := byte('X')
 	for {
 		g.mu.Lock()
