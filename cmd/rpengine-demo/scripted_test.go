@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
@@ -417,4 +418,40 @@ func TestScripted_PNGCardRecordVerbose(t *testing.T) {
 	req := recorded(t, rec, "reply.request")[0]
 	testutil.Equal(t, "characterId", req["characterId"], any("keeper"))
 	testutil.Equal(t, "integrationId", req["integrationId"], any("rpengine-demo"))
+}
+
+// A second engine (a stray tab, a reloaded page) supersedes the first in
+// the middle of a reply: the turn is sent again on the new session.
+func TestScripted_Superseded(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, false, "--port", "0", "--say", "Who is there?", "--wait", "20s", "--no-playback")
+	url := "ws://127.0.0.1:" + strconv.Itoa(d.port()) + "/rp-engine/socket"
+	ctx := ctxT(t)
+	first, err := enginetest.Dial(ctx, url, &enginetest.Options{Faults: enginetest.Faults{Delay: 100 * time.Millisecond}})
+	testutil.Success(t, err)
+	defer first.Close()
+	_, err = first.WaitType(ctx, "reply.request")
+	testutil.Success(t, err)
+	second, err := enginetest.Dial(ctx, url, nil)
+	testutil.Success(t, err)
+	defer second.Close()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+	testutil.Equal(t, "stdout", d.stdout.String(), echo("Who is there?")+"\n")
+	if _, err := second.WaitType(ctx, "reply.request"); err != nil {
+		t.Errorf("the turn was not sent again to the new engine: %v", err)
+	}
+	if !strings.Contains(d.stderr.String(), "superseded") {
+		t.Errorf("stderr does not say the connection was superseded:\n%s", d.stderr.String())
+	}
+}
+
+func TestScripted_WavTooLong(t *testing.T) {
+	t.Parallel()
+	in := filepath.Join(t.TempDir(), "long.wav")
+	writeTone(t, in, 8000, 31, 440, 0.5)
+	_, stderr, code := runDemo(t, "--engine", "sim", "--wav", in)
+	testutil.Equal(t, "exit code", code, exitUsage)
+	if !strings.Contains(stderr, "at most 30 s") {
+		t.Errorf("stderr does not give the limit:\n%s", stderr)
+	}
 }
