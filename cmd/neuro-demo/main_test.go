@@ -93,6 +93,9 @@ func TestDemo_fakeByDefault(t *testing.T) {
 		mustContain(t, out, "Playing against the fake Neuro (seed 7)",
 			`"command":"startup"`, `"command":"actions/register"`, `"name":"tictactoe_place_o"`,
 			`"command":"actions/force"`, `"command":"action/result"`, "Neuro places O on")
+		// With seed 7 the fake picks taken cells: the validator must refuse
+		// them with an actionable message, and she retries.
+		mustContain(t, out, "Neuro picked a taken cell; she tries again.", `"success":false,"message":"cell `, "is taken; free cells: ")
 		if n := strings.Count(out, "game over: "); n != 3 {
 			t.Errorf("%s: %d games over, want 3:\n%s", mode, n, out)
 		}
