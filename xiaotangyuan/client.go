@@ -113,7 +113,9 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 // a *DisconnectError wrapping net.ErrClosed, cancels running atom
 // handlers' contexts, waits for every goroutine of the client (including
 // atom handlers that ignore their context), and closes Events. It is
-// idempotent and always returns nil.
+// idempotent and always returns nil. Because it waits for them, it must
+// not be called from an [AtomFunc] or from Options.State: that would
+// wait for itself.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -140,8 +142,11 @@ func (c *Client) Close() error {
 // later hello and, when connected, reconnects so that the new
 // adapter.hello carries it (the hello is once per connection, so this is
 // the only way to change the hello saveId; a per-chat ChatContext.SaveID
-// is the other). It returns once the new connection is ready or ctx
-// expires; on expiry the switch still happens in the background.
+// is the other). The new connection is dialled at once, without
+// back-off; calls pending on the old one fail with a [*DisconnectError]
+// whose Reason is "save switched". It returns once the new connection is
+// ready or ctx expires; on expiry the switch still happens in the
+// background.
 func (c *Client) SetSaveID(ctx context.Context, id string) (err error) {
 	defer errd.Wrap(&err, "xiaotangyuan: set save id")
 	if err := ValidateSaveID(id); err != nil {

@@ -143,13 +143,24 @@ func TestClient_OversizeGuard(t *testing.T) {
 	})
 }
 
-// An incoming message over the read limit closes the connection with 1009.
+// An incoming message up to 1 MiB is read (coder/websocket's default
+// limit of 32 KiB would close the connection); one over the read limit
+// closes the connection with 1009.
 func TestClient_ReadLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, nil, nil, nil)
 		e.drain()
-		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"` + strings.Repeat("z", xty.MaxMessageSize) + `"}}`))
+		frame := func(n int) []byte {
+			return []byte(`{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"` + strings.Repeat("z", n) + `"}}`)
+		}
+		fits := frame(xty.MaxMessageSize - len(frame(0)))
+		testutil.Equal(t, "frame size", len(fits), xty.MaxMessageSize)
+		e.h.SendRaw(fits)
 		ev := e.next()
+		testutil.Equal(t, "1 MiB frame read", ev.Kind, xty.EventError)
+		testutil.Equal(t, "message length", len(ev.Message), xty.MaxMessageSize-len(frame(0)))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"` + strings.Repeat("z", xty.MaxMessageSize) + `"}}`))
+		ev = e.next()
 		testutil.Equal(t, "kind", ev.Kind, xty.EventDisconnected)
 		var de *xty.DisconnectError
 		testutil.ErrorAs(t, ev.Err, &de)
@@ -281,12 +292,33 @@ func TestClient_StateHeartbeat(t *testing.T) {
 	})
 }
 
-// SetSaveID reconnects so that the new hello carries the new save.
+// SetSaveID reconnects at once (no back-off) so that the new hello
+// carries the new save; a call pending on the old connection fails with
+// ErrDisconnected.
 func TestClient_SetSaveID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, nil, nil)
+		started := make(chan struct{}, 1)
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			if turn.Text != "wait" {
+				return xtytest.Echo(ctx, turn)
+			}
+			return blockAgent(started)(ctx, turn)
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, nil)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := e.c.Chat(context.Background(), "wait", nil)
+			errc <- err
+		}()
+		<-started
 		id := xty.SaveID("testgame", "slot-2")
+		start := time.Now()
 		testutil.Success(t, e.c.SetSaveID(context.Background(), id))
+		testutil.Equal(t, "reconnected without back-off", time.Since(start), time.Duration(0))
+		err := <-errc
+		var de *xty.DisconnectError
+		testutil.ErrorAs(t, err, &de)
+		testutil.Equal(t, "pending call's reason", de.Reason, "save switched")
 		var saves []any
 		for _, m := range e.h.Received() {
 			if m.Method == "adapter.hello" {
