@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -186,5 +187,28 @@ func TestClient_ServeBadRequests(t *testing.T) {
 		for id, frag := range want {
 			testutil.Equal(t, "answer "+id+" contains "+frag, strings.Contains(got[id], frag), true)
 		}
+	})
+}
+
+// A result too big for one message fails the step at once with
+// CodeAtomFailed, rather than being refused by the size guard and leaving
+// the Harness to time out after 15 s.
+func TestClient_AtomResultTooLarge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			start := time.Now()
+			_, err := turn.CallAtom(ctx, "game.dump", nil)
+			return fmt.Sprintf("%v after %v", err, time.Since(start)), nil
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, func(c *xty.Client) {
+			testutil.Success(t, c.HandleAtom("game.dump", func(context.Context, json.RawMessage) (any, error) {
+				return strings.Repeat("d", xty.MaxMessageSize), nil
+			}))
+		})
+		rep, err := e.c.Chat(context.Background(), "dump", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "step failure", rep.Text,
+			fmt.Sprintf("atom game.dump: result is %d bytes, over the 1 MiB message limit after 0s", xty.MaxMessageSize+2))
+		testutil.Equal(t, "code", strings.Contains(e.rec.String(), `"code":-32010`), true)
 	})
 }
