@@ -54,6 +54,9 @@
 // /card FILE shows how the card travelled (snapshot, patch or reference),
 // as read from the messages actually sent.
 //
+// -v, or the environment variable RPENGINE_DEMO_DEBUG set to anything,
+// turns on debug logs (the server's and the simulated engine's).
+//
 // The hidden flag --sim-faults (for tests) makes the simulated engine
 // misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel=REASON,
 // cancel-lost, gone.

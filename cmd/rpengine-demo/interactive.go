@@ -157,6 +157,7 @@ func (a *app) command(line string) (o outcome, done bool) {
 		}
 		a.voice, a.textOnly = v, false
 		a.con.Printf("rpengine-demo: voice %s", v)
+		a.openPlayback()
 	case "/lang":
 		if !slices.Contains(languages, arg) {
 			a.con.Printf("rpengine-demo: /lang %q: want one of %s", arg, strings.Join(languages, " "))
@@ -167,6 +168,7 @@ func (a *app) command(line string) (o outcome, done bool) {
 	case "/text-only":
 		a.textOnly = !a.textOnly
 		a.con.Printf("rpengine-demo: text only: %v", a.textOnly)
+		a.openPlayback()
 	case "/card":
 		a.switchCard(arg)
 	case "/mic":

@@ -289,8 +289,9 @@ func (a *app) simLogf(format string, args ...any) {
 }
 
 // openPlayback opens the sound device unless playback is off.
+// It is called again when /text-only or /voice turns speech back on.
 func (a *app) openPlayback() {
-	if a.cfg.noPlayback || a.cfg.textOnly {
+	if a.cfg.noPlayback || a.textOnly || a.noDevice || a.player != nil {
 		return
 	}
 	var o *audio.Output
