@@ -47,10 +47,10 @@ type ClientOptions struct {
 	// MaxQueue bounds the outgoing messages waiting for the connection
 	// (context, forces, shutdown/ready). When it is full those calls
 	// return [ErrQueueFull]. Results and registrations are not counted
-	// there: registrations are bounded by the action set, and when
-	// MaxQueue results are waiting unsent (Neuro keeps sending actions but
-	// does not read), the connection is closed as a slow peer (its
-	// [Disconnected] wraps ErrQueueFull) and re-established. If zero, 256.
+	// there; instead, when MaxQueue of them wait unsent and Neuro sends
+	// another action or reregister_all (she keeps sending but does not
+	// read), the connection is closed as a slow peer (its [Disconnected]
+	// wraps ErrQueueFull) and re-established. If zero, 256.
 	MaxQueue int
 	// MaxEvents bounds the events waiting for delivery. When it is full,
 	// new actions are answered success:false ("the game is busy") and

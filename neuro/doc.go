@@ -56,8 +56,8 @@
 // goroutine in callback mode, and one goroutine per action being validated;
 // [Client.Close] stops and joins them all. No lock is held while game
 // callbacks run. Queues are bounded: outgoing messages ([ErrQueueFull]),
-// unsent results (a server that sends actions without reading is
-// disconnected), events (actions answered "busy", other events dropped and
+// unsent results and registrations (a server that sends actions or
+// reregister_all without reading is disconnected), events (actions answered "busy", other events dropped and
 // counted), and actions in validation (answered "busy").
 //
 // # Security

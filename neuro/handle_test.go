@@ -188,9 +188,21 @@ func (s *stuckConn) Write(ctx context.Context, b []byte) error {
 
 func (s *stuckConn) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
 
-// TestClient_unreadResultsCloseSlowPeer: results are not queued without
-// bound when Neuro stops reading; the connection is closed instead.
+// TestClient_unreadResultsCloseSlowPeer: results and registrations are not
+// queued without bound when Neuro stops reading; the connection is closed
+// instead.
 func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
+	t.Run("actions", func(t *testing.T) {
+		testUnreadRepliesCloseSlowPeer(t, func(i int) map[string]any {
+			return map[string]any{"command": "action", "data": map[string]any{"id": strconv.Itoa(i), "name": "nope"}}
+		})
+	})
+	t.Run("reregister_all", func(t *testing.T) {
+		testUnreadRepliesCloseSlowPeer(t, func(int) map[string]any { return map[string]any{"command": "actions/reregister_all"} })
+	})
+}
+
+func testUnreadRepliesCloseSlowPeer(t *testing.T, msgFor func(i int) map[string]any) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := &stuckConn{in: make(chan []byte), closed: make(chan struct{})}
 		var disc []error
@@ -213,11 +225,12 @@ func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
 			}})
 		testutil.Success(t, err)
 		defer c.Close()
+		testutil.Success(t, c.Register(neuro.Action{Name: "pass", Description: "Pass."}))
 		testutil.Success(t, c.Start())
 		sent := 0
 	loop:
 		for i := range 100 {
-			msg, _ := json.Marshal(map[string]any{"command": "action", "data": map[string]any{"id": strconv.Itoa(i), "name": "nope"}})
+			msg, _ := json.Marshal(msgFor(i))
 			select {
 			case sc.in <- msg:
 				sent++
@@ -227,9 +240,9 @@ func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
 			}
 		}
 		synctest.Wait()
-		// One result is stuck in Write, MaxQueue wait behind it, and the
-		// next action read finds the backlog full.
-		testutil.Equal(t, "actions read before closing", sent, 1+8+1)
+		// The full register is stuck in Write, MaxQueue replies wait
+		// behind it, and the next message read finds the backlog full.
+		testutil.Equal(t, "messages read before closing", sent, 8+1)
 		mu.Lock()
 		defer mu.Unlock()
 		testutil.Equal(t, "disconnects", len(disc), 1)

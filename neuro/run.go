@@ -188,12 +188,16 @@ func (c *Client) readLoop(ctx context.Context, conn Conn, gen uint64) error {
 			continue
 		}
 		v, perr := parseIncoming(b)
-		if a, ok := v.(*actionMsg); ok {
-			if n := c.unsentResults(); n >= c.o.MaxQueue {
-				// Neuro sends actions but does not read the results:
-				// close the slow peer rather than queue without bound.
-				return fmt.Errorf("neuro: %w: %d results unsent; closing the connection", ErrQueueFull, n)
+		switch v.(type) {
+		case *actionMsg, ReregisterAll:
+			// Each of these queues a reply. If Neuro keeps sending them
+			// but does not read, close the slow peer rather than queue
+			// without bound.
+			if n := c.unsentReplies(); n >= c.o.MaxQueue {
+				return fmt.Errorf("neuro: %w: %d replies unsent; closing the connection", ErrQueueFull, n)
 			}
+		}
+		if a, ok := v.(*actionMsg); ok {
 			c.handleAction(gen, a, perr)
 			continue
 		}
@@ -223,13 +227,14 @@ func (c *Client) handleEvent(v any) {
 	}
 }
 
-// unsentResults counts the results queued but not yet written.
-func (c *Client) unsentResults() int {
+// unsentReplies counts the queued messages not bounded by
+// [ClientOptions.MaxQueue] at send time: results and registrations.
+func (c *Client) unsentReplies() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := 0
 	for _, q := range c.queue {
-		if q.cmd == cmdResult {
+		if q.cmd == cmdResult || q.cmd == cmdRegister || q.cmd == cmdUnregister {
 			n++
 		}
 	}
