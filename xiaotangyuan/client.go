@@ -2,6 +2,7 @@ package xiaotangyuan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -287,7 +288,15 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	}
 	if err != nil {
 		c.mu.Unlock()
-		cn.shutdown(&DisconnectError{Reason: "handshake failed", Err: err}, websocket.StatusNormalClosure)
+		// A Harness that answered gets a close handshake; one that did not
+		// (timeout, ctx expiry) would hold Connect up to 5 s more waiting
+		// for a close frame that never comes.
+		status := websocket.StatusGoingAway
+		var re *RPCError
+		if errors.As(err, &re) || errors.Is(err, net.ErrClosed) {
+			status = websocket.StatusNormalClosure
+		}
+		cn.shutdown(&DisconnectError{Reason: "handshake failed", Err: err}, status)
 		cn.wait()
 		c.asm.Reset()
 		return nil, err

@@ -346,3 +346,38 @@ func TestClient_EventQueueFull(t *testing.T) {
 		testutil.Equal(t, "noted", strings.Count(e.rec.String(), "dropped: event queue full"), 4)
 	})
 }
+
+// Each call waits its method's default timeout: ChatTimeout for chat.send,
+// chat.retry and assistant.compose (through Chat or Call), CallTimeout
+// for the others. Requests queue behind the blocked chat in the Harness,
+// so none is answered.
+func TestClient_CallTimeouts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.ChatTimeout = 7 * time.Second
+		opts.CallTimeout = 3 * time.Second
+		block := func(ctx context.Context, _ *xtytest.Turn) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		e := newEnv(t, &xtytest.Options{Agent: block}, opts, nil)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			name string
+			call func() error
+			want time.Duration
+		}{
+			{"Chat", func() error { _, err := e.c.Chat(ctx, "wait", nil); return err }, 7 * time.Second},
+			{"Compose", func() error { _, err := e.c.Compose(ctx, "wait", nil); return err }, 7 * time.Second},
+			{"Call chat.retry", func() error { return e.c.Call(ctx, "chat.retry", nil, nil) }, 7 * time.Second},
+			{"UpdateState", func() error { return e.c.UpdateState(ctx, map[string]int{}, "") }, 3 * time.Second},
+			{"Call state.update", func() error {
+				return e.c.Call(ctx, "state.update", map[string]any{"observation": map[string]int{}}, nil)
+			}, 3 * time.Second},
+		} {
+			start := time.Now()
+			testutil.ErrorIs(t, tc.call(), xty.ErrTimeout)
+			testutil.Equal(t, tc.name+" timed out after", time.Since(start), tc.want)
+		}
+	})
+}

@@ -32,40 +32,49 @@ func (l *oneConn) Accept() (net.Conn, error) {
 func (l *oneConn) Close() error   { return nil }
 func (l *oneConn) Addr() net.Addr { return &net.TCPAddr{} }
 
-// A Harness that answers the hello and then hangs (its event loop stuck,
-// reading nothing) no longer answers pings: the client drops the
-// connection after PingInterval + PingTimeout, not at the next call.
+// hungHarness serves one connection that reads the hello, answers it
+// when answerHello is set, and then hangs (its event loop stuck, reading
+// nothing, so pings go unanswered). It returns the HTTP client to dial
+// it with; the server stops when the test ends.
+func hungHarness(t *testing.T, answerHello bool) *http.Client {
+	hang := make(chan struct{})
+	l := &oneConn{ch: make(chan net.Conn), done: make(chan struct{})}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		_, b, err := ws.Read(r.Context())
+		if err != nil || !strings.Contains(string(b), "adapter.hello") {
+			t.Errorf("want hello, got %s, %v", b, err)
+			return
+		}
+		if answerHello {
+			ws.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"result":{"accepted":true,"protocolVersion":"1.1"}}`))
+		}
+		<-hang
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() {
+		close(hang)
+		close(l.done)
+		srv.Close()
+	})
+	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		a, b := net.Pipe()
+		l.ch <- a
+		return b, nil
+	}}}
+}
+
+// A Harness that answers the hello and then hangs no longer answers
+// pings: the client drops the connection after PingInterval +
+// PingTimeout, not at the next call.
 func TestClient_PingUnanswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		hang := make(chan struct{})
-		l := &oneConn{ch: make(chan net.Conn), done: make(chan struct{})}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ws, err := websocket.Accept(w, r, nil)
-			if err != nil {
-				return
-			}
-			defer ws.CloseNow()
-			_, b, err := ws.Read(r.Context())
-			if err != nil || !strings.Contains(string(b), "adapter.hello") {
-				t.Errorf("want hello, got %s, %v", b, err)
-				return
-			}
-			ws.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"result":{"accepted":true,"protocolVersion":"1.1"}}`))
-			<-hang
-		})}
-		go srv.Serve(l)
-		defer func() {
-			close(hang)
-			close(l.done)
-			srv.Close()
-		}()
-		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			a, b := net.Pipe()
-			l.ch <- a
-			return b, nil
-		}}}
 		opts := baseOptions()
-		opts.HTTPClient = hc
+		opts.HTTPClient = hungHarness(t, true)
 		opts.PingInterval = 3 * time.Second
 		opts.PingTimeout = time.Second
 		opts.ReconnectMin = time.Hour // no redial within the test
@@ -81,5 +90,28 @@ func TestClient_PingUnanswered(t *testing.T) {
 		var de *xty.DisconnectError
 		testutil.ErrorAs(t, ev.Err, &de)
 		testutil.Equal(t, "reason", de.Reason, "ping unanswered")
+	})
+}
+
+// A Harness that never answers the hello fails Connect after the default
+// HelloTimeout of 5 s with ErrTimeout, or when Connect's ctx expires
+// first; no close handshake with the silent peer adds to either.
+func TestClient_HelloTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.HTTPClient = hungHarness(t, false)
+		c, err := xty.New(opts)
+		testutil.Success(t, err)
+		defer c.Close()
+		start := time.Now()
+		err = c.Connect(context.Background())
+		testutil.ErrorIs(t, err, xty.ErrTimeout)
+		testutil.Equal(t, "after", time.Since(start), 5*time.Second)
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start = time.Now()
+		testutil.ErrorIs(t, c.Connect(ctx), context.DeadlineExceeded)
+		testutil.Equal(t, "ctx bounds Connect", time.Since(start), time.Second)
 	})
 }
