@@ -22,54 +22,66 @@ type call struct {
 // handleAction runs the pipeline for one incoming action: look the name
 // up, parse and schema-validate data, then validate on a goroutine under
 // the action's deadline. Anything wrong is answered at once with a failing
-// result whose message tells Neuro what to do instead.
+// result whose message tells Neuro what to do instead. It is called only
+// from the read loop, so one id is never handled twice concurrently.
 func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
+	cl, e := c.admit(gen, a, perr)
+	if cl == nil {
+		return
+	}
+	// Her data may be up to MaxMessageBytes: parse and validate it without
+	// c.mu, so that a big payload does not stall the game's calls.
+	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
+	c.mu.Lock()
+	switch {
+	case err != nil:
+		c.finishLocked(cl, Fail(err.Error()+c.schemaHint(e)), false)
+	case cl.action.Validate == nil:
+		cl.inv.Data = data
+		c.finishLocked(cl, OK(""), true)
+	case len(c.inflight) >= c.o.MaxInFlight:
+		c.finishLocked(cl, Fail("the game is busy with other actions; try again in a moment"), false)
+	default:
+		cl.inv.Data = data
+		c.inflight[a.ID] = cl
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go c.validate(cl)
+		return
+	}
+	c.unlockRecording()
+}
+
+// admit checks an incoming action under c.mu: ids already seen are
+// ignored, malformed messages and unknown names answered. It returns the
+// call to carry on with and its entry, or nil when it is done.
+func (c *Client) admit(gen uint64, a *actionMsg, perr error) (*call, *entry) {
 	c.mu.Lock()
 	if _, done := c.answered[a.ID]; done || c.inflight[a.ID] != nil {
 		c.mu.Unlock()
 		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", idJSON(a.ID))
-		return
+		return nil, nil
 	}
 	cl := &call{gen: gen, inv: &Invocation{ID: a.ID, Name: a.Name}}
-	if perr != nil {
-		c.finishLocked(cl, Fail("malformed action message: "+perr.Error()), false)
-		c.unlockRecording()
-		return
-	}
 	e := c.reg.byWire[a.Name]
-	if e == nil {
+	switch {
+	case perr != nil:
+		c.finishLocked(cl, Fail("malformed action message: "+perr.Error()), false)
+	case e == nil:
 		c.finishLocked(cl, Fail(c.unknownMessageLocked(a.Name)), false)
-		c.unlockRecording()
-		return
+	default:
+		act := e.a // a copy: SetActions may swap callbacks meanwhile
+		cl.action, cl.inv.Name = &act, e.a.Name
+		// Only an action that arrives after the force went out answers
+		// it; Neuro may act unforced just before a force.
+		if h := c.force; h != nil && h.sent && slices.Contains(h.f.Actions, act.Name) {
+			cl.force = h
+		}
+		c.mu.Unlock()
+		return cl, e
 	}
-	act := e.a
-	cl.action, cl.inv.Name = &act, e.a.Name
-	// Only an action that arrives after the force went out answers it;
-	// Neuro may act unforced just before a force.
-	if h := c.force; h != nil && h.sent && slices.Contains(h.f.Actions, act.Name) {
-		cl.force = h
-	}
-	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
-	if err != nil {
-		c.finishLocked(cl, Fail(err.Error()+c.schemaHint(e)), false)
-		c.unlockRecording()
-		return
-	}
-	cl.inv.Data = data
-	if e.a.Validate == nil {
-		c.finishLocked(cl, OK(""), true)
-		c.unlockRecording()
-		return
-	}
-	if len(c.inflight) >= c.o.MaxInFlight {
-		c.finishLocked(cl, Fail("the game is busy with other actions; try again in a moment"), false)
-		c.unlockRecording()
-		return
-	}
-	c.inflight[a.ID] = cl
-	c.wg.Add(1)
-	c.mu.Unlock()
-	go c.validate(cl)
+	c.unlockRecording()
+	return nil, nil
 }
 
 // validate runs the game's validator under the action's deadline. When the
