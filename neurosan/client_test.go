@@ -359,7 +359,9 @@ func TestStreamingChat_concurrencyLimit(t *testing.T) {
 }
 
 // startLongTurn starts a turn whose script emits one message and then runs
-// until the client leaves, and returns once that message was read.
+// until the client leaves, and returns once that message was read. The
+// client's 30 s IdleTimeout is a watchdog: a test that expects the stream
+// to be cut checks that it was not this timeout that ended it.
 func startLongTurn(t *testing.T) (*neurosantest.Server, *neurosan.Stream) {
 	t.Helper()
 	agent := neurosantest.Agent{Name: "long", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
@@ -368,7 +370,8 @@ func startLongTurn(t *testing.T) (*neurosantest.Server, *neurosan.Stream) {
 		return neurosantest.Reply{}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
+	c := newClient(t, s.URL, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
+	st, err := c.StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	m, err := st.Next()
 	testutil.Success(t, err)
@@ -480,6 +483,9 @@ func TestStreamingChat_connectionLostNotRetried(t *testing.T) {
 	testutil.Error(t, err)
 	if errors.Is(err, io.EOF) {
 		t.Fatalf("a cut stream must not look like a clean end: %v", err)
+	}
+	if errors.Is(err, neurosan.ErrIdleTimeout) {
+		t.Fatalf("the fake's Close did not cut the stream: %v", err)
 	}
 	testutil.Equal(t, "one request", s.Requests(), 1)
 	testutil.Equal(t, "server saw the cancel", s.Turns()[0].Cancelled, true)
