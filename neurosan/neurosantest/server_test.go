@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -185,6 +186,40 @@ func TestServer_splitWrites(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "whole line reassembled", json.Valid([]byte(line)), true)
 	testutil.Equal(t, "chunked", resp.TransferEncoding, []string{"chunked"})
+}
+
+// flushRecorder records each Write and Flush a handler makes.
+type flushRecorder struct {
+	header http.Header
+	writes []string // flushed writes; a "|" entry marks a flush
+	body   strings.Builder
+}
+
+func (r *flushRecorder) Header() http.Header { return r.header }
+func (r *flushRecorder) WriteHeader(int)     {}
+func (r *flushRecorder) Write(b []byte) (int, error) {
+	r.writes = append(r.writes, string(b))
+	r.body.Write(b)
+	return len(b), nil
+}
+func (r *flushRecorder) Flush() { r.writes = append(r.writes, "|") }
+
+// Every line is written in pieces of at most SplitWrites bytes, each
+// flushed on its own, so that a client reads objects cut anywhere.
+func TestServer_splitWritesPieces(t *testing.T) {
+	t.Parallel()
+	s := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, SplitWrites: 5})
+	w := &flushRecorder{header: http.Header{}}
+	s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/api/v1/math_guy/streaming_chat", strings.NewReader(mathBody+"}")))
+	testutil.Equal(t, "a whole answer line", strings.HasSuffix(w.body.String(), "}\n") && w.body.Len() > 50, true)
+	for i, piece := range w.writes {
+		if piece == "|" {
+			continue
+		}
+		if len(piece) > 5 || i+1 == len(w.writes) || w.writes[i+1] != "|" {
+			t.Fatalf("write %d is %q, want at most 5 bytes followed by a flush", i, piece)
+		}
+	}
 }
 
 func TestServer_history(t *testing.T) {
