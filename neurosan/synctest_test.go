@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -118,6 +119,32 @@ func TestStream_heartbeatKeepsAlive(t *testing.T) {
 		if hb := st.Heartbeats(); hb < 11 || hb > 12 {
 			t.Errorf("heartbeats: got %d, want 11 or 12", hb)
 		}
+	})
+}
+
+// A heartbeat is written only after Heartbeat of silence: a script that
+// emits a step every 6 s never lets a 10 s heartbeat fire.
+func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		chatty := neurosantest.Agent{Name: "chatty", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+			for i := range 5 {
+				time.Sleep(6 * time.Second)
+				if tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: fmt.Sprint("step ", i)}) != nil {
+					return neurosantest.Reply{}
+				}
+			}
+			time.Sleep(6 * time.Second)
+			return neurosantest.Reply{Text: "done"}
+		}}
+		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		c := servePipe(t, fake, nil)
+		st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
+		testutil.Success(t, err)
+		defer st.Close()
+		ans, err := st.Answer()
+		testutil.Success(t, err)
+		testutil.Equal(t, "answer", ans.Text, "done")
+		testutil.Equal(t, "heartbeats", st.Heartbeats(), 0)
 	})
 }
 
