@@ -160,8 +160,7 @@ func (c *Client) SetSaveID(ctx context.Context, id string) (err error) {
 	if cn == nil {
 		return nil
 	}
-	cn.switched.Store(true)
-	cn.shutdown(&DisconnectError{Code: int(websocket.StatusNormalClosure), Reason: "save switched"}, websocket.StatusNormalClosure)
+	cn.switchSave()
 	return c.waitConn(ctx, cn)
 }
 
@@ -278,7 +277,8 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		Accepted        bool   `json:"accepted"`
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	err = cn.call(ctx, "adapter.hello", c.hello(), &res, c.o.HelloTimeout)
+	hello := c.hello()
+	err = cn.call(ctx, "adapter.hello", hello, &res, c.o.HelloTimeout)
 	if err == nil && !res.Accepted {
 		err = &RPCError{Method: "adapter.hello", Message: "hello not accepted"}
 	}
@@ -302,9 +302,14 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	c.setCurrentLocked(cn)
+	// SetSaveID during the handshake found no connection to switch.
+	stale := hello.SaveID != c.saveID
 	c.mu.Unlock()
 	cn.startBackground()
 	c.emit(Event{Kind: EventConnected, ProtocolVersion: res.ProtocolVersion})
+	if stale {
+		cn.switchSave()
+	}
 	return cn, nil
 }
 

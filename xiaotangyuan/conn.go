@@ -163,6 +163,13 @@ func (cn *conn) cause() error {
 
 func (cn *conn) switching() bool { return cn.switched.Load() }
 
+// switchSave ends the connection so that the supervisor dials again at
+// once, with a hello carrying the client's current saveId.
+func (cn *conn) switchSave() {
+	cn.switched.Store(true)
+	cn.shutdown(&DisconnectError{Code: int(websocket.StatusNormalClosure), Reason: "save switched"}, websocket.StatusNormalClosure)
+}
+
 // write sends one encoded message after the size guard.
 func (cn *conn) write(b []byte, method string) error {
 	if err := checkSize(b, method); err != nil {

@@ -2,6 +2,7 @@ package xiaotangyuan_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -32,11 +33,11 @@ func (l *oneConn) Accept() (net.Conn, error) {
 func (l *oneConn) Close() error   { return nil }
 func (l *oneConn) Addr() net.Addr { return &net.TCPAddr{} }
 
-// hungHarness serves one connection that reads the hello, answers it
-// when answerHello is set, and then hangs (its event loop stuck, reading
-// nothing, so pings go unanswered). It returns the HTTP client to dial
-// it with; the server stops when the test ends.
-func hungHarness(t *testing.T, answerHello bool) *http.Client {
+// hungHarness serves connections that read the hello, answer it when
+// answer (nil: always) says so, and then hang (their event loop stuck,
+// reading nothing, so pings go unanswered). It returns the HTTP client to
+// dial it with; the server stops when the test ends.
+func hungHarness(t *testing.T, answer func(hello []byte) bool) *http.Client {
 	hang := make(chan struct{})
 	l := &oneConn{ch: make(chan net.Conn), done: make(chan struct{})}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,12 +47,13 @@ func hungHarness(t *testing.T, answerHello bool) *http.Client {
 		}
 		defer ws.CloseNow()
 		_, b, err := ws.Read(r.Context())
-		if err != nil || !strings.Contains(string(b), "adapter.hello") {
+		var hello struct{ ID json.RawMessage }
+		if err != nil || !strings.Contains(string(b), "adapter.hello") || json.Unmarshal(b, &hello) != nil {
 			t.Errorf("want hello, got %s, %v", b, err)
 			return
 		}
-		if answerHello {
-			ws.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"result":{"accepted":true,"protocolVersion":"1.1"}}`))
+		if answer == nil || answer(b) {
+			ws.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+string(hello.ID)+`,"result":{"accepted":true,"protocolVersion":"1.1"}}`))
 		}
 		<-hang
 	})}
@@ -74,7 +76,7 @@ func hungHarness(t *testing.T, answerHello bool) *http.Client {
 func TestClient_PingUnanswered(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		opts := baseOptions()
-		opts.HTTPClient = hungHarness(t, true)
+		opts.HTTPClient = hungHarness(t, nil)
 		opts.PingInterval = 3 * time.Second
 		opts.PingTimeout = time.Second
 		opts.ReconnectMin = time.Hour // no redial within the test
@@ -99,7 +101,7 @@ func TestClient_PingUnanswered(t *testing.T) {
 func TestClient_HelloTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		opts := baseOptions()
-		opts.HTTPClient = hungHarness(t, false)
+		opts.HTTPClient = hungHarness(t, func([]byte) bool { return false })
 		c, err := xty.New(opts)
 		testutil.Success(t, err)
 		defer c.Close()
@@ -113,5 +115,33 @@ func TestClient_HelloTimeout(t *testing.T) {
 		start = time.Now()
 		testutil.ErrorIs(t, c.Connect(ctx), context.DeadlineExceeded)
 		testutil.Equal(t, "ctx bounds Connect", time.Since(start), time.Second)
+	})
+}
+
+// A save switched while a hello is in flight (so that SetSaveID finds no
+// connection to switch) is not lost: the connection made with the old
+// save is replaced at once by one whose hello carries the new save.
+func TestClient_SetSaveIDDuringHandshake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hellos := make(chan []byte, 2)
+		release := make(chan struct{})
+		opts := baseOptions()
+		opts.PingInterval = -1
+		opts.HTTPClient = hungHarness(t, func(b []byte) bool {
+			hellos <- b
+			<-release
+			return true
+		})
+		c, err := xty.New(opts)
+		testutil.Success(t, err)
+		defer c.Close()
+		errc := make(chan error, 1)
+		go func() { errc <- c.Connect(context.Background()) }()
+		testutil.Equal(t, "first hello without save", strings.Contains(string(<-hellos), "saveId"), false)
+		id := xty.SaveID("testgame", "slot-9")
+		testutil.Success(t, c.SetSaveID(context.Background(), id)) // not connected yet: stored
+		close(release)
+		testutil.Success(t, <-errc)
+		testutil.Equal(t, "second hello carries the save", strings.Contains(string(<-hellos), `"saveId":"`+id+`"`), true)
 	})
 }
