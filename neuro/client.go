@@ -29,20 +29,21 @@ type ClientOptions struct {
 	Prefix string
 
 	// ActionDeadline bounds each action's Validate, well inside the
-	// server's ~20 s result window. If zero, 4 s is used (under the 5 s
-	// at which conformance tools report a timeout).
+	// server's ~20 s result window. If zero or negative, 4 s is used
+	// (under the 5 s at which conformance tools report a timeout).
 	ActionDeadline time.Duration
 
 	// ReconnectDelay is the first wait before reconnecting; it doubles on
-	// each failed attempt up to ReconnectMaxDelay. If zero, 3 s (as the
-	// official SDKs) and 30 s are used.
+	// each failed attempt up to ReconnectMaxDelay. If zero or negative,
+	// 3 s (as the official SDKs) and 30 s are used.
 	ReconnectDelay    time.Duration
 	ReconnectMaxDelay time.Duration
-	// DialTimeout bounds one connection attempt. If zero, 10 s is used.
+	// DialTimeout bounds one connection attempt. If zero or negative,
+	// 10 s is used.
 	DialTimeout time.Duration
 
-	// MaxMessageBytes limits one message in either direction. If zero,
-	// 4 MiB is used.
+	// MaxMessageBytes limits one message in either direction. If zero or
+	// negative, 4 MiB is used.
 	MaxMessageBytes int64
 	// MaxQueue bounds the outgoing messages waiting for the connection
 	// (context, forces, shutdown/ready). When it is full those calls
@@ -50,15 +51,15 @@ type ClientOptions struct {
 	// there; instead, when MaxQueue of them wait unsent and Neuro sends
 	// another action or reregister_all (she keeps sending but does not
 	// read), the connection is closed as a slow peer (its [Disconnected]
-	// wraps ErrQueueFull) and re-established. If zero, 256.
+	// wraps ErrQueueFull) and re-established. If zero or negative, 256.
 	MaxQueue int
 	// MaxEvents bounds the events waiting for delivery. When it is full,
 	// new actions are answered success:false ("the game is busy") and
-	// other events are dropped and counted ([Client.Dropped]). If zero,
-	// 256.
+	// other events are dropped and counted ([Client.Dropped]). If zero or
+	// negative, 256.
 	MaxEvents int
 	// MaxInFlight bounds actions being validated at once; more are
-	// answered success:false at once. If zero, 16.
+	// answered success:false at once. If zero or negative, 16.
 	MaxInFlight int
 
 	// OnEvent receives every [Event] in order, on the client's event
@@ -85,7 +86,7 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	if r.URL == "" {
 		r.URL = URLFromEnv()
 	}
-	if r.MaxMessageBytes == 0 {
+	if r.MaxMessageBytes <= 0 {
 		r.MaxMessageBytes = 4 << 20
 	}
 	if r.Dial == nil {
@@ -93,7 +94,7 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 		r.Dial = func(ctx context.Context, url string) (Conn, error) { return dialWebSocket(ctx, url, limit) }
 	}
 	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
+		if *d <= 0 { // a negative delay would reconnect in a tight loop
 			*d = v
 		}
 	}

@@ -290,3 +290,27 @@ func TestClient_randyReconnect(t *testing.T) {
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
 	})
 }
+
+// TestClient_negativeOptionsUseDefaults: a negative delay must not turn
+// into a tight reconnect loop, nor a negative deadline fail every action.
+func TestClient_negativeOptionsUseDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		attempts := 0
+		srv := neurotest.NewServer(nil)
+		defer srv.Close()
+		srv.SetDown(true)
+		c, err := neuro.NewClient("G", &neuro.ClientOptions{ReconnectDelay: -time.Second, ReconnectMaxDelay: -1,
+			DialTimeout: -1, MaxMessageBytes: -1, ActionDeadline: -1,
+			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
+				attempts++
+				return srv.Dial(ctx, url)
+			}})
+		testutil.Success(t, err)
+		testutil.Success(t, c.Start())
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		testutil.Equal(t, "attempts in 10 s (0, 3 s, 9 s)", attempts, 3)
+		testutil.Success(t, c.ContextSilent("fits in the default limit"))
+		c.Close()
+	})
+}
