@@ -227,7 +227,8 @@ func (a *Assembler) duplicateChunk(s *segment, e *AudioChunk, n int) bool {
 //
 // The capacity reserved ahead of the data is not charged as held audio, so
 // it has its own budget: all segments not yet emitted reserve at most
-// maxHeld samples together (a chunkMeta counts as chunkMetaSamples).
+// maxHeld samples together (a chunkMeta counts as chunkMetaSamples), on top
+// of the held audio.
 // Without it, first chunks claiming a huge segmentChunkCount made each
 // segment reserve the whole bound, and a 30 s bound let a hostile engine
 // make the game allocate tens of gigabytes. A segment over the budget
@@ -239,16 +240,17 @@ func (a *Assembler) newSegment(e *AudioChunk, n int) *segment {
 	}
 	count := e.SegmentChunkCount
 	budget := au.maxHeld - au.reserved
-	samplesCap, chunksCap := n/2, 1
+	samplesCap, chunksCap, reserve := n/2, 1, 0 // the first chunk alone: held audio bounds it
 	// count*(n/2) + count*chunkMetaSamples <= budget, without overflow.
 	if per := n/2 + chunkMetaSamples; count <= budget/per {
 		samplesCap, chunksCap = count*(n/2), count
+		reserve = count * per
 	}
 	s := &segment{
 		count:   count,
 		samples: make([]int16, 0, samplesCap),
 		chunks:  make([]chunkMeta, 0, chunksCap),
-		reserve: samplesCap + chunksCap*chunkMetaSamples,
+		reserve: reserve,
 	}
 	au.reserved += s.reserve
 	au.segs[e.SegmentSequence] = s

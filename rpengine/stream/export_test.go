@@ -6,3 +6,7 @@ package stream
 func (a *Assembler) Held() (audio, maxAudio, text, pending int) {
 	return a.aud.held, a.aud.maxHeld, a.txt.heldCost, len(a.queue) - a.head
 }
+
+// Reserved reports the sample capacity reserved ahead by pending segments
+// (see newSegment), which shares the held-audio bound as its budget.
+func (a *Assembler) Reserved() int { return a.aud.reserved }

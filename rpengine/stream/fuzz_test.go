@@ -67,13 +67,16 @@ func decodeEvents(data []byte) []stream.Event {
 }
 
 // FuzzAssembler pushes arbitrary event sequences: no panic, memory held
-// within the bounds, segments in strictly increasing order with growing
+// and reserved within the bounds, segments in strictly increasing order with growing
 // offsets, and one End, last.
 func FuzzAssembler(f *testing.F) {
 	for _, tt := range assemblerCases() {
 		f.Add(encodeEvents(f, tt.events))
 	}
 	f.Add(encodeEvents(f, genReply(newRand(1))))
+	// Two first chunks whose segments would each reserve most of the 50 ms
+	// bound of the fuzz options: the second must not reserve beyond it.
+	f.Add(encodeEvents(f, []stream.Event{start(), chunk(0, 0, 0, 4, make([]int16, 500)...), chunk(1, 1, 0, 4, make([]int16, 500)...)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := &stream.Options{MaxHeldAudio: 50 * time.Millisecond, MaxHeldText: 4096, MaxText: 8192}
 		a := stream.NewAssembler(opts)
@@ -83,6 +86,9 @@ func FuzzAssembler(f *testing.F) {
 			audio, maxAudio, text, pending := a.Held()
 			if audio > maxAudio || text > opts.MaxHeldText || pending > 2048 {
 				t.Fatalf("held audio %d/%d samples, text %d/%d bytes, %d outputs pending", audio, maxAudio, text, opts.MaxHeldText, pending)
+			}
+			if r := a.Reserved(); r < 0 || r > maxAudio {
+				t.Fatalf("%d samples reserved ahead, bound %d", r, maxAudio)
 			}
 			if len(a.Text()) > opts.MaxText+opts.MaxHeldText {
 				t.Fatalf("text of %d bytes", len(a.Text()))
