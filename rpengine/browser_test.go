@@ -277,7 +277,9 @@ func (b *browser) open(t *testing.T, pageURL string, intercept bool) (done strin
 	testutil.Success(t, err)
 	var target struct{ TargetID string }
 	testutil.Success(t, json.Unmarshal(res, &target))
-	defer func() { _, _ = b.cdp.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": target.TargetID}) }()
+	defer func() {
+		_, _ = b.cdp.call(context.Background(), "", "Target.closeTarget", map[string]any{"targetId": target.TargetID})
+	}()
 	res, err = b.cdp.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true})
 	testutil.Success(t, err)
 	var att struct{ SessionID string }
