@@ -27,9 +27,12 @@ type Options struct {
 	// [CodeHeldTextLimit].
 	MaxHeldText int
 
-	// MaxText bounds the assembled display text, in bytes; every delta also
-	// counts 8 bytes of bookkeeping. If zero or negative, 4 MiB is used.
-	// Exceeding it ends the reply with [CodeTextLimit].
+	// MaxText bounds the display text assembled from deltas, in bytes;
+	// every delta also counts 8 bytes of bookkeeping. If zero or negative,
+	// 4 MiB is used. Exceeding it ends the reply with [CodeTextLimit]. The
+	// text of reply.text.completed is the final word and replaces the
+	// assembled text as it is, unchecked: it is one message, which the
+	// connection's read limit bounds, not an accumulation.
 	MaxText int
 }
 
