@@ -168,7 +168,7 @@ func assemblerCases() []assemblerCase {
 			events: []stream.Event{chunk(0, 1, 0, 1, make([]int16, 20)...), &stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 8000, Channels: 1}},
 			want: []stream.Output{outAnomaly(stream.AnomalyUnexpectedRate, 0),
 				outEnd(stream.End{State: stream.EndFailed, Code: stream.CodeHeldAudioLimit})}},
-		{name: "completed text is not held to the text bound", opts: &stream.Options{MaxText: 10},
+		{name: "completed text is not held to the text bound", opts: &stream.Options{MaxText: 20},
 			events: []stream.Event{delta(0, "abc"), textCompleted(strings.Repeat("z", 50))},
 			want:   []stream.Output{outText("abc"), outAnomaly(stream.AnomalyTextMismatch, 0), outText(strings.Repeat("z", 50))}},
 		{name: "text bound", opts: &stream.Options{MaxText: 100},
