@@ -299,12 +299,13 @@ func TestClient_negativeOptionsUseDefaults(t *testing.T) {
 		srv := neurotest.NewServer(nil)
 		defer srv.Close()
 		srv.SetDown(true)
+		var c *neuro.Client
 		c, err := neuro.NewClient("G", &neuro.ClientOptions{ReconnectDelay: -time.Second, ReconnectMaxDelay: -1,
 			DialTimeout: -1, MaxMessageBytes: -1, ActionDeadline: -1,
 			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
 				attempts++
 				if attempts == 50 {
-					srv.SetDown(false) // a tight loop: end it so the test fails instead of hanging
+					go c.Close() // a tight loop: end it so the test fails instead of hanging
 				}
 				return srv.Dial(ctx, url)
 			}})
