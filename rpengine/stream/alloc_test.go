@@ -91,3 +91,34 @@ func TestAssembler_ReserveBounded(t *testing.T) {
 		t.Fatalf("%d first chunks allocated %d bytes, want at most %d", pushed, got, limit)
 	}
 }
+
+// TestAssembler_TextLinear pins that each text output shares the text
+// instead of copying it: 20000 deltas of 10 bytes, drained after every
+// push, allocate a few times the 200 KB of text. When each output copied
+// the whole text, they allocated about 2 GB (quadratic: a hostile engine
+// within the 4 MiB default froze the reader). Not parallel, so that
+// MemStats.TotalAlloc counts this test alone.
+func TestAssembler_TextLinear(t *testing.T) {
+	const n = 20000
+	evs := make([]*stream.TextDelta, n)
+	for i := range evs {
+		evs[i] = delta(i, "0123456789")
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	a := stream.NewAssembler(nil)
+	var last string
+	for _, ev := range evs {
+		a.Push(ev)
+		for o, ok := a.Next(); ok; o, ok = a.Next() {
+			last = o.Text
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	testutil.Equal(t, "text length", len(last), 10*n)
+	const limit = 16 << 20
+	if got := m1.TotalAlloc - m0.TotalAlloc; got > limit {
+		t.Fatalf("%d deltas allocated %d bytes, want at most %d", n, got, limit)
+	}
+}

@@ -262,7 +262,7 @@ func (a *Assembler) Next() (out Output, ok bool) {
 
 // Text returns the display text so far: the deltas in sequence order up to
 // the first gap, or the reply.text.completed text once it arrived.
-func (a *Assembler) Text() string { return a.txt.stringOf(len(a.txt.buf)) }
+func (a *Assembler) Text() string { return a.txt.text.String() }
 
 // Done reports whether an End has been produced (it may not be popped yet).
 func (a *Assembler) Done() bool { return a.done }

@@ -69,7 +69,9 @@
 // An in-order chunk of a known segment is decoded straight into the
 // segment's sample buffer, sized from the segment's first chunk: pushing it
 // allocates nothing (TestAssembler_PushAllocs). Each segment allocates its
-// own buffer once, because the caller keeps the samples.
+// own buffer once, because the caller keeps the samples. The display text
+// is append-only, so every text output shares it rather than copying it: a
+// reply of n deltas costs O(n), not O(n²) (TestAssembler_TextLinear).
 //
 // # Concurrency
 //

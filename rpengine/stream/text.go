@@ -4,39 +4,35 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // textState assembles reply.text.delta in sequence order.
 type textState struct {
-	buf      []byte         // display text: deltas [0,len(ends)) or the completed text
+	// text is the display text: deltas [0,len(ends)) or the completed
+	// text. A strings.Builder only appends, so String shares its bytes and
+	// costs nothing: each OutputText carries the whole text without
+	// copying it (a copy per delta made a reply of n deltas cost O(n²)).
+	text     strings.Builder
 	ends     []int          // ends[i]: end of delta i in buf
 	held     map[int]string // deltas after a gap, by sequence
 	heldCost int            // bytes charged for held (see Options.MaxHeldText)
 	final    *TextCompleted // reply.text.completed, once arrived
-	cache    string         // string(buf[:len(cache)]) when cacheOK
-	cacheOK  bool
 }
 
 func (t *textState) next() int { return len(t.ends) }
 
 // delta returns the text of assembled delta seq.
-func (t *textState) delta(seq int) []byte {
+func (t *textState) delta(seq int) string {
 	start := 0
 	if seq > 0 {
 		start = t.ends[seq-1]
 	}
-	return t.buf[start:t.ends[seq]]
+	return t.text.String()[start:t.ends[seq]]
 }
 
-// stringOf returns the first n bytes of the text as a string, reusing the
-// last string made when it fits.
-func (t *textState) stringOf(n int) string {
-	if t.cacheOK && n <= len(t.cache) {
-		return t.cache[:n]
-	}
-	t.cache, t.cacheOK = string(t.buf), true
-	return t.cache[:n]
-}
+// stringOf returns the first n bytes of the text, sharing its memory.
+func (t *textState) stringOf(n int) string { return t.text.String()[:n] }
 
 func (t *textState) release() {
 	t.held, t.heldCost = nil, 0
@@ -76,7 +72,7 @@ func (a *Assembler) pushDelta(e *TextDelta) {
 	case t.final != nil:
 		a.anomaly(Anomaly{Kind: AnomalyLateDelta, Sequences: []int{seq}, Detail: fmt.Sprintf("reply.text.delta %d after reply.text.completed", seq)})
 	case seq < t.next():
-		a.duplicateDelta(seq, string(t.delta(seq)) == e.Delta)
+		a.duplicateDelta(seq, t.delta(seq) == e.Delta)
 	default:
 		if h, ok := t.held[seq]; ok {
 			a.duplicateDelta(seq, h == e.Delta)
@@ -117,12 +113,12 @@ func (a *Assembler) holdDelta(seq int, d string) {
 func (a *Assembler) appendDelta(d string) {
 	t := &a.txt
 	for {
-		if len(t.buf)+len(d)+deltaBookkeeping*(len(t.ends)+1) > a.opts.MaxText {
+		if t.text.Len()+len(d)+deltaBookkeeping*(len(t.ends)+1) > a.opts.MaxText {
 			a.fail(CodeTextLimit, "display text exceeds %d bytes at delta %d", a.opts.MaxText, t.next())
 			return
 		}
-		t.buf = append(t.buf, d...)
-		t.ends = append(t.ends, len(t.buf))
+		t.text.WriteString(d)
+		t.ends = append(t.ends, t.text.Len())
 		h, ok := t.held[t.next()]
 		if !ok {
 			break
@@ -138,10 +134,10 @@ func (a *Assembler) appendDelta(d string) {
 // output that is still pending at the tail of the queue.
 func (a *Assembler) queueText() {
 	if n := len(a.queue); n > a.head && a.queue[n-1].textLen >= 0 {
-		a.queue[n-1].textLen = len(a.txt.buf)
+		a.queue[n-1].textLen = a.txt.text.Len()
 		return
 	}
-	a.enqueue(item{out: Output{Kind: OutputText}, textLen: len(a.txt.buf)})
+	a.enqueue(item{out: Output{Kind: OutputText}, textLen: a.txt.text.Len()})
 }
 
 func (a *Assembler) pushTextCompleted(e *TextCompleted) {
@@ -155,7 +151,7 @@ func (a *Assembler) pushTextCompleted(e *TextCompleted) {
 		return
 	}
 	t.final = e
-	assembled := string(t.buf) + t.heldInOrder()
+	assembled := t.text.String() + t.heldInOrder()
 	if assembled == e.Text {
 		if len(t.held) == 0 {
 			return // the text on display is already final
@@ -177,8 +173,8 @@ func (a *Assembler) setText(s string) {
 			it.out.Text, it.textLen = t.stringOf(it.textLen), -1
 		}
 	}
-	t.buf = append(t.buf[:0], s...)
-	t.cache, t.cacheOK = s, true
+	t.text.Reset() // strings already handed out keep the old bytes
+	t.text.WriteString(s)
 	t.release()
 	a.queueText()
 }
@@ -192,7 +188,7 @@ func (a *Assembler) flushText() {
 	}
 	a.anomaly(Anomaly{Kind: AnomalyTextGap, Sequences: t.missing(),
 		Detail: fmt.Sprintf("reply ended without reply.text.completed and with deltas missing from %d; %d held deltas appended", t.next(), len(t.held))})
-	a.setText(string(t.buf) + t.heldInOrder())
+	a.setText(t.text.String() + t.heldInOrder())
 }
 
 func sameTextCompleted(x, y *TextCompleted) bool {
