@@ -187,11 +187,18 @@ func (a *Assembler) pushAccepted(e *Accepted) {
 	}
 	x := *e
 	x.RequestID = a.accepted.RequestID // an empty requestId is not a conflict
-	if *a.accepted == x {
+	a.repeated(*a.accepted == x, "reply.accepted")
+}
+
+// repeated counts a repeat of a once-per-reply message as a duplicate when
+// it is the same as the first, and reports an AnomalyConflictingMessage
+// otherwise; the first one is kept either way.
+func (a *Assembler) repeated(same bool, typ string) {
+	if same {
 		a.stats.Duplicates++
 		return
 	}
-	a.anomaly(Anomaly{Kind: AnomalyConflictingMessage, Detail: "reply.accepted differs from the first one"})
+	a.anomaly(Anomaly{Kind: AnomalyConflictingMessage, Detail: typ + " differs from the first one; the first is kept"})
 }
 
 func (a *Assembler) pushCompleted() {

@@ -64,11 +64,9 @@ func (au *audioState) release() {
 func (a *Assembler) pushAudioStart(e *AudioStart) {
 	au := &a.aud
 	if au.start != nil {
-		if *au.start == *e || (au.start.Format == e.Format && au.start.SampleRate == e.SampleRate && au.start.Channels == e.Channels) {
-			a.stats.Duplicates++
-		} else {
-			a.anomaly(Anomaly{Kind: AnomalyConflictingMessage, Detail: "reply.audio.start differs from the first one"})
-		}
+		x := *e
+		x.RequestID = au.start.RequestID // an empty requestId is not a conflict
+		a.repeated(*au.start == x, "reply.audio.start")
 		return
 	}
 	c := *e
@@ -293,11 +291,9 @@ func (a *Assembler) emit(index int, s *segment) {
 func (a *Assembler) pushAudioCompleted(e *AudioCompleted) {
 	au := &a.aud
 	if au.totals != nil {
-		if *au.totals == *e {
-			a.stats.Duplicates++
-		} else {
-			a.anomaly(Anomaly{Kind: AnomalyConflictingMessage, Detail: "reply.audio.completed differs from the first one"})
-		}
+		x := *e
+		x.RequestID = au.totals.RequestID // an empty requestId is not a conflict
+		a.repeated(*au.totals == x, "reply.audio.completed")
 		return
 	}
 	c := *e

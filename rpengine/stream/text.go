@@ -143,11 +143,7 @@ func (a *Assembler) queueText() {
 func (a *Assembler) pushTextCompleted(e *TextCompleted) {
 	t := &a.txt
 	if t.final != nil {
-		if sameTextCompleted(t.final, e) {
-			a.stats.Duplicates++
-		} else {
-			a.anomaly(Anomaly{Kind: AnomalyConflictingMessage, Detail: "reply.text.completed differs from the first one"})
-		}
+		a.repeated(sameTextCompleted(t.final, e), "reply.text.completed")
 		return
 	}
 	t.final = e
