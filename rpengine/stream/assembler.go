@@ -30,9 +30,10 @@ type Assembler struct {
 	aud audioState
 }
 
-// item is a queued output. A text output is materialised by Next from the
-// first textLen bytes of the assembled text, so that a run of deltas costs
-// one string, not one per delta.
+// item is a queued output. A text output is materialised by Next as the
+// first textLen bytes of the assembled text (a slice of it, no copy), and a
+// run of deltas pushed between two Next calls extends the pending output
+// instead of queueing one per delta.
 type item struct {
 	out     Output
 	textLen int // OutputText not yet materialised: length of its text; else -1
