@@ -274,7 +274,11 @@ func (c *Client) backoff(attempt int, retryAfter string) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && s >= 0 {
 		return min(time.Duration(s)*time.Second, maxRetryBackoff)
 	}
-	d := c.opts.RetryBackoff << min(attempt-1, 16)
+	d := c.opts.RetryBackoff
+	for i := 1; i < attempt && d < maxRetryBackoff; i++ {
+		d *= 2 // stops at the cap, so a huge RetryBackoff cannot overflow
+	}
+	d = min(d, maxRetryBackoff)
 	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
 	return min(d, maxRetryBackoff)
 }

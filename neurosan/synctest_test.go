@@ -236,6 +236,8 @@ func TestClient_retryBackoffCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gaps := retryGaps(t, 20*time.Second, 2)
 		testutil.Equal(t, "capped second wait", gaps[1], 30*time.Second)
+		// A RetryBackoff so large that doubling it overflows is capped too.
+		testutil.Equal(t, "huge base", retryGaps(t, 1<<62, 2), []time.Duration{30 * time.Second, 30 * time.Second})
 	})
 }
 
