@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gen2brain/malgo"
+
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
@@ -54,4 +56,17 @@ func TestRecorder_nullBackend(t *testing.T) {
 		t.Errorf("captured only %v in 250 ms", c.Duration())
 	}
 	testutil.Success(t, r.Err())
+}
+
+// TestOpen_backendUnavailable checks that a backend that cannot open
+// (malgo.BackendNull is really miniaudio's "custom" backend, which has no
+// implementation) yields an error wrapping ErrNoDevice, the game's cue to
+// fall back, for both directions.
+func TestOpen_backendUnavailable(t *testing.T) {
+	t.Parallel()
+	open := func(cfg deviceConfig) (device, error) { return openMalgo(cfg, []malgo.Backend{malgo.BackendNull}) }
+	_, err := openOutput(nil, open)
+	testutil.ErrorIs(t, err, ErrNoDevice)
+	_, err = openRecorder(nil, open)
+	testutil.ErrorIs(t, err, ErrNoDevice)
 }

@@ -53,9 +53,11 @@ func TestRecorder_capture(t *testing.T) {
 	testutil.Equal(t, "recording", r.Recording(), false)
 	testutil.Equal(t, "limited", c.Limited, false)
 	testutil.Equal(t, "silent", c.Silent, false)
-	// 0.5 s at 16 kHz plus the flushed filter tail.
-	if n := len(c.Samples); n < 8000 || n > 8000+200 {
-		t.Errorf("%d samples, want 8000 + tail", n)
+	// 0.5 s at 16 kHz plus the flushed filter tail: Stop must flush at
+	// least the resampler's delay, or the last 1.5 ms of speech is lost.
+	tail := int(r.rs.Delay() * CaptureRate / time.Second)
+	if n := len(c.Samples); n < 8000+tail || n > 8000+200 {
+		t.Errorf("%d samples, want 8000 + a tail of at least %d", n, tail)
 	}
 	a, e := fitSine(c.Samples[100:7900], 1000, CaptureRate)
 	thdn := db(a / math.Sqrt2 / e)
@@ -81,6 +83,38 @@ func TestRecorder_capture(t *testing.T) {
 	if len(c2.Samples) > 1600+200 {
 		t.Errorf("second capture has %d samples: the first leaked in", len(c2.Samples))
 	}
+}
+
+// TestRecorder_level checks the meter window by window: each reading covers
+// exactly the last 50 ms (the default) and nothing before it.
+func TestRecorder_level(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, CaptureRate, 1, nil) // native 16 kHz: no filter
+	dc := func(v float32, n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = v
+		}
+		return x
+	}
+	testutil.Success(t, r.Start())
+	testutil.Equal(t, "before any window", r.Level(), Level{})
+	pushChunks(f, dc(-0.5, 799), 160)
+	testutil.Equal(t, "window incomplete", r.Level(), Level{})
+	pushChunks(f, dc(-0.5, 1), 1)
+	testutil.Equal(t, "first window", r.Level(), Level{Seconds: 0.05, Peak: 0.5, RMS: 0.5})
+	pushChunks(f, dc(0.25, 400), 160)
+	testutil.Equal(t, "second window incomplete", r.Level(), Level{Seconds: 0.05, Peak: 0.5, RMS: 0.5})
+	pushChunks(f, dc(0, 400), 160)
+	// Half at 0.25, half silent: peak 0.25, RMS 0.25/sqrt(2).
+	lvl := r.Level()
+	testutil.Equal(t, "second window end", lvl.Seconds, 0.1)
+	testutil.Equal(t, "second window peak", lvl.Peak, float32(0.25))
+	if math.Abs(float64(lvl.RMS)-0.25/math.Sqrt2) > 1e-6 {
+		t.Errorf("second window RMS %v, want %v", lvl.RMS, 0.25/math.Sqrt2)
+	}
+	_, err := r.Stop()
+	testutil.Success(t, err)
 }
 
 func TestRecorder_limit(t *testing.T) {
