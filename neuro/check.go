@@ -108,11 +108,14 @@ func (c *Checker) FromGame(at time.Time, msg []byte) {
 		c.startup(at)
 	case cmdRegister:
 		var d registerData
-		_ = json.Unmarshal(m.Data, &d)
-		c.register(d.Actions)
+		if c.decode(m.Command, m.Data, &d) {
+			c.register(d.Actions)
+		}
 	case cmdUnregister:
 		var d unregisterData
-		_ = json.Unmarshal(m.Data, &d)
+		if !c.decode(m.Command, m.Data, &d) {
+			return
+		}
 		for _, n := range d.ActionNames {
 			_, active := c.actions[n]
 			switch {
@@ -125,13 +128,29 @@ func (c *Checker) FromGame(at time.Time, msg []byte) {
 		}
 	case cmdForce:
 		var d forceData
-		_ = json.Unmarshal(m.Data, &d)
-		c.forceMsg(d)
+		if c.decode(m.Command, m.Data, &d) {
+			c.forceMsg(d)
+		}
 	case cmdResult:
 		var d resultData
-		_ = json.Unmarshal(m.Data, &d)
-		c.result(at, d)
+		if c.decode(m.Command, m.Data, &d) {
+			c.result(at, d)
+		}
 	}
+}
+
+// decode unmarshals the data a command requires, reporting it missing or
+// of the wrong shape as prot/invalid_message.
+func (c *Checker) decode(cmd string, data json.RawMessage, v any) bool {
+	if len(data) == 0 || string(data) == "null" {
+		c.add("prot/invalid_message", SeverityError, "", cmd+" without data")
+		return false
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		c.add("prot/invalid_message", SeverityError, "", fmt.Sprintf("%s data: %v", cmd, err))
+		return false
+	}
+	return true
 }
 
 func (c *Checker) checkGame(g *string) {

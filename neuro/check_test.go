@@ -53,6 +53,14 @@ func TestChecker(t *testing.T) {
 			{7003, true, `{"command":"action/result","game":"G","data":{"id":"2","success":true,"message":"ok"}}`},
 			{7004, false, `{"command":"action","data":{"id":"3","name":"a"}}`},
 		}, []string{"prot/force/while_pending_result", "prot/result/error_nomessage", "perf/late/action_result", "prot/result/unexpected", "perf/timeout/action_result", "perf/timeout/action_result"}},
+		{"malformed data", []step{
+			{0, true, `{"command":"startup","game":"G"}`},
+			{1, true, `{"command":"actions/register","game":"G"}`},
+			{2, true, `{"command":"actions/register","game":"G","data":{"actions":{"name":"a"}}}`},
+			{3, true, `{"command":"actions/force","game":"G","data":null}`},
+			{4, true, `{"command":"action/result","game":"G","data":{"id":1,"success":true}}`},
+			{5, true, `{"command":"actions/unregister","game":"G","data":{"action_names":"a"}}`},
+		}, []string{"prot/invalid_message", "prot/invalid_message", "prot/invalid_message", "prot/invalid_message", "prot/invalid_message"}},
 		{"register problems", []step{
 			{0, true, `{"command":"startup","game":"G"}`},
 			{1, true, reg},
