@@ -252,16 +252,17 @@ func (m *mailbox) setup() error {
 	if err := m.cleanOutbox(root); err != nil {
 		return err
 	}
-	man, _ := json.MarshalIndent(mbx.NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
-	if err := mbx.ReplaceFile(root, mbx.ManifestName, man); err != nil {
-		return m.fail("setup", mbx.ManifestName, err)
-	}
 	silent := mbx.Silent(mbx.SampleRate)
 	for i := range m.o.SlotCount {
 		name := path.Join(mbx.AudioDir, mbx.SlotName(i))
 		if err := mbx.ReplaceFile(root, name, silent); err != nil {
 			return m.fail("setup", name, err)
 		}
+	}
+	// The manifest goes last: an engine that sees it finds every slot.
+	man, _ := json.MarshalIndent(mbx.NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
+	if err := mbx.ReplaceFile(root, mbx.ManifestName, man); err != nil {
+		return m.fail("setup", mbx.ManifestName, err)
 	}
 	m.beat = time.Now()
 	return nil
@@ -603,12 +604,14 @@ func (m *mailbox) write(msg []byte) error {
 	ms := max(time.Now().UnixMilli(), m.last+1)
 	stem := mbx.Stem(ms, id.MessageID)
 	if err := mbx.Write(m.root.Load(), mbx.ToEngine, stem, msg); err != nil {
+		err = m.fail("write", path.Join(mbx.ToEngine, stem+mbx.JSONSuffix), err)
 		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries {
 			// The engine deletes its file only once acked: try again
 			// on the next polls rather than leave it forever.
 			m.retry = append(m.retry, msg)
+			m.log.Warn("rpengine: mailbox ack not written; retrying on the next poll", "reason", err.Error())
 		}
-		return m.fail("write", path.Join(mbx.ToEngine, stem+mbx.JSONSuffix), err)
+		return err
 	}
 	m.last = ms
 	m.active = time.Now().Add(m.o.ActiveFor)

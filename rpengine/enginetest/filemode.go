@@ -518,3 +518,15 @@ func (cn *conn) closeNow() {
 	}
 	cn.c.CloseNow()
 }
+
+// PeerInstanceID returns the peerInstanceId of the game's last file-mode
+// welcome ("" over WebSocket or when disconnected).
+func (e *Engine) PeerInstanceID() string {
+	cn := e.current()
+	if cn == nil || cn.fm == nil {
+		return ""
+	}
+	cn.fm.mu.Lock()
+	defer cn.fm.mu.Unlock()
+	return cn.fm.peer
+}

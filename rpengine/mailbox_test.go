@@ -1,0 +1,600 @@
+package rpengine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// waitFile waits until name exists.
+func waitFile(t *testing.T, name string) {
+	t.Helper()
+	for i := 0; i < 5000; i++ {
+		if _, err := os.Stat(name); err == nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", name)
+}
+
+// rawEngine plays the engine by hand: it writes messages into
+// engine-to-integration and reads what the game writes, without removing
+// anything unless asked.
+type rawEngine struct {
+	t    *testing.T
+	dir  string
+	root *os.Root
+	last int64
+}
+
+func newRawEngine(t *testing.T, dir string) *rawEngine {
+	waitFile(t, filepath.Join(dir, mbx.ManifestName))
+	root, err := os.OpenRoot(dir)
+	testutil.Success(t, err)
+	t.Cleanup(func() { root.Close() })
+	return &rawEngine{t: t, dir: dir, root: root}
+}
+
+// send writes one engine message and returns its messageId and stem.
+func (e *rawEngine) send(typ, sessionID string, fields any) (id, stem string) {
+	id = wire.NewID()
+	b, err := wire.Encode(typ, id, sessionID, time.Now(), fields)
+	testutil.Success(e.t, err)
+	return id, e.sendRaw(id, b)
+}
+
+func (e *rawEngine) sendRaw(id string, b []byte) string {
+	e.last = max(time.Now().UnixMilli(), e.last+1)
+	stem := mbx.Stem(e.last, id)
+	testutil.Success(e.t, mbx.Write(e.root, mbx.FromEngine, stem, b))
+	return stem
+}
+
+// gameMessages returns the game's marked messages, in stem order.
+func (e *rawEngine) gameMessages() []map[string]any {
+	ready, _, err := mbx.List(e.root, mbx.ToEngine)
+	testutil.Success(e.t, err)
+	var out []map[string]any
+	for _, r := range ready {
+		b, err := mbx.ReadRegular(e.root, filepath.Join(mbx.ToEngine, r.Stem+".json"), wire.MaxMessageBytes)
+		testutil.Success(e.t, err)
+		var m map[string]any
+		testutil.Success(e.t, json.Unmarshal(b, &m))
+		if m["protocol"] == nil {
+			continue // not the game's (a test's fixture)
+		}
+		testutil.Equal(e.t, "stem names the messageId", any(r.ID), m["messageId"])
+		m["_stem"] = r.Stem
+		out = append(out, m)
+	}
+	return out
+}
+
+// waitGame waits for a game message matching match.
+func (e *rawEngine) waitGame(match func(map[string]any) bool) map[string]any {
+	e.t.Helper()
+	for i := 0; i < 5000; i++ {
+		for _, m := range e.gameMessages() {
+			if match(m) {
+				return m
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	e.t.Fatal("game message never came")
+	return nil
+}
+
+func ackOf(id string) func(map[string]any) bool {
+	return func(m map[string]any) bool { return m["type"] == "ack" && m["acknowledgedMessageId"] == id }
+}
+
+func countAcks(msgs []map[string]any, id string) int {
+	n := 0
+	for _, m := range msgs {
+		if ackOf(id)(m) {
+			n++
+		}
+	}
+	return n
+}
+
+// hello performs the handshake by hand and returns the welcome.
+func (e *rawEngine) hello() map[string]any {
+	id, _ := e.send("hello", "", map[string]string{"clientVersion": "raw"})
+	e.waitGame(ackOf(id))
+	return e.waitGame(func(m map[string]any) bool { return m["type"] == "welcome" })
+}
+
+func TestMailbox_layoutAndHandshake(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	opts := testMailboxOptions(dir)
+	opts.SlotCount = 0 // the spec's 2048
+	opts.DisplayName = "My Game"
+	l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: opts}, dir)
+	testutil.Equal(t, "MailboxDir", l.srv.MailboxDir(), dir)
+	e := newRawEngine(t, dir)
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	testutil.Success(t, err)
+	var man map[string]any
+	testutil.Success(t, json.Unmarshal(b, &man))
+	want := map[string]any{"schema": "gemtavern.rp_engine.file_transport", "version": 1.0, "integrationId": "game", "displayName": "My Game",
+		"mailboxes": map[string]any{"integrationToEngine": "integration-to-engine", "engineToIntegration": "engine-to-integration"},
+		"audio": map[string]any{"format": "wav_pcm_s16le", "directory": "audio", "slotPattern": "slot_%04d.wav", "slotCount": 2048.0, "sampleRate": 44100.0, "channels": 1.0}}
+	testutil.Equal(t, "manifest", man, want)
+	slots, err := os.ReadDir(filepath.Join(dir, "audio"))
+	testutil.Success(t, err)
+	testutil.Equal(t, "slot files", len(slots), 2048)
+	for _, i := range []int{0, 7, 2047} {
+		b, err := os.ReadFile(filepath.Join(dir, "audio", mbx.SlotName(i)))
+		testutil.Success(t, err)
+		w, err := mbx.DecodeWAV(b)
+		testutil.Success(t, err)
+		testutil.Equal(t, "placeholder", w, mbx.WAV{Rate: 44100, Channels: 1, PCM: []byte{0, 0}})
+	}
+	testutil.Equal(t, "slot name", slots[7].Name(), "slot_0007.wav")
+
+	w := e.hello()
+	testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 0.0)
+	if p, _ := w["peerInstanceId"].(string); p == "" {
+		t.Fatalf("welcome without peerInstanceId: %v", w)
+	}
+	sid, _ := w["sessionId"].(string)
+	info, err := l.srv.WaitSession(ctxT(t))
+	testutil.Success(t, err)
+	testutil.Equal(t, "session", info.ID, sid)
+	testutil.Equal(t, "client version", info.ClientVersion, "raw")
+	// Stems are 13 digits and strictly increasing; each JSON has its marker.
+	var stems []string
+	for _, m := range e.gameMessages() {
+		stems = append(stems, m["_stem"].(string))
+	}
+	testutil.Equal(t, "sorted", slices.IsSorted(stems), true)
+	for i := 1; i < len(stems); i++ {
+		a, _, _ := mbx.ParseStem(stems[i-1])
+		b, _, _ := mbx.ParseStem(stems[i])
+		if b <= a {
+			t.Fatalf("stems not strictly increasing: %v", stems)
+		}
+	}
+	names, _ := os.ReadDir(filepath.Join(dir, mbx.ToEngine))
+	for _, n := range names {
+		if strings.HasPrefix(n.Name(), ".") {
+			t.Errorf("temporary file left: %s", n.Name())
+		}
+	}
+	testutil.Equal(t, "json + ready", len(names), 2*len(stems))
+}
+
+func TestMailbox_inboundRules(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	e := newRawEngine(t, dir)
+	sid := e.hello()["sessionId"].(string)
+	// A JSON without its marker is ignored until the marker comes.
+	id := wire.NewID()
+	b, _ := wire.Encode("capacity.update", id, sid, time.Now(), map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": false})
+	e.last = max(time.Now().UnixMilli(), e.last+1)
+	stem := mbx.Stem(e.last, id)
+	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".json"), b, 0o644))
+	time.Sleep(30 * time.Millisecond)
+	testutil.Equal(t, "not read without .ready", countAcks(e.gameMessages(), id), 0)
+	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
+	e.waitGame(ackOf(id))
+	c, _ := l.srv.Capacity()
+	testutil.Equal(t, "capacity processed", c.Known && !c.AcceptingRequests, true)
+
+	// Bad files are skipped with a log line, and the reader goes on.
+	foreign := `{"protocol":"other","protocolVersion":3,"type":"ack","messageId":"x1","timestamp":"t"}`
+	e.sendRaw("foreign1", []byte(foreign))
+	e.sendRaw("garbage1", []byte("{not json"))
+	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("a"), 8<<20)...)
+	e.sendRaw("big1", append(big, `"}`...))
+	okID, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	e.waitGame(ackOf(okID))
+	l.log.waitFor(t, "unsupported protocol")
+	l.log.waitFor(t, "not a JSON object")
+	l.log.waitFor(t, "over the size limit")
+	// Each message is read once: one ack each, even after more polls, and
+	// a repeated messageId (a new file) is acked as a duplicate only.
+	e.sendRaw(okID, mustEncode(t, "capacity.update", okID, sid))
+	e.waitGame(func(m map[string]any) bool { return ackOf(okID)(m) && m["duplicate"] == true })
+	time.Sleep(30 * time.Millisecond)
+	testutil.Equal(t, "acks of the capacity", countAcks(e.gameMessages(), okID), 2)
+	testutil.Equal(t, "acks of the first", countAcks(e.gameMessages(), id), 1)
+	// A message of another session is acked (so the engine can delete
+	// it) but not processed.
+	otherID, _ := e.send("capacity.update", "another-session", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": false})
+	e.waitGame(ackOf(otherID))
+	c, _ = l.srv.Capacity()
+	testutil.Equal(t, "foreign session ignored", c.AcceptingRequests, true)
+}
+
+func mustEncode(t *testing.T, typ, id, sid string) []byte {
+	b, err := wire.Encode(typ, id, sid, time.Now(), map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	testutil.Success(t, err)
+	return b
+}
+
+// TestMailbox_halfWrittenRace: an engine that marks a file before its
+// JSON is complete (a racing writer) is given a grace period.
+func TestMailbox_halfWrittenRace(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	newMailboxServer(t, nil, dir)
+	e := newRawEngine(t, dir)
+	sid := e.hello()["sessionId"].(string)
+	id := wire.NewID()
+	full := mustEncode(t, "capacity.update", id, sid)
+	e.last = max(time.Now().UnixMilli(), e.last+1)
+	stem := mbx.Stem(e.last, id)
+	name := filepath.Join(dir, mbx.FromEngine, stem+".json")
+	testutil.Success(t, os.WriteFile(name, full[:len(full)/2], 0o644))
+	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
+	time.Sleep(40 * time.Millisecond)
+	testutil.Equal(t, "half file not taken", countAcks(e.gameMessages(), id), 0)
+	testutil.Success(t, os.WriteFile(name, full, 0o644))
+	e.waitGame(ackOf(id))
+}
+
+func TestMailbox_crashLeftovers(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	out := filepath.Join(dir, mbx.ToEngine)
+	testutil.Success(t, os.MkdirAll(out, 0o755))
+	future := time.Now().Add(time.Hour).UnixMilli()
+	marked := mbx.Stem(future, "marked")
+	unmarked := mbx.Stem(future-1, "unmarked")
+	testutil.Success(t, os.WriteFile(filepath.Join(out, marked+".json"), []byte("{}"), 0o644))
+	testutil.Success(t, os.WriteFile(filepath.Join(out, marked+".ready"), nil, 0o644))
+	testutil.Success(t, os.WriteFile(filepath.Join(out, unmarked+".json"), []byte(`{"half`), 0o644))
+	testutil.Success(t, os.WriteFile(filepath.Join(out, mbx.TempPrefix+"x.json"), []byte(`{"half`), 0o644))
+	l := newMailboxServer(t, nil, dir)
+	e := newRawEngine(t, dir)
+	e.hello()
+	_, err := os.Stat(filepath.Join(out, unmarked+".json"))
+	testutil.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(filepath.Join(out, mbx.TempPrefix+"x.json"))
+	testutil.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(filepath.Join(out, marked+".json"))
+	testutil.Success(t, err)
+	// Stems continue after the newest one present.
+	for _, m := range e.gameMessages() {
+		if s := m["_stem"].(string); s != marked && s <= marked {
+			t.Errorf("stem %s not after %s", s, marked)
+		}
+	}
+	l.log.waitFor(t, "left by a crash")
+}
+
+func TestMailbox_writeFailure(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, &rpengine.ServerOptions{AckTimeout: -1}, dir)
+	e := newRawEngine(t, dir)
+	sid := e.hello()["sessionId"].(string)
+	ctx := ctxT(t)
+	// The outbox becomes unwritable (as on a full disk): the request
+	// fails at once with an error naming the file, nothing partial stays.
+	out := filepath.Join(dir, mbx.ToEngine)
+	testutil.Success(t, os.Rename(out, out+".away"))
+	testutil.Success(t, os.WriteFile(out, nil, 0o644))
+	_, err := l.srv.Reply(ctx, textReq(testCard(t), "hi"))
+	var me *rpengine.MailboxError
+	if err == nil || !strings.Contains(err.Error(), "mailbox write "+out) {
+		t.Fatalf("error %v does not name the mailbox file", err)
+	}
+	testutil.Equal(t, "not a MailboxError chain (session wraps with %v)", errors.As(err, &me), false)
+	testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
+	// An engine message arriving meanwhile is acked once writing works
+	// again: the failed ack is retried, not lost.
+	id, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	l.log.waitFor(t, "retrying on the next poll")
+	testutil.Success(t, os.Remove(out))
+	testutil.Success(t, os.Rename(out+".away", out))
+	e.waitGame(ackOf(id))
+	r, err := l.srv.Reply(ctx, textReq(testCard(t), "hi again"))
+	testutil.Success(t, err)
+	e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" && m["requestId"] == r.RequestID() })
+}
+
+func TestMailbox_folderDeleted(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	eng := l.dialMailbox(t, nil)
+	ctx := ctxT(t)
+	r, err := l.srv.Reply(ctx, textReq(testCard(t), "before"))
+	testutil.Success(t, err)
+	_, err = r.Wait(ctx)
+	testutil.Success(t, err)
+	eng.Close()
+	testutil.Success(t, os.RemoveAll(dir))
+	l.log.waitFor(t, "mailbox folder was removed")
+	for i := 0; i < 2000; i++ {
+		if _, ok := l.srv.Session(); !ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, ok := l.srv.Session()
+	testutil.Equal(t, "session ended", ok, false)
+	waitFile(t, filepath.Join(dir, "audio", mbx.SlotName(31)))
+	eng2 := l.dialMailbox(t, nil)
+	r, err = l.srv.Reply(ctx, textReq(testCard(t), "after"))
+	testutil.Success(t, err)
+	res, err := r.Wait(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "text", res.Text, "I hear you. You said: after")
+	testutil.Equal(t, "snapshot in the new session", cardModes(eng2), []string{"snapshot"})
+}
+
+func TestMailbox_lock(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	waitFile(t, filepath.Join(dir, rpengine.MailboxLockName))
+	// A second game process on the same folder refuses, clearly.
+	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: testMailboxOptions(dir)})
+	testutil.Success(t, err)
+	err = srv2.ListenAndServe()
+	testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
+	if !strings.Contains(err.Error(), "pid") {
+		t.Errorf("error does not say who holds it: %v", err)
+	}
+	testutil.Success(t, srv2.Close())
+	// The holder is unaffected.
+	eng := l.dialMailbox(t, nil)
+	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "still here"))
+	testutil.Success(t, err)
+	_, err = r.Wait(ctxT(t))
+	testutil.Success(t, err)
+	eng.Close()
+	// Close releases the lock.
+	testutil.Success(t, l.srv.Close())
+	_, err = os.Stat(filepath.Join(dir, rpengine.MailboxLockName))
+	testutil.ErrorIs(t, err, os.ErrNotExist)
+}
+
+func TestMailbox_staleLockTakenOver(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	testutil.Success(t, os.Mkdir(dir, 0o755))
+	lock := filepath.Join(dir, rpengine.MailboxLockName)
+	testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":999999,"host":"crashed","token":"old"}`), 0o644))
+	old := time.Now().Add(-time.Hour)
+	testutil.Success(t, os.Chtimes(lock, old, old))
+	l := newMailboxServer(t, nil, dir)
+	l.dialMailbox(t, nil)
+	b, err := os.ReadFile(lock)
+	testutil.Success(t, err)
+	if bytes.Contains(b, []byte(`"old"`)) {
+		t.Fatalf("stale lock not replaced: %s", b)
+	}
+	l.log.waitFor(t, "took over a stale mailbox lock")
+}
+
+// TestMailbox_lockStolen: a process that finds its lock taken over (it was
+// suspended past LockStale) stops serving rather than share the folder.
+func TestMailbox_lockStolen(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	opts := testMailboxOptions(dir)
+	opts.LockStale = 40 * time.Millisecond
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: opts})
+	testutil.Success(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe() }()
+	lock := filepath.Join(dir, rpengine.MailboxLockName)
+	waitFile(t, lock)
+	testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":1,"host":"other","token":"thief"}`), 0o644))
+	select {
+	case err := <-done:
+		testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
+	case <-time.After(10 * time.Second):
+		t.Fatal("still serving a folder whose lock was taken")
+	}
+	testutil.Success(t, srv.Close())
+}
+
+func TestMailbox_config(t *testing.T) {
+	t.Parallel()
+	for _, o := range []*rpengine.MailboxOptions{
+		{IntegrationID: "g"},
+		{Dir: "x"},
+		{Dir: "x", IntegrationID: "g", SlotCount: 10001},
+	} {
+		_, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: o})
+		var ce *rpengine.ConfigError
+		testutil.ErrorAs(t, err, &ce)
+	}
+	// A symlink as the folder is refused, not followed.
+	base := t.TempDir()
+	testutil.Success(t, os.Mkdir(filepath.Join(base, "real"), 0o755))
+	testutil.Success(t, os.Symlink(filepath.Join(base, "real"), filepath.Join(base, "link")))
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
+	testutil.Success(t, err)
+	err = srv.ListenAndServe()
+	var me *rpengine.MailboxError
+	testutil.ErrorAs(t, err, &me)
+	testutil.Equal(t, "op", me.Op, "setup")
+	entries, _ := os.ReadDir(filepath.Join(base, "real"))
+	testutil.Equal(t, "nothing written through the link", len(entries), 0)
+	testutil.Success(t, srv.Close())
+}
+
+func TestMailbox_pathTraversal(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	dir := filepath.Join(base, "mb")
+	l := newMailboxServer(t, nil, dir)
+	eng := l.dialMailbox(t, &enginetest.Options{Faults: enginetest.Faults{Silent: true}})
+	ctx := ctxT(t)
+	r, err := l.srv.Reply(ctx, audioReq(testCard(t), "hi"))
+	testutil.Success(t, err)
+	if _, err := eng.WaitType(ctx, "reply.request"); err != nil {
+		t.Fatal(err)
+	}
+	voice := enginetest.Synthesize(0, 0.1)
+	wav := mbx.EncodeWAV(voice, 44100, 1)
+	outside := filepath.Join(base, "outside.wav")
+	testutil.Success(t, os.WriteFile(outside, wav, 0o644))
+	// Slot 3 becomes a symlink out of the folder, slot 4 one inside it.
+	slot := func(i int) string { return filepath.Join(dir, "audio", mbx.SlotName(i)) }
+	testutil.Success(t, os.Remove(slot(3)))
+	testutil.Success(t, os.Symlink(outside, slot(3)))
+	testutil.Success(t, os.Remove(slot(4)))
+	testutil.Success(t, os.Symlink(filepath.Join(dir, "manifest.json"), slot(4)))
+	testutil.Success(t, os.WriteFile(slot(5), wav, 0o644))
+	peer := eng.PeerInstanceID()
+	seg := func(seq, slotIndex int, path string) map[string]any {
+		return map[string]any{"requestId": r.RequestID(), "segmentSequence": seq, "spokenText": "Hi.", "slotIndex": slotIndex,
+			"path": path, "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1, "durationSeconds": 0.1,
+			"byteLength": len(wav), "peerInstanceId": peer}
+	}
+	bad := []map[string]any{
+		seg(0, 0, "../outside.wav"),
+		seg(0, 0, "audio/../manifest.json"),
+		seg(0, 0, outside),
+		seg(0, 0, "audio/slot_0001.wav"), // not slot 0
+		seg(0, 0, `audio\slot_0000.wav`),
+		seg(0, 3, "audio/slot_0003.wav"), // symlink out
+		seg(0, 4, "audio/slot_0004.wav"), // symlink in
+		seg(0, 9999, "audio/slot_9999.wav"),
+	}
+	wrongRate := seg(0, 5, "audio/slot_0005.wav")
+	wrongRate["sampleRate"] = 48000
+	wrongLen := seg(0, 5, "audio/slot_0005.wav")
+	wrongLen["byteLength"] = 12
+	wrongPeer := seg(0, 5, "audio/slot_0005.wav")
+	wrongPeer["peerInstanceId"] = "someone-else"
+	bad = append(bad, wrongRate, wrongLen, wrongPeer)
+	for _, fields := range bad {
+		_, err := eng.Send(ctx, "reply.audio.segment", fields)
+		testutil.Success(t, err)
+	}
+	_, err = eng.Send(ctx, "reply.audio.segment", seg(0, 5, "audio/slot_0005.wav"))
+	testutil.Success(t, err)
+	var anomalies []string
+	for {
+		ev, err := r.Next(ctx)
+		testutil.Success(t, err)
+		if ev.Kind == rpengine.EventAnomaly {
+			anomalies = append(anomalies, ev.Anomaly.Detail)
+			continue
+		}
+		testutil.Equal(t, "then the valid segment", ev.Kind, rpengine.EventSegment)
+		testutil.Equal(t, "samples", len(ev.Segment.Samples), len(voice)/2)
+		break
+	}
+	testutil.Equal(t, "every bad segment refused", len(anomalies), len(bad))
+	for _, a := range anomalies {
+		if !strings.Contains(a, "refused reply.audio.segment") {
+			t.Errorf("anomaly %q", a)
+		}
+	}
+	msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
+	testutil.Success(t, err)
+	var used struct{ SlotIndex int }
+	testutil.Success(t, json.Unmarshal(msg.Raw, &used))
+	testutil.Equal(t, "only the valid slot consumed", used.SlotIndex, 5)
+	n := 0
+	for _, m := range eng.Received() {
+		if m.Type == "reply.audio.segment.consumed" {
+			n++
+		}
+	}
+	testutil.Equal(t, "consumed once", n, 1)
+	got, err := os.ReadFile(outside)
+	testutil.Success(t, err)
+	testutil.Equal(t, "outside file untouched", bytes.Equal(got, wav), true)
+	testutil.Success(t, r.Cancel(ctx))
+}
+
+// TestMailbox_longRun: files are consumed and removed on both sides, the
+// slots go back to silence, and the folder does not grow.
+func TestMailbox_longRun(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	eng := l.dialMailbox(t, &enginetest.Options{SecondsPerSentence: 0.05})
+	ctx := ctxT(t)
+	c := testCard(t)
+	count := func() int {
+		n := 0
+		for _, d := range []string{mbx.ToEngine, mbx.FromEngine} {
+			es, err := os.ReadDir(filepath.Join(dir, d))
+			testutil.Success(t, err)
+			n += len(es)
+		}
+		return n
+	}
+	peak := 0
+	const rounds = 12
+	for i := range rounds {
+		r, err := l.srv.Reply(ctx, audioReq(c, "round "+string(rune('a'+i))))
+		testutil.Success(t, err)
+		segs := 0
+		for _, ev := range collect(t, r) {
+			if ev.Kind == rpengine.EventSegment {
+				segs++
+			}
+		}
+		testutil.Equal(t, "segments", segs, 2)
+		peak = max(peak, count())
+	}
+	t.Logf("peak mailbox files during %d replies: %d", rounds, peak)
+	if peak > 120 {
+		t.Errorf("mailbox grew to %d files", peak)
+	}
+	// Quiet: everything is read, acked and removed (the engine's own acks
+	// after AckLinger).
+	deadline := time.Now().Add(5 * time.Second)
+	for count() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	testutil.Equal(t, "mailbox empty when quiet", count(), 0)
+	silent := mbx.Silent(44100)
+	for i := range 2 * rounds {
+		b, err := os.ReadFile(filepath.Join(dir, "audio", mbx.SlotName(i)))
+		testutil.Success(t, err)
+		testutil.Equal(t, "slot restored "+mbx.SlotName(i), bytes.Equal(b, silent), true)
+	}
+	_ = eng
+}
+
+// TestMailbox_nextAudioSlot: a new engine session of the same game process
+// is told which slot comes next, so slots are never reused.
+func TestMailbox_nextAudioSlot(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	eng := l.dialMailbox(t, nil)
+	ctx := ctxT(t)
+	r, err := l.srv.Reply(ctx, audioReq(testCard(t), "one"))
+	testutil.Success(t, err)
+	collect(t, r)
+	peer := eng.PeerInstanceID()
+	eng.Close()
+	e := newRawEngine(t, dir)
+	w := e.hello()
+	testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 2.0)
+	testutil.Equal(t, "same peer", w["peerInstanceId"], any(peer))
+	_ = context.Background
+}
