@@ -135,7 +135,7 @@ func TestMailbox_layoutAndHandshake(t *testing.T) {
 	testutil.Success(t, json.Unmarshal(b, &man))
 	want := map[string]any{"schema": "gemtavern.rp_engine.file_transport", "version": 1.0, "integrationId": "game", "displayName": "My Game",
 		"mailboxes": map[string]any{"integrationToEngine": "integration-to-engine", "engineToIntegration": "engine-to-integration"},
-		"audio": map[string]any{"format": "wav_pcm_s16le", "directory": "audio", "slotPattern": "slot_%04d.wav", "slotCount": 2048.0, "sampleRate": 44100.0, "channels": 1.0}}
+		"audio":     map[string]any{"format": "wav_pcm_s16le", "directory": "audio", "slotPattern": "slot_%04d.wav", "slotCount": 2048.0, "sampleRate": 44100.0, "channels": 1.0}}
 	testutil.Equal(t, "manifest", man, want)
 	slots, err := os.ReadDir(filepath.Join(dir, "audio"))
 	testutil.Success(t, err)
