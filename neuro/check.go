@@ -11,7 +11,7 @@ import (
 const (
 	lateStartup  = 500 * time.Millisecond
 	lateResult   = 500 * time.Millisecond
-	resultTimout = 5 * time.Second
+	resultTimeout = 5 * time.Second
 )
 
 // Checker reports what a conformance tool (Gary) would say about a game's
@@ -62,7 +62,7 @@ func (c *Checker) Finish(at time.Time) {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if p := c.pending[id]; at.Sub(p.at) > resultTimout {
+		if p := c.pending[id]; at.Sub(p.at) > resultTimeout {
 			c.add("perf/timeout/action_result", SeverityError, p.name, fmt.Sprintf("no result for action id %q after %v", id, at.Sub(p.at).Round(time.Millisecond)))
 			delete(c.pending, id)
 		}
@@ -236,7 +236,7 @@ func (c *Checker) result(at time.Time, d resultData) {
 		c.add("prot/result/error_nomessage", SeverityWarning, p.name, "failed result without a message; tell Neuro what to do instead")
 	}
 	switch lat := at.Sub(p.at); {
-	case lat > resultTimout:
+	case lat > resultTimeout:
 		c.add("perf/timeout/action_result", SeverityError, p.name, fmt.Sprintf("result after %v", lat.Round(time.Millisecond)))
 	case lat > lateResult:
 		c.add("perf/late/action_result", SeverityWarning, p.name, fmt.Sprintf("result after %v; send a validation result at once and a context later", lat.Round(time.Millisecond)))
