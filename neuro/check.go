@@ -9,8 +9,8 @@ import (
 
 // Checker thresholds, as in the Gary conformance tool.
 const (
-	lateStartup  = 500 * time.Millisecond
-	lateResult   = 500 * time.Millisecond
+	lateStartup   = 500 * time.Millisecond
+	lateResult    = 500 * time.Millisecond
 	resultTimeout = 5 * time.Second
 )
 
