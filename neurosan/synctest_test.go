@@ -242,25 +242,37 @@ func TestClient_retryBackoffCap(t *testing.T) {
 }
 
 func TestClient_retryAfter(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		n := 0
-		start := time.Now()
-		var second time.Duration
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n++
-			if n == 1 {
-				w.Header().Set("Retry-After", "7")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				return
-			}
-			second = time.Since(start)
-			w.Write([]byte(`{"agents":[]}`))
+	tests := []struct {
+		name, header string
+		want         time.Duration
+	}{
+		{"seconds", "7", 7 * time.Second},
+		{"capped", "120", 30 * time.Second},
+		{"overflowing", "9223372037", 30 * time.Second}, // times time.Second wraps to a negative int64
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				start := time.Now()
+				var second time.Duration
+				h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					n++
+					if n == 1 {
+						w.Header().Set("Retry-After", tc.header)
+						w.WriteHeader(http.StatusServiceUnavailable)
+						return
+					}
+					second = time.Since(start)
+					w.Write([]byte(`{"agents":[]}`))
+				})
+				c := servePipe(t, h, nil)
+				_, err := c.List(t.Context())
+				testutil.Success(t, err)
+				testutil.Equal(t, "waited Retry-After", second, tc.want)
+			})
 		})
-		c := servePipe(t, h, nil)
-		_, err := c.List(t.Context())
-		testutil.Success(t, err)
-		testutil.Equal(t, "waited Retry-After", second, 7*time.Second)
-	})
+	}
 }
 
 // A context that ends during the back-off ends the call at once.
