@@ -273,7 +273,7 @@ func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byt
 func (c *Client) backoff(attempt int, retryAfter string) time.Duration {
 	if s, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && s >= 0 {
 		// Compare in seconds: s*time.Second can wrap to a negative duration.
-		return min(time.Duration(min(s, int(maxRetryBackoff/time.Second)))*time.Second, maxRetryBackoff)
+		return time.Duration(min(s, int(maxRetryBackoff/time.Second))) * time.Second
 	}
 	d := c.opts.RetryBackoff
 	for i := 1; i < attempt && d < maxRetryBackoff; i++ {
