@@ -56,7 +56,9 @@ type Options struct {
 	// (a random registered action with fake data), when no result is
 	// pending: Neuro may use any registered action at any time.
 	Unforced time.Duration
-	// Recorder receives every message in and out as JSON Lines.
+	// Recorder receives every message in and out as JSON Lines: an
+	// outgoing one once per connection, as it is written. It is never
+	// called with the server's lock held.
 	Recorder io.Writer
 }
 
@@ -267,6 +269,9 @@ func (s *Server) serve(c neuro.Conn) *sconn {
 		for {
 			select {
 			case b := <-sc.out:
+				// Recorded here, not where it is queued: the recorder is
+				// the test's io.Writer and must not run under s.mu.
+				s.rec.Record(jsonl.Out, b)
 				if c.Write(ctx, b) != nil {
 					c.Close()
 					return
@@ -387,7 +392,6 @@ func (s *Server) sendLocked(cmd string, data any) {
 }
 
 func (s *Server) sendRawLocked(b []byte) {
-	s.rec.Record(jsonl.Out, b)
 	s.checker.FromNeuro(time.Now(), b)
 	for _, sc := range s.conns {
 		select {

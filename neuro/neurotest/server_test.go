@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -202,6 +204,44 @@ func TestServer_unforced(t *testing.T) {
 		next := r.recv()["data"].(map[string]any)
 		if next["id"] == act["id"] {
 			t.Error("id reused")
+		}
+	})
+}
+
+// reentrantBuffer records and calls back into the server on each write.
+type reentrantBuffer struct {
+	mu sync.Mutex
+	s  atomic.Pointer[Server]
+	b  strings.Builder
+}
+
+func (w *reentrantBuffer) Write(p []byte) (int, error) {
+	if s := w.s.Load(); s != nil {
+		s.Connected() // deadlocks if called under s.mu
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// TestServer_recorder: both directions are recorded, outside the lock.
+func TestServer_recorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &reentrantBuffer{}
+		s := NewServer(&Options{Recorder: w})
+		w.s.Store(s)
+		defer s.Close()
+		r := dialRaw(t, s)
+		r.send(`{"command":"startup","game":"G"}`)
+		r.recv()
+		synctest.Wait()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		lines := strings.Split(strings.TrimSpace(w.b.String()), "\n")
+		testutil.Equal(t, "lines", len(lines), 2)
+		if !strings.Contains(lines[0], `"in"`) || !strings.Contains(lines[0], `"startup"`) ||
+			!strings.Contains(lines[1], `"out"`) || !strings.Contains(lines[1], `"sessionId"`) {
+			t.Errorf("recording:\n%s", w.b.String())
 		}
 	})
 }
