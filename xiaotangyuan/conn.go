@@ -106,12 +106,10 @@ func (cn *conn) startBackground() {
 		return
 	}
 	if cn.c.o.PingInterval > 0 {
-		cn.wg.Add(1)
-		go cn.pingLoop()
+		cn.everyLocked(cn.c.o.PingInterval, cn.ping)
 	}
 	if cn.c.o.State != nil {
-		cn.wg.Add(1)
-		go cn.stateLoop()
+		cn.everyLocked(cn.c.o.StateInterval, cn.sendState)
 	}
 }
 
@@ -345,51 +343,53 @@ func isReplyMethod(m string) bool {
 	return m == "chat.send" || m == "chat.retry" || m == "assistant.compose"
 }
 
-// pingLoop sends WebSocket pings; a missing pong ends the connection.
-func (cn *conn) pingLoop() {
-	defer cn.wg.Done()
-	t := time.NewTicker(cn.c.o.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-cn.ctx.Done():
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(cn.ctx, cn.c.o.PingTimeout)
-		cn.pingSent.Store(time.Now().UnixNano())
-		err := cn.ws.Ping(ctx)
-		cancel()
-		if err == nil {
-			cn.pingSent.Store(0)
-		}
-		if err != nil {
-			if cn.ctx.Err() == nil {
-				cn.shutdown(&DisconnectError{Reason: "ping unanswered", Err: err}, websocket.StatusGoingAway)
+// everyLocked runs tick every d on its own goroutine (counted in cn.wg)
+// until the connection ends or tick returns false. cn.mu must be held and
+// the connection open (see startBackground).
+func (cn *conn) everyLocked(d time.Duration, tick func() bool) {
+	cn.wg.Add(1)
+	go func() {
+		defer cn.wg.Done()
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-cn.ctx.Done():
+				return
+			case <-t.C:
 			}
-			return
+			if !tick() {
+				return
+			}
 		}
-	}
+	}()
 }
 
-// stateLoop sends the state.update heartbeat as a notification.
-func (cn *conn) stateLoop() {
-	defer cn.wg.Done()
-	t := time.NewTicker(cn.c.o.StateInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-cn.ctx.Done():
-			return
-		case <-t.C:
+// ping sends one WebSocket ping; a missing pong ends the connection.
+func (cn *conn) ping() bool {
+	ctx, cancel := context.WithTimeout(cn.ctx, cn.c.o.PingTimeout)
+	defer cancel()
+	cn.pingSent.Store(time.Now().UnixNano())
+	if err := cn.ws.Ping(ctx); err != nil {
+		if cn.ctx.Err() == nil {
+			cn.shutdown(&DisconnectError{Reason: "ping unanswered", Err: err}, websocket.StatusGoingAway)
 		}
-		obs, save := cn.c.o.State()
-		p, err := stateParams(obs, save)
-		if err == nil {
-			err = cn.notify("state.update", p)
-		}
-		if err != nil && cn.ctx.Err() == nil {
-			cn.c.emit(Event{Kind: EventError, Err: fmt.Errorf("xiaotangyuan: state heartbeat: %w", err)})
-		}
+		return false
 	}
+	cn.pingSent.Store(0)
+	return true
+}
+
+// sendState sends one state.update heartbeat as a notification; a failure
+// is reported as an EventError and the heartbeat goes on.
+func (cn *conn) sendState() bool {
+	obs, save := cn.c.o.State()
+	p, err := stateParams(obs, save)
+	if err == nil {
+		err = cn.notify("state.update", p)
+	}
+	if err != nil && cn.ctx.Err() == nil {
+		cn.c.emit(Event{Kind: EventError, Err: fmt.Errorf("xiaotangyuan: state heartbeat: %w", err)})
+	}
+	return true
 }
