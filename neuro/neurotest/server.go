@@ -207,9 +207,8 @@ func (s *Server) handleHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c.SetReadLimit(8 << 20)
 	done := make(chan struct{})
-	sc := s.serve(&wsConn{c: c, done: done})
-	_ = sc
-	<-done
+	s.serve(&wsConn{c: c, done: done})
+	<-done // the handler must not return while the connection is served
 }
 
 type wsConn struct {
