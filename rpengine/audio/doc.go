@@ -45,8 +45,9 @@
 // device callback consumes the ring with atomics only, so it never
 // allocates, locks a producer's lock, logs or blocks. Segments play back to
 // back without a gap; running dry before a reply's final segment plays
-// silence and counts an underrun. [Player.Interrupt] and [Player.Pause]
-// fade out over 5 ms so the cut does not click. [Player.Position] and
+// silence and counts an underrun, and the late audio then fades in.
+// [Player.Interrupt] and [Player.Pause] fade out over 5 ms so the cut does
+// not click. [Player.Position] and
 // [Player.Heard] say what has been played of each reply and segment, for
 // subtitles and for knowing where an interruption cut the speech.
 // [Player.Mouth] gives a 0..1 mouth openness from the audio being played

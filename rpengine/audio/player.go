@@ -32,8 +32,9 @@ type PlayerOptions struct {
 	// Pan is the initial stereo position, -1 (left) to 1 (right).
 	Pan float32
 	// Fade is the length of the fade applied when Interrupt or Pause cuts
-	// the sound and when Resume restarts it. If zero, 5 ms. Negative cuts
-	// without a fade (clicks).
+	// the sound, and of the fade-in when Resume restarts it or late audio
+	// ends an underrun. If zero, 5 ms. Negative cuts without a fade
+	// (clicks).
 	Fade time.Duration
 	// MaxSegments bounds the queued segments (the ring's slots). If zero,
 	// 256.
@@ -463,6 +464,7 @@ func (p *Player) renderMono(dst []float32) {
 					p.starving = true
 				}
 				p.underrunFrames.Add(int64(len(dst) - i))
+				p.fadePos = 0 // the late audio fades in instead of clicking
 			}
 			return
 		}

@@ -94,6 +94,38 @@ func TestPlayer_underrun(t *testing.T) {
 	testutil.Equal(t, "underrun frames after final", p.Stats().UnderrunFrames, int64(600))
 }
 
+// TestPlayer_underrunFadeIn checks that audio arriving after an underrun
+// ramps in over the fade instead of jumping from silence (a click), and
+// that a segment following without an underrun is not faded.
+func TestPlayer_underrunFadeIn(t *testing.T) {
+	t.Parallel()
+	o, f := newTestOutput(t, 16000, 1)
+	p := newTestPlayer(t, o, &PlayerOptions{Fade: 10 * time.Millisecond}) // 160 frames
+	dc := make([]int16, 400)
+	for i := range dc {
+		dc[i] = 16384
+	}
+	testutil.Success(t, p.Enqueue(Segment{Reply: "r", Index: 0, SampleRate: 16000, Samples: dc}))
+	got := render(f, 400, 400)
+	testutil.Equal(t, "first segment untouched", got[0], float32(0.5))
+	render(f, 160, 160) // the queue runs dry mid-reply
+	testutil.Equal(t, "underruns", p.Stats().Underruns, int64(1))
+	testutil.Success(t, p.Enqueue(Segment{Reply: "r", Index: 1, SampleRate: 16000, Samples: dc}))
+	testutil.Success(t, p.Enqueue(Segment{Reply: "r", Index: 2, Final: true, SampleRate: 16000, Samples: dc}))
+	got = render(f, 800, 97)
+	for i := range p.fadeFrames {
+		want := 0.5 * float32(i+1) / float32(p.fadeFrames)
+		if math.Abs(float64(got[i]-want)) > 1e-6 {
+			t.Fatalf("frame %d after the underrun: %v, want a ramp value %v", i, got[i], want)
+		}
+	}
+	for i := p.fadeFrames; i < 800; i++ {
+		if got[i] != 0.5 {
+			t.Fatalf("frame %d: %v, want 0.5 (no fade at a gapless join)", i, got[i])
+		}
+	}
+}
+
 func TestPlayer_interrupt(t *testing.T) {
 	t.Parallel()
 	o, f := newTestOutput(t, 44100, 1)
@@ -323,7 +355,9 @@ func TestPlayer_concurrent(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
 	o, f := newTestOutput(t, 16000, 1)
-	p := newTestPlayer(t, o, &PlayerOptions{MaxSegments: 4})
+	// No fade: samples carry their segment number, and the fade-in after
+	// an underrun (tested in TestPlayer_underrunFadeIn) would scale them.
+	p := newTestPlayer(t, o, &PlayerOptions{MaxSegments: 4, Fade: -1})
 	const segments = 200
 	lengths := make([]int, segments)
 	total := 0
