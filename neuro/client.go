@@ -30,7 +30,9 @@ type ClientOptions struct {
 
 	// ActionDeadline bounds each action's Validate, well inside the
 	// server's ~20 s result window. If zero or negative, 4 s is used
-	// (under the 5 s at which conformance tools report a timeout).
+	// (under the 5 s at which conformance tools report a timeout). It is
+	// not capped: past ~20 s the server gives up first and discards the
+	// result (neurotest's Strict mode does the same).
 	ActionDeadline time.Duration
 
 	// ReconnectDelay is the first wait before reconnecting; it doubles on
