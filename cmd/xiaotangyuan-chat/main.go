@@ -92,14 +92,14 @@ func run(args []string, in io.Reader, out io.Writer) error {
 			p.event(ev)
 		}
 	}()
-	err = chat(ctx, c, h, in, p)
+	err = chat(ctx, c, h, *game, in, p)
 	c.Close() // closes Events
 	wg.Wait()
 	return err
 }
 
 // chat reads lines until end of input, /quit or ctx ends.
-func chat(ctx context.Context, c *xty.Client, h *xtytest.Harness, in io.Reader, p *printer) error {
+func chat(ctx context.Context, c *xty.Client, h *xtytest.Harness, game string, in io.Reader, p *printer) error {
 	lines := make(chan string)
 	go func() { // ends at end of input; not joined, as stdin cannot be interrupted
 		defer close(lines)
@@ -131,7 +131,13 @@ func chat(ctx context.Context, c *xty.Client, h *xtytest.Harness, in io.Reader, 
 				p.printf("pong\n")
 			}
 		case "/save":
-			err = c.SetSaveID(ctx, xty.SaveID("terminal", arg))
+			// Hashed like --save, so that a slot named either way is the
+			// same save for the Harness.
+			if arg = strings.TrimSpace(arg); arg == "" {
+				err = errors.New("usage: /save NAME")
+			} else {
+				err = c.SetSaveID(ctx, xty.SaveID(game, arg))
+			}
 		case "/proactive":
 			if h == nil {
 				err = errors.New("/proactive needs --fake")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 )
 
 // TestBinaryFake builds the command and chats with its --fake Harness
@@ -30,8 +31,8 @@ func TestBinaryFake(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	logPath := filepath.Join(dir, "wire.jsonl")
-	cmd := exec.CommandContext(ctx, bin, "--fake", "--save", "slot-1", "--record", logPath)
-	cmd.Stdin = strings.NewReader("hello there\nroll a die please\n/retry\n/ping\n/save slot-2\nbye\n")
+	cmd := exec.CommandContext(ctx, bin, "--fake", "--game", "demo", "--save", "slot-1", "--record", logPath)
+	cmd.Stdin = strings.NewReader("hello there\nroll a die please\n/retry\n/ping\n/save\n/save slot-2\nbye\n")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
@@ -41,6 +42,7 @@ func TestBinaryFake(t *testing.T) {
 	for _, want := range []string{
 		"reply: You said: hello there\n",
 		"pong\n",
+		"error: usage: /save NAME\n",
 		"reply: You said: bye\n",
 	} {
 		testutil.Equal(t, "output has "+want, strings.Contains(got, want), true)
@@ -52,7 +54,9 @@ func TestBinaryFake(t *testing.T) {
 	wire, err := os.ReadFile(logPath)
 	testutil.Success(t, err)
 	testutil.Equal(t, "atom call recorded", strings.Contains(string(wire), `"method":"game.atom.execute"`), true)
-	testutil.Equal(t, "hashed save recorded", strings.Contains(string(wire), `"saveId":"`), true)
+	for _, slot := range []string{"slot-1", "slot-2"} { // --save and /save hash alike
+		testutil.Equal(t, "hello with hashed "+slot, strings.Contains(string(wire), `"saveId":"`+xty.SaveID("demo", slot)+`"`), true)
+	}
 	testutil.Equal(t, "no raw save name", strings.Contains(string(wire), "slot-1"), false)
 }
 
