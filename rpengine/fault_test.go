@@ -92,14 +92,16 @@ func dialFault(t *testing.T, f *fixture, opts *enginetest.Options) *enginetest.E
 func TestFaults(t *testing.T) {
 	// Not parallel: the descriptor count must see only this suite.
 	fdBefore := countFDs()
-	t.Run("disconnectAtEveryPoint", testFaultDisconnectEveryPoint)
-	t.Run("restartMidReply", testFaultRestartMidReply)
-	t.Run("lostAcks", testFaultLostAcks)
-	t.Run("resyncStorm", testFaultResyncStorm)
-	t.Run("capacityFlapping", testFaultCapacityFlapping)
-	t.Run("cancelRacesCompletion", testFaultCancelRace)
-	t.Run("gameStopsReading", testFaultStopsReading)
-	t.Run("duplicatedEngine", testFaultDuplicated)
+	t.Run("group", func(t *testing.T) {
+		t.Run("disconnectAtEveryPoint", func(t *testing.T) { t.Parallel(); testFaultDisconnectEveryPoint(t) })
+		t.Run("restartMidReply", func(t *testing.T) { t.Parallel(); testFaultRestartMidReply(t) })
+		t.Run("lostAcks", func(t *testing.T) { t.Parallel(); testFaultLostAcks(t) })
+		t.Run("resyncStorm", func(t *testing.T) { t.Parallel(); testFaultResyncStorm(t) })
+		t.Run("capacityFlapping", func(t *testing.T) { t.Parallel(); testFaultCapacityFlapping(t) })
+		t.Run("cancelRacesCompletion", func(t *testing.T) { t.Parallel(); testFaultCancelRace(t) })
+		t.Run("gameStopsReading", func(t *testing.T) { t.Parallel(); testFaultStopsReading(t) })
+		t.Run("duplicatedEngine", func(t *testing.T) { t.Parallel(); testFaultDuplicated(t) })
+	})
 	checkFDs(t, fdBefore, 2)
 	t.Logf("faults injected and survived: %d", faultsInjected.Load())
 }

@@ -148,13 +148,15 @@ func newHealthy(t *testing.T, f *fixture) {
 func TestHostile(t *testing.T) {
 	// Not parallel: the descriptor count must see only this suite.
 	fdBefore := countFDs()
-	t.Run("http", testHostileHTTP)
-	t.Run("preHello", testHostilePreHello)
-	t.Run("postHello", testHostilePostHello)
-	t.Run("flood", testHostileFlood)
-	t.Run("slowLoris", testHostileSlowLoris)
-	t.Run("concurrentAttempts", testHostileConcurrent)
-	t.Run("sessions", testHostileSessions)
+	t.Run("group", func(t *testing.T) {
+		t.Run("http", func(t *testing.T) { t.Parallel(); testHostileHTTP(t) })
+		t.Run("preHello", func(t *testing.T) { t.Parallel(); testHostilePreHello(t) })
+		t.Run("postHello", func(t *testing.T) { t.Parallel(); testHostilePostHello(t) })
+		t.Run("flood", func(t *testing.T) { t.Parallel(); testHostileFlood(t) })
+		t.Run("slowLoris", func(t *testing.T) { t.Parallel(); testHostileSlowLoris(t) })
+		t.Run("concurrentAttempts", func(t *testing.T) { t.Parallel(); testHostileConcurrent(t) })
+		t.Run("sessions", func(t *testing.T) { t.Parallel(); testHostileSessions(t) })
+	})
 	checkFDs(t, fdBefore, 2)
 	t.Logf("hostile cases passed: %d", hostileCases.Load())
 }
@@ -394,6 +396,35 @@ func testHostilePostHello(t *testing.T) {
 			hostileCases.Add(1)
 		})
 	}
+	// An engine that never reads: the game's writes time out, the
+	// connection is closed with a log line, every pending request ends
+	// with ErrConnectionLost, and a new engine is served.
+	t.Run("engine never reads", func(t *testing.T) {
+		f := newServer(t, &rpengine.ServerOptions{WriteTimeout: 300 * time.Millisecond})
+		c, _ := handshake(t, f)
+		defer c.CloseNow()
+		mark := len(f.log.String())
+		big := testCard(t, `"description":"A fox."`, `"description":"`+strings.Repeat("x", 3<<20)+`"`)
+		ctx := ctxT(t)
+		var wg sync.WaitGroup
+		for i := 0; i < 4; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := f.srv.Reply(ctx, textReq(big, "are you there?"))
+				if err == nil {
+					_, err = r.Wait(ctx)
+				}
+				if !errors.Is(err, rpengine.ErrConnectionLost) {
+					t.Errorf("request ended with %v, want ErrConnectionLost", err)
+				}
+			}()
+		}
+		wg.Wait()
+		f.log.waitSince(t, mark, "the engine is not reading")
+		newHealthy(t, f)
+		hostileCases.Add(1)
+	})
 	// Dropped without closing: each is logged and never acked, and the
 	// connection keeps working (a valid message after it is acked).
 	f := newServer(t, nil)
@@ -543,7 +574,7 @@ func testHostileFlood(t *testing.T) {
 	acks := readAcks(t, c)
 	n := 100000
 	if testutil.RaceEnabled {
-		n = 20000 // the race detector makes each round trip ~10x slower
+		n = 10000 // the race detector makes each round trip ~10x slower
 	}
 	t.Logf("flooding %d messages", n)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -3,6 +3,7 @@ package rpengine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -18,6 +19,8 @@ type wsConn struct {
 	c            *websocket.Conn // set once by setConn, before any send
 	writeTimeout time.Duration
 	wg           *sync.WaitGroup
+	log          *slog.Logger
+	timedOut     sync.Once // logs the first write timeout
 
 	mu      sync.Mutex // guards following
 	closing bool
@@ -41,7 +44,15 @@ func (w *wsConn) send(msg []byte) error {
 	// context cancelled mid-write would tear the connection down.
 	ctx, cancel := context.WithTimeout(context.Background(), w.writeTimeout)
 	defer cancel()
-	return w.c.Write(ctx, websocket.MessageText, msg)
+	err := w.c.Write(ctx, websocket.MessageText, msg)
+	if err != nil && ctx.Err() != nil {
+		// coder closes the connection; say why once (issue #9: an engine
+		// that stopped reading was dropped without a word).
+		w.timedOut.Do(func() {
+			w.log.Warn("rpengine: closed connection", "reason", "write timed out after "+w.writeTimeout.String()+": the engine is not reading")
+		})
+	}
+	return err
 }
 
 func (w *wsConn) close(code int, reason string) {
@@ -84,7 +95,7 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, http.StatusText(rej.status), rej.status)
 		return
 	}
-	w := &wsConn{writeTimeout: s.opts.WriteTimeout, wg: &s.wg}
+	w := &wsConn{writeTimeout: s.opts.WriteTimeout, wg: &s.wg, log: s.opts.Logger}
 	if err := s.register(w); err != nil {
 		s.opts.Logger.Warn("rpengine: refused connection", "reason", err.Error(), "remote", r.RemoteAddr, "status", http.StatusServiceUnavailable)
 		http.Error(rw, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
