@@ -318,3 +318,41 @@ func TestClient_negativeOptionsUseDefaults(t *testing.T) {
 		c.Close()
 	})
 }
+
+// TestClient_setActionsSwapsCallbacks: redeclaring an identical action
+// with new callbacks sends nothing but uses the new validator.
+func TestClient_setActionsSwapsCallbacks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil)
+		mk := func(msg string) neuro.Action {
+			return placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result { return neuro.OK(msg) }, nil)
+		}
+		testutil.Success(t, e.c.SetActions(mk("first")))
+		e.start()
+		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		e.wait("result", func() bool { return len(e.srv.Results()) == 1 })
+		testutil.Success(t, e.c.SetActions(mk("second")))
+		e.srv.SendAction("place", `{"cell":2}`)
+		e.wait("result", func() bool { return len(e.srv.Results()) == 2 })
+		testutil.Equal(t, "first validator", e.srv.Results()[0].Message, "first")
+		testutil.Equal(t, "second validator", e.srv.Results()[1].Message, "second")
+		testutil.Equal(t, "register messages", countCmd(e.srv.Commands(), "actions/register"), 1)
+	})
+}
+
+// TestClient_setActionsDroppingForcedActionCancels: a force whose actions
+// SetActions removes ends as cancelled.
+func TestClient_setActionsDroppingForcedActionCancels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, &neurotest.Options{Delay: time.Hour}, nil)
+		testutil.Success(t, e.c.SetActions(placeAction(nil, nil)))
+		e.start()
+		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+		testutil.Success(t, e.c.SetActions(neuro.Action{Name: "pass", Description: "Pass."}))
+		testutil.Equal(t, "outcome", h.Outcome(), neuro.ForceCancelled)
+		_, err = e.c.Force(neuro.Force{Query: "go", Actions: []string{"pass"}}, neuro.ForceRefuse)
+		testutil.Success(t, err)
+	})
+}
