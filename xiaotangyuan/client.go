@@ -266,7 +266,7 @@ func (c *Client) sleep(d time.Duration) bool {
 // dial opens one connection and performs the hello. On success the
 // connection is current and its goroutines run.
 func (c *Client) dial(ctx context.Context) (*conn, error) {
-	ws, _, err := websocket.Dial(ctx, c.o.URL, &websocket.DialOptions{HTTPClient: c.o.HTTPClient})
+	ws, err := c.dialWS(ctx)
 	if err != nil {
 		return nil, &DisconnectError{Reason: "dial " + c.o.URL, Err: err}
 	}
@@ -311,6 +311,19 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		cn.switchSave()
 	}
 	return cn, nil
+}
+
+// dialWS performs the WebSocket handshake, bounded by HelloTimeout and
+// cut short by Close: a Harness whose event loop hangs still accepts TCP
+// connections but never answers the upgrade, which would otherwise hold
+// Connect, the reconnect loop and Close forever.
+func (c *Client) dialWS(ctx context.Context) (*websocket.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.HelloTimeout)
+	defer cancel()
+	stop := context.AfterFunc(c.life, cancel)
+	defer stop()
+	ws, _, err := websocket.Dial(ctx, c.o.URL, &websocket.DialOptions{HTTPClient: c.o.HTTPClient})
+	return ws, err
 }
 
 type helloParams struct {

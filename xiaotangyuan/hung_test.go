@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -148,5 +149,43 @@ func TestClient_SetSaveIDDuringHandshake(t *testing.T) {
 		close(release)
 		testutil.Success(t, <-errc)
 		testutil.Equal(t, "second hello carries the save", strings.Contains(string(<-hellos), `"saveId":"`+id+`"`), true)
+	})
+}
+
+// A Harness that accepts the connection but never answers the WebSocket
+// upgrade (its event loop hung) fails Connect after HelloTimeout, and
+// Close does not wait for such a Connect.
+func TestClient_UpgradeUnanswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var silent []net.Conn // server ends nobody reads
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range silent {
+				c.Close()
+			}
+		}()
+		opts := baseOptions()
+		opts.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			a, b := net.Pipe()
+			mu.Lock()
+			silent = append(silent, a)
+			mu.Unlock()
+			return b, nil
+		}}}
+		c, err := xty.New(opts)
+		testutil.Success(t, err)
+		defer c.Close()
+		start := time.Now()
+		testutil.ErrorIs(t, c.Connect(context.Background()), xty.ErrDisconnected)
+		testutil.Equal(t, "after", time.Since(start), 5*time.Second)
+
+		errc := make(chan error, 1)
+		go func() { errc <- c.Connect(context.Background()) }()
+		time.Sleep(time.Second)
+		testutil.Success(t, c.Close())
+		testutil.ErrorIs(t, <-errc, xty.ErrDisconnected)
+		testutil.Equal(t, "Close cut Connect short", time.Since(start), 6*time.Second)
 	})
 }

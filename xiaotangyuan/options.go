@@ -51,7 +51,7 @@ type Options struct {
 	// A bigger message closes the connection with status 1009.
 	ReadLimit int64
 
-	HelloTimeout time.Duration // adapter.hello; if zero, 5 s
+	HelloTimeout time.Duration // the WebSocket handshake, then adapter.hello, each; if zero, 5 s
 	ChatTimeout  time.Duration // chat.send, chat.retry, assistant.compose; if zero, 120 s
 	CallTimeout  time.Duration // every other call; if zero, 10 s
 
