@@ -13,7 +13,7 @@ import (
 // Reply is the result of chat.send, chat.retry and assistant.compose: the
 // authoritative final reply (stream events only preview it).
 type Reply struct {
-	Text          string `json:"reply"`
+	Text          string `json:"reply"`         // the final reply text
 	SessionID     string `json:"sessionId"`     // "game-<gameId>-<uuid>"
 	InteractionID string `json:"interactionId"` // matches the stream events
 
@@ -26,9 +26,11 @@ type Reply struct {
 // Call sends a request and decodes its result into result (unless nil).
 // It waits at most the method's default timeout (Options.HelloTimeout,
 // ChatTimeout or CallTimeout) or until ctx expires; neither closes the
-// connection, and a late response is dropped. Errors: [*RPCError] for a
-// Harness error, [ErrTimeout], [ErrDisconnected] (also for calls pending
-// when the connection drops), [ErrMessageTooLarge].
+// connection, and a late response is dropped. Writing the request is
+// bounded by the connection's own 10 s write timeout rather than by ctx,
+// since an interrupted write would close the shared connection. Errors:
+// [*RPCError] for a Harness error, [ErrTimeout], [ErrDisconnected] (also
+// for calls pending when the connection drops), [ErrMessageTooLarge].
 func (c *Client) Call(ctx context.Context, method string, params, result any) (err error) {
 	defer errd.Wrap(&err, "xiaotangyuan: call "+method)
 	cn, err := c.current()
@@ -39,7 +41,9 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) (e
 }
 
 // Notify sends a notification. The Harness never answers one, not even
-// with an error, so prefer Call unless the protocol says otherwise.
+// with an error, so prefer Call unless the protocol says otherwise. ctx
+// is checked before sending; the write itself is bounded by the
+// connection's 10 s write timeout, as in Call.
 func (c *Client) Notify(ctx context.Context, method string, params any) (err error) {
 	defer errd.Wrap(&err, "xiaotangyuan: notify "+method)
 	if err := ctx.Err(); err != nil {

@@ -58,7 +58,7 @@ const (
 // the fields named for its Kind are set. Events are values: the receiver
 // owns them.
 type Event struct {
-	Kind          EventKind
+	Kind          EventKind     // what happened; says which fields below are set
 	InteractionID string        // Start, Text, Done
 	Source        Source        // Start, Text, Done, Present
 	Text          string        // Text: the whole text to display now; Done, Present: the final text

@@ -36,7 +36,8 @@ func Echo(ctx context.Context, t *Turn) (string, error) {
 }
 
 // Turn is one agent run. Its methods must be called from the agent
-// function only.
+// function only; CallAtom may also be called from several goroutines the
+// agent starts (to call atoms in parallel), the others not concurrently.
 type Turn struct {
 	Text          string          // the player's text (trimmed), or the transcript
 	Source        Source          // SourceChat, SourceRetry, SourceVoice, or compose

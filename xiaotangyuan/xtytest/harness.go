@@ -91,9 +91,9 @@ func (o *Options) withDefaults() Options {
 type Message struct {
 	Method       string          // "" for a response
 	ID           json.RawMessage // nil for a notification
-	Params       json.RawMessage
-	Notification bool
-	Raw          []byte
+	Params       json.RawMessage // nil when absent
+	Notification bool            // no id member: the Harness sends no answer
+	Raw          []byte          // the whole frame as received
 }
 
 // Harness is a fake XiaoTangYuan gateway. Create it with [New], serve it
