@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -58,4 +59,59 @@ func TestApplyPatch_conformance(t *testing.T) {
 		}
 	}
 	testutil.Equal(t, "enabled records", enabled, 92+16)
+}
+
+// TestApplyPatch_guards pins each guard the wrapper puts around evanphx
+// (shared notes, section 2.3): each case names the operation at fault and
+// the reason, not just "some error".
+func TestApplyPatch_guards(t *testing.T) {
+	t.Parallel()
+	big := `{"s":"` + strings.Repeat("x", MaxSize/4) + `"}`
+	tests := []struct {
+		name, doc, patch string
+		want             string // canonical result; "" when an error is wanted
+		index            int    // PatchError.Index wanted
+		err              error  // wrapped by the PatchError
+	}{
+		{name: "move into own child in an array", doc: `{"a":[[1,2],[3]]}`, patch: `[{"op":"move","from":"/a/0","path":"/a/0/0"}]`, index: 0, err: errPatchInvalid},
+		{name: "move into own child in an object", doc: `{"a":{"b":1}}`, patch: `[{"op":"test","path":"/a/b","value":1},{"op":"move","from":"/a","path":"/a/c"}]`, index: 1, err: errPatchInvalid},
+		{name: "move onto itself", doc: `{"a":{"b":1}}`, patch: `[{"op":"move","from":"/a","path":"/a"}]`, want: `{"a":{"b":1}}`},
+		{name: "copies past the size limit", doc: big, patch: `[{"op":"copy","from":"/s","path":"/t"},{"op":"copy","from":"/s","path":"/u"},{"op":"copy","from":"/s","path":"/v"},{"op":"copy","from":"/s","path":"/w"}]`, index: 2, err: errCopyTooLarge},
+		{name: "leading zero index", doc: `{"a":[1,2]}`, patch: `[{"op":"remove","path":"/a/01"}]`, index: 0},
+		{name: "negative index", doc: `{"a":[1,2]}`, patch: `[{"op":"remove","path":"/a/-1"}]`, index: 0},
+		{name: "test of a missing member with null", doc: `{"a":1}`, patch: `[{"op":"test","path":"/b","value":null}]`, index: 0, err: errPathMissing},
+		{name: "test of arrays holding null (evanphx panics)", doc: `{"a":[null,1]}`, patch: `[{"op":"test","path":"/a","value":[null,1]},{"op":"add","path":"/b","value":true}]`, want: `{"a":[null,1],"b":true}`},
+		{name: "test compares numbers numerically", doc: `{"a":100}`, patch: `[{"op":"test","path":"/a","value":1e2}]`, want: `{"a":100}`},
+		{name: "the empty key", doc: `{"":{"m":1},"m":2}`, patch: `[{"op":"remove","path":"//m"}]`, want: `{"":{},"m":2}`},
+		{name: "test without value", doc: `{"a":null}`, patch: `[{"op":"test","path":"/a"}]`, index: 0, err: errPatchInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ApplyPatch([]byte(tt.doc), []byte(tt.patch))
+			if tt.want != "" {
+				testutil.Success(t, err)
+				testutil.Equal(t, "result", string(got), tt.want)
+				return
+			}
+			var pe *PatchError
+			testutil.ErrorAs(t, err, &pe)
+			testutil.Equal(t, "operation at fault", pe.Index, tt.index)
+			if tt.err != nil {
+				testutil.ErrorIs(t, err, tt.err)
+			}
+		})
+	}
+}
+
+// Test_applyEvanphx_panic: evanphx panics on a test of arrays holding
+// null; the wrapper turns that into an error (ApplyPatch also strips test
+// operations before calling it, so this is the last line of defence).
+func Test_applyEvanphx_panic(t *testing.T) {
+	t.Parallel()
+	_, err := applyEvanphx([]byte(`{"a":[null]}`), []byte(`[{"op":"test","path":"/a","value":[null]}]`))
+	testutil.Error(t, err)
+	if !strings.Contains(err.Error(), "panic in evanphx") {
+		t.Fatalf("error %q does not say evanphx panicked", err)
+	}
 }
