@@ -171,7 +171,7 @@ func (hc *hconn) handle(b []byte) {
 		hc.fail(nil, -32700, "method must be a non-empty string")
 	case m.hasID && !validID(m.ID):
 		hc.fail(nil, -32700, "id must be a string, number or null")
-	case *m.Method == "gateway.ping" && !hc.h.o.Quirks.QueuedPing:
+	case *m.Method == "gateway.ping" && m.hasID && !hc.h.o.Quirks.QueuedPing:
 		hc.answer(m, map[string]any{"pong": true}, nil)
 	default:
 		select {

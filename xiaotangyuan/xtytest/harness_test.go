@@ -99,6 +99,7 @@ func TestHarness_ErrorCodes(t *testing.T) {
 		}
 		// Notifications are processed but never answered, even on error.
 		r.send(`{"jsonrpc":"2.0","method":"chat.sing"}`)
+		r.send(`{"jsonrpc":"2.0","method":"gateway.ping"}`)
 		r.send(`{"jsonrpc":"2.0","method":"state.update","params":{"observation":{"hp":1}}}`)
 		testutil.Equal(t, "next answer is the ping", r.roundTrip(`{"jsonrpc":"2.0","id":15,"method":"gateway.ping"}`), `{"id":15,"jsonrpc":"2.0","result":{"pong":true}}`)
 	})
