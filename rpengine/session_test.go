@@ -501,6 +501,34 @@ func TestSession_syncNoAnswer(t *testing.T) {
 	})
 }
 
+// Issue #9: a character.sync the engine acked but never answered waited
+// for ever when the caller's context had no deadline.
+func TestSession_syncAckedNoAnswer(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, &ServerOptions{AckTimeout: 5 * time.Second, IdleTimeout: time.Minute})
+		done := make(chan error, 1)
+		go func() {
+			_, err := u.srv.SyncCharacter(context.Background(), SyncRequest{IntegrationID: "g", CharacterID: "c", Card: u.card})
+			done <- err
+		}()
+		synctest.Wait()
+		syncs := u.ft.messages("character.sync")
+		testutil.Equal(t, "sent", len(syncs), 1)
+		u.in("ack", map[string]any{"acknowledgedMessageId": syncs[0]["messageId"]})
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("ended early: %v", err)
+		default:
+		}
+		time.Sleep(2 * time.Second)
+		testutil.ErrorIs(t, <-done, ErrNoAnswer)
+		u.sess.end(ErrConnectionLost)
+	})
+}
+
 // Issue #4: nothing but the ack of hello goes before welcome, even for a
 // request that was waiting for the session.
 func TestSession_welcomeFirst(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/rpengine/card"
@@ -58,7 +59,9 @@ type syncOp struct {
 // engine to accept the card; it returns the hash the engine accepted. The
 // card goes as a snapshot, patch or reference as the session's planner
 // decides, and card_resync_required is retried with a snapshot. Expiry of
-// ctx abandons the wait, not the connection.
+// ctx abandons the wait, not the connection. A sync with neither ack nor
+// answer fails with ErrNoAnswer after AckTimeout, one acked but never
+// answered after IdleTimeout.
 func (s *Server) SyncCharacter(ctx context.Context, req SyncRequest) (_ card.Digest, err error) {
 	defer errd.Wrap(&err, "rpengine: sync character")
 	if err := validateTarget(req.IntegrationID, req.CharacterID, req.Card); err != nil {
@@ -75,6 +78,14 @@ func (s *Server) SyncCharacter(ctx context.Context, req SyncRequest) (_ card.Dig
 	}
 	if err := op.attempt(t); err != nil {
 		return card.Digest{}, err
+	}
+	// An acked sync the engine never answers must not wait for ever when
+	// ctx has no deadline (issue #9): it gets IdleTimeout, resyncs included.
+	if d := s.opts.IdleTimeout; d > 0 {
+		timer := time.AfterFunc(d, func() {
+			op.fail(fmt.Errorf("%w: no answer to character.sync within %v", ErrNoAnswer, d))
+		})
+		defer timer.Stop()
 	}
 	select {
 	case <-op.done:
