@@ -245,3 +245,29 @@ func TestServer_recorder(t *testing.T) {
 		}
 	})
 }
+
+// TestServer_strictForceWaitsForPendingResult: a force that arrives while
+// an unforced action awaits its result is answered once the result comes.
+func TestServer_strictForceWaitsForPendingResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Options{Seed: 1, NoAck: true})
+		defer s.Close()
+		r := dialRaw(t, s)
+		r.send(`{"command":"startup","game":"G"}`)
+		r.send(regAB)
+		synctest.Wait()
+		id := s.Act("a")
+		r.recv()
+		r.send(`{"command":"actions/force","game":"G","data":{"query":"q","action_names":["a"]}}`)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got, _ := s.Pending(); got != id {
+			t.Fatalf("pending %q, want the unforced %q (no forced action while a result is pending)", got, id)
+		}
+		r.send(`{"command":"action/result","game":"G","data":{"id":"` + id + `","success":true}}`)
+		start := time.Now()
+		act := r.recv()
+		testutil.Equal(t, "forced action after the delay", time.Since(start), 500*time.Millisecond)
+		testutil.Equal(t, "name", act["data"].(map[string]any)["name"], any("a"))
+	})
+}
