@@ -151,7 +151,7 @@ func (o *Output) remove(p *Player) {
 func (o *Output) render(buf []float32) {
 	players := *o.players.Load()
 	ch := o.channels
-	for len(buf) > 0 {
+	for len(buf) >= ch { // a trailing partial frame stays silent
 		frames := min(len(buf)/ch, maxBlockFrames)
 		block := buf[:frames*ch]
 		for _, p := range players {
@@ -161,8 +161,5 @@ func (o *Output) render(buf []float32) {
 			block[i] = min(1, max(-1, v))
 		}
 		buf = buf[frames*ch:]
-		if frames == 0 {
-			return
-		}
 	}
 }

@@ -328,6 +328,23 @@ func TestPlayer_mouth(t *testing.T) {
 	}
 }
 
+// TestOutput_partialFrame feeds the callback buffers that are not a whole
+// number of frames while a volume ramp is pending: the whole frames play,
+// the partial one stays silent, and nothing panics on the audio thread.
+func TestOutput_partialFrame(t *testing.T) {
+	t.Parallel()
+	o, _ := newTestOutput(t, 16000, 2)
+	p := newTestPlayer(t, o, nil)
+	testutil.Success(t, p.Enqueue(Segment{Reply: "r", SampleRate: 16000, Samples: []int16{16384, 16384, 16384}, Final: true}))
+	p.SetVolume(0.5)
+	buf := make([]float32, 1)
+	o.render(buf)
+	testutil.Equal(t, "partial frame", buf, []float32{0})
+	buf = make([]float32, 3)
+	o.render(buf)
+	testutil.Equal(t, "one frame and a partial one", buf, []float32{0.25, 0.25, 0})
+}
+
 func TestOutput_callbackAllocs(t *testing.T) {
 	testutil.SkipAllocs(t)
 	o, f := newTestOutput(t, 48000, 2)
