@@ -65,8 +65,9 @@ func (o *PlayerOptions) withDefaults() PlayerOptions {
 
 // Position is what a player has played of a reply.
 type Position struct {
-	// Reply and Segment identify the segment playing (or last played).
-	Reply   string
+	// Reply is the reply of the segment playing (or last played).
+	Reply string
+	// Segment is that segment's [Segment.Index].
 	Segment int
 	// Offset is how far into that segment playback is.
 	Offset time.Duration

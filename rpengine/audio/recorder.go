@@ -70,9 +70,10 @@ func (c *Capture) Duration() time.Duration {
 type EventAudio struct {
 	// Format is "pcm_s16le" or "pcm_f32le" ([Encoding.String]).
 	Format string `json:"format"`
-	// SampleRate is always 16000 and Channels always 1.
+	// SampleRate is the rate in Hz, always [CaptureRate] (16000).
 	SampleRate int `json:"sampleRate"`
-	Channels   int `json:"channels"`
+	// Channels is always 1 (mono).
+	Channels int `json:"channels"`
 	// Data is the PCM, base64 (RFC 4648, padded).
 	Data string `json:"data"`
 	// Language optionally names the spoken language (en ar es ja ko vi uk
