@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -379,5 +381,54 @@ func TestClient_CallTimeouts(t *testing.T) {
 			testutil.ErrorIs(t, tc.call(), xty.ErrTimeout)
 			testutil.Equal(t, tc.name+" timed out after", time.Since(start), tc.want)
 		}
+	})
+}
+
+// downTransport refuses every connection while down is set, and dials
+// the fake Harness otherwise.
+type downTransport struct {
+	down atomic.Bool
+	next http.RoundTripper
+}
+
+func (d *downTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if d.down.Load() {
+		return nil, errors.New("connection refused")
+	}
+	return d.next.RoundTrip(r)
+}
+
+// After a successful reconnect the back-off starts again from
+// ReconnectMin, however long the Harness was down before.
+func TestClient_ReconnectBackoffReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		tr := &downTransport{next: h.HTTPClient().Transport}
+		opts := baseOptions()
+		opts.HTTPClient = &http.Client{Transport: tr}
+		opts.ReconnectMin = time.Second
+		opts.ReconnectMax = 8 * time.Second
+		c, err := xty.New(opts)
+		testutil.Success(t, err)
+		defer c.Close()
+		testutil.Success(t, c.Connect(context.Background()))
+		e := &env{t: t, h: h, c: c}
+		e.drain()
+
+		tr.down.Store(true)
+		h.Drop()
+		testutil.Equal(t, "dropped", e.next(xty.EventReady).Kind, xty.EventDisconnected)
+		for range 3 { // at 1 s, 3 s, 7 s; the next attempt waits 8 s
+			testutil.Equal(t, "refused", e.next().Kind, xty.EventError)
+		}
+		tr.down.Store(false)
+		testutil.Equal(t, "back", e.next(xty.EventReady).Kind, xty.EventConnected)
+
+		dropped := time.Now()
+		h.Drop()
+		testutil.Equal(t, "dropped again", e.next(xty.EventReady).Kind, xty.EventDisconnected)
+		testutil.Equal(t, "reconnected", e.next(xty.EventReady).Kind, xty.EventConnected)
+		testutil.Equal(t, "back-off reset", time.Since(dropped), time.Second)
 	})
 }
