@@ -400,3 +400,60 @@ func scaled(n int) int {
 	}
 	return n
 }
+
+// TestPlanner_hashSafety: an equal hash proves nothing about a card that
+// is not hash-safe (RFC 8785 rounds 9007199254740993 to ...992, so two
+// different cards share a digest), so such a card is never referenced by
+// its own hash, nor patched from or to.
+func TestPlanner_hashSafety(t *testing.T) {
+	t.Parallel()
+	safe := mustParse(t, string(readCard(t, "full.json")))
+	twin := edit(t, safe.Bytes(), `[{"op":"add","path":"/data/extensions/id","value":9007199254740992}]`)
+	// edit returns canonical JSON, which would round the literal: write it.
+	unsafe := mustParse(t, strings.Replace(string(twin.Bytes()), "9007199254740992", "9007199254740993", 1))
+	testutil.Error(t, unsafe.HashSafe())
+	testutil.Equal(t, "test premise: same digest", digestOf(unsafe), digestOf(twin))
+
+	p := NewPlanner(nil)
+	p.Accepted(keyA, nil, digestOf(twin)) // the engine holds the twin
+	tr, err := p.Plan(keyA, unsafe)
+	testutil.Success(t, err)
+	testutil.Equal(t, "not a reference to the twin", tr.Mode, ModeSnapshot)
+	testutil.Equal(t, "no targetHash", tr.TargetHash, (*Digest)(nil))
+
+	p.Accepted(keyA, unsafe, digestOf(unsafe)) // even when the engine agreed on its hash
+	next := edit(t, unsafe.Bytes(), `[{"op":"remove","path":"/data/extensions/id"}]`)
+	testutil.Success(t, next.HashSafe())
+	tr, err = p.Plan(keyA, next)
+	testutil.Success(t, err)
+	testutil.Equal(t, "no patch from an unsafe base", tr.Mode, ModeSnapshot)
+	testutil.Equal(t, "the safe target keeps its targetHash", *tr.TargetHash, digestOf(next))
+}
+
+// TestPlanner_Reset: a new session may be a different
+// engine, so a hash disagreement learned in the last one is forgotten.
+func TestPlanner_Reset(t *testing.T) {
+	t.Parallel()
+	p := NewPlanner(nil)
+	c := mustParse(t, string(readCard(t, "full.json")))
+	sent, _ := p.Plan(keyA, c)
+	retry, err := p.Resync(keyA, c, sent)
+	testutil.Success(t, err)
+	testutil.Equal(t, "distrusted", retry.TargetHash, (*Digest)(nil))
+	p.Reset()
+	tr, _ := p.Plan(keyA, c)
+	testutil.Equal(t, "trusted again after Reset", *tr.TargetHash, digestOf(c))
+}
+
+// TestPlanner_distrustBounded: the set of distrusted digests is bounded by
+// MaxKeys like the keys themselves.
+func TestPlanner_distrustBounded(t *testing.T) {
+	t.Parallel()
+	p := NewPlanner(&PlannerOptions{MaxKeys: 3})
+	base := mustParse(t, string(readCard(t, "minimal.json")))
+	for i := 0; i < 10; i++ {
+		c := edit(t, base.Bytes(), fmt.Sprintf(`[{"op":"replace","path":"/data/name","value":"N%d"}]`, i))
+		p.Accepted(keyA, c, Digest{byte(i)}) // the engine disagrees every time
+	}
+	testutil.Equal(t, "bounded", len(p.distrust), 3)
+}
