@@ -134,7 +134,7 @@ func (s *session) sendRegistered(typ string, payload any, o owner, reg func(id s
 	s.mu.Unlock()
 	s.srv.rec.Record(jsonl.Out, b)
 	if err := s.t.send(b); err != nil {
-		return id, fmt.Errorf("%w: write %s: %v", ErrConnectionLost, typ, err)
+		return id, fmt.Errorf("%w: write %s: %w", ErrConnectionLost, typ, err)
 	}
 	return id, nil
 }
