@@ -32,6 +32,37 @@
 // The session logic is transport-independent: the WebSocket connection is
 // one transport; the file mailbox of spec section 7 plugs in beside it.
 //
+// # File mailbox
+//
+// A game that cannot open a socket sets [ServerOptions.Mailbox]; every
+// other line stays the same and ListenAndServe serves the folder instead
+// of listening. At start it takes the folder's lock file
+// ([MailboxLockName]: a second process refuses with [ErrMailboxLocked];
+// a crashed holder's lock goes stale after MailboxOptions.LockStale and is
+// taken over), removes what a crash of ours left half-done, and writes
+// every audio slot (a one-sample silent PCM16 WAV) and then manifest.json.
+// Outbound envelopes go to integration-to-engine as
+// <13-digit ms>-<messageId>.json with strictly increasing stems, written
+// under a temporary name, renamed, then marked by an empty .ready; the
+// engine deletes them. Inbound files in engine-to-integration are read
+// only once marked, in stem order, each once, and every one except acks
+// is acknowledged (in file mode acks are how the engine deletes its
+// files). Unparsable, foreign-protocol or over-8-MiB files are skipped
+// with a log line (a marked file that is not yet JSON gets one second's
+// grace, for a racing writer). Each engine hello starts a session whose
+// welcome adds peerInstanceId (new per Server) and nextAudioSlot.
+// reply.audio.segment is read from its slot (the path must name that slot
+// of the audio folder; the file must be a regular file inside the folder,
+// checked through os.Root; format, rate, channels and byteLength must
+// match), handed to the reply as a whole segment, and answered with
+// reply.audio.segment.consumed; a refused segment is an EventAnomaly.
+// A failed write (full disk) fails the request that made it with a
+// *MailboxError naming the file and leaves nothing partial; a failed ack is
+// retried on the next polls. A folder deleted underneath ends the session
+// and is created again. Nothing outside the folder is written, removed or
+// followed. Polling runs at 50 ms while messages flow and 250 ms when idle
+// (file-system notifications could shorten it later).
+//
 // # Concurrency
 //
 // All Server and Reply methods may be called concurrently. Constructors

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -300,7 +299,8 @@ func TestMailbox_writeFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "mailbox write "+out) {
 		t.Fatalf("error %v does not name the mailbox file", err)
 	}
-	testutil.Equal(t, "not a MailboxError chain (session wraps with %v)", errors.As(err, &me), false)
+	testutil.ErrorAs(t, err, &me)
+	testutil.Equal(t, "op", me.Op, "write")
 	testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
 	// An engine message arriving meanwhile is acked once writing works
 	// again: the failed ack is retried, not lost.
