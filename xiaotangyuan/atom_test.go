@@ -159,6 +159,9 @@ func TestClient_ServeBadRequests(t *testing.T) {
 				<-release
 				return true, nil
 			})
+			c.HandleAtom("game.echo", func(ctx context.Context, args json.RawMessage) (any, error) {
+				return string(args), nil
+			})
 		})
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"a","method":"game.unknown","params":{}}`))
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"b","method":"game.atom.execute","params":[1]}`))
@@ -169,6 +172,9 @@ func TestClient_ServeBadRequests(t *testing.T) {
 		synctest.Wait()
 		close(release)
 		synctest.Wait()
+		// The slot is free again; absent arguments reach the handler as {}.
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"g","method":"game.atom.execute","params":{"atom":"game.echo"}}`))
+		synctest.Wait()
 		want := map[string]string{
 			`"a"`: `"code":-32601`,
 			`"b"`: `"code":-32602`,
@@ -176,6 +182,7 @@ func TestClient_ServeBadRequests(t *testing.T) {
 			`"d"`: `"result":true`,
 			`"e"`: `adapter busy`,
 			`"f"`: `"code":-32602,"message":"atom game.block: arguments: string of 501 characters, limit 500"`,
+			`"g"`: `"result":"{}"`,
 		}
 		got := map[string]string{}
 		for _, m := range e.h.Received() {
