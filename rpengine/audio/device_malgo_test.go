@@ -70,3 +70,22 @@ func TestOpen_backendUnavailable(t *testing.T) {
 	_, err = openRecorder(nil, open)
 	testutil.ErrorIs(t, err, ErrNoDevice)
 }
+
+// TestNullBackend_isNull guards maBackendNull against an upstream fix of
+// malgo's off-by-one enum: the backend it selects must be miniaudio's null
+// backend, whose only playback device has this name.
+func TestNullBackend_isNull(t *testing.T) {
+	t.Parallel()
+	ctx, err := malgo.InitContext([]malgo.Backend{maBackendNull}, malgo.ContextConfig{}, nil)
+	testutil.Success(t, err)
+	defer func() {
+		testutil.Success(t, ctx.Uninit())
+		ctx.Free()
+	}()
+	devs, err := ctx.Devices(malgo.Playback)
+	testutil.Success(t, err)
+	if len(devs) == 0 {
+		t.Fatal("null backend lists no playback device")
+	}
+	testutil.Equal(t, "device name", devs[0].Name(), "NULL Playback Device")
+}

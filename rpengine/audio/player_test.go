@@ -2,6 +2,7 @@ package audio
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -263,6 +264,26 @@ func TestPlayer_position(t *testing.T) {
 	testutil.Equal(t, "end", p.Position(), Position{Reply: "x", Segment: 1, Offset: 200 * time.Millisecond, Heard: 300 * time.Millisecond, Done: true})
 	_, ok := p.Heard("never")
 	testutil.Equal(t, "unknown reply", ok, false)
+}
+
+// TestPlayer_heardHistory checks the documented bound: the last 32 replies
+// are remembered, older ones are forgotten oldest first.
+func TestPlayer_heardHistory(t *testing.T) {
+	t.Parallel()
+	o, f := newTestOutput(t, 16000, 1)
+	p := newTestPlayer(t, o, &PlayerOptions{MaxSegments: 64})
+	for i := range 33 {
+		testutil.Success(t, p.Enqueue(Segment{Reply: fmt.Sprint("r", i), SampleRate: 16000, Samples: make([]int16, 10+i), Final: true}))
+	}
+	render(f, 33*50, 160)
+	_, ok := p.Heard("r0")
+	testutil.Equal(t, "oldest reply forgotten", ok, false)
+	for _, i := range []int{1, 32} {
+		pos, ok := p.Heard(fmt.Sprint("r", i))
+		testutil.Equal(t, fmt.Sprint("r", i, " known"), ok, true)
+		testutil.Equal(t, fmt.Sprint("r", i, " heard"), pos.Heard, time.Duration(10+i)*time.Second/16000)
+		testutil.Equal(t, fmt.Sprint("r", i, " done"), pos.Done, true)
+	}
 }
 
 func TestPlayer_resampled(t *testing.T) {
