@@ -149,15 +149,14 @@ func firstUnsafe(data []byte) error {
 }
 
 // Name returns data.name, or "" when it is missing or not a string.
+// Member names match exactly: "Name" or "DATA" are other members.
 func (c *Card) Name() string {
 	c.nameOnce.Do(func() {
-		var v struct {
-			Data struct {
-				Name json.RawMessage `json:"name"`
-			} `json:"data"`
-		}
-		if json.Unmarshal(c.raw, &v) == nil {
-			_ = json.Unmarshal(v.Data.Name, &c.name)
+		// Maps, not a struct: encoding/json matches struct fields case
+		// insensitively, so a struct would read "NAME" as name.
+		var root, data map[string]json.RawMessage
+		if json.Unmarshal(c.raw, &root) == nil && json.Unmarshal(root["data"], &data) == nil {
+			_ = json.Unmarshal(data["name"], &c.name)
 		}
 	})
 	return c.name

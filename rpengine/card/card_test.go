@@ -85,6 +85,25 @@ func TestParse_keepsBytes(t *testing.T) {
 	testutil.Equal(t, "name", c.Name(), "Captain Mira Vance")
 }
 
+func TestCard_Name(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, doc, want string }{
+		{"plain", `{"data":{"name":"Ari"}}`, "Ari"},
+		{"escaped", `{"data":{"name":"\u00c1ri \ud83d\ude00"}}`, "Ári 😀"},
+		{"other case after name", `{"data":{"name":"Ari","NAME":"Bo"}}`, "Ari"},
+		{"only another case", `{"data":{"Name":"Bo"}}`, ""},
+		{"data in another case", `{"DATA":{"name":"Bo"}}`, ""},
+		{"not a string", `{"data":{"name":7}}`, ""},
+		{"data not an object", `{"data":[]}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testutil.Equal(t, "name", mustParse(t, tt.doc).Name(), tt.want)
+		})
+	}
+}
+
 func TestCard_HashSafe(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ in, pointer, literal string }{
