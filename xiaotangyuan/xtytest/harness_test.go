@@ -244,3 +244,29 @@ func TestHarness_Listen(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "ready", strings.Contains(string(b), "gateway.ready"), true)
 }
+
+// A connection's request queue is bounded: while the worker is busy, a
+// client that queues more than 256 requests is closed with 1008 rather
+// than growing the fake's memory.
+func TestHarness_QueueOverflow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		block := func(ctx context.Context, _ *xtytest.Turn) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}
+		h := xtytest.New(&xtytest.Options{Agent: block})
+		defer h.Close()
+		r := dialRaw(t, h)
+		r.roundTrip(hello)
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"chat.send","params":{"text":"x"}}`)
+		synctest.Wait() // the worker runs the chat
+		for range 256 {
+			r.send(`{"jsonrpc":"2.0","method":"state.update","params":{"observation":{}}}`)
+		}
+		synctest.Wait()
+		testutil.Equal(t, "256 queued, still connected", h.Connections(), 1)
+		r.send(`{"jsonrpc":"2.0","method":"state.update","params":{"observation":{}}}`)
+		_, _, err := r.ws.Read(context.Background())
+		testutil.Equal(t, "close status", websocket.CloseStatus(err), websocket.StatusPolicyViolation)
+	})
+}
