@@ -1,0 +1,146 @@
+package enginetest_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+)
+
+const fmCard = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"A fox.","personality":"curious","scenario":"a forest","first_mes":"Hi!","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","creator":"test","character_version":"1","alternate_greetings":[],"tags":["fox"],"extensions":{}}}`
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// inbound returns the engine messages the game recorded, decoded.
+func (l *lockedBuf) inbound(t *testing.T, typ string) []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var line struct {
+			Dir string         `json:"dir"`
+			Msg map[string]any `json:"msg"`
+		}
+		testutil.Success(t, json.Unmarshal(sc.Bytes(), &line))
+		if line.Dir == "in" && line.Msg["type"] == typ {
+			out = append(out, line.Msg)
+		}
+	}
+	return out
+}
+
+// fileGame serves a mailbox with a recorder and dials a file-mode engine.
+func fileGame(t *testing.T, eopts *enginetest.Options) (*rpengine.Server, *enginetest.Engine, *lockedBuf) {
+	t.Helper()
+	rec := &lockedBuf{}
+	dir := filepath.Join(t.TempDir(), "mb")
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Recorder: rec,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Mailbox: &rpengine.MailboxOptions{Dir: dir, IntegrationID: "game", SlotCount: 8,
+			ActivePoll: 2 * time.Millisecond, IdlePoll: 5 * time.Millisecond}})
+	testutil.Success(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe() }()
+	t.Cleanup(func() {
+		testutil.Success(t, srv.Close())
+		if err := <-done; !errors.Is(err, rpengine.ErrServerClosed) {
+			t.Errorf("ListenAndServe: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eng, err := enginetest.DialMailbox(ctx, dir, eopts, &enginetest.MailboxOptions{Poll: 2 * time.Millisecond, AckLinger: 50 * time.Millisecond})
+	testutil.Success(t, err)
+	t.Cleanup(func() { eng.Close() })
+	for {
+		info, err := srv.WaitSession(ctx)
+		testutil.Success(t, err)
+		if info.ID == eng.SessionID() {
+			return srv, eng, rec
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestFileMode_mergesTextDeltas(t *testing.T) {
+	t.Parallel()
+	sentence := strings.Repeat("word ", 40) + "end."
+	srv, _, rec := fileGame(t, &enginetest.Options{Responder: func(enginetest.Request) enginetest.Script {
+		return enginetest.Script{Sentences: []string{sentence}}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := card.Parse([]byte(fmCard))
+	testutil.Success(t, err)
+	r, err := srv.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "game", CharacterID: "ari", Card: c, Text: "talk"})
+	testutil.Success(t, err)
+	res, err := r.Wait(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "text", res.Text, sentence)
+	deltas := rec.inbound(t, "reply.text.delta")
+	if len(deltas) == 0 || len(deltas) >= 41 {
+		t.Fatalf("%d deltas for 41 words: not merged", len(deltas))
+	}
+	var text strings.Builder
+	for i, d := range deltas {
+		testutil.Equal(t, "contiguous sequence", d["sequence"], any(float64(i)))
+		text.WriteString(d["delta"].(string))
+	}
+	testutil.Equal(t, "merged text", text.String(), sentence)
+	t.Logf("41 word deltas arrived as %d merged deltas", len(deltas))
+}
+
+func TestFileMode_levelsAreLossy(t *testing.T) {
+	t.Parallel()
+	const levels = 24
+	srv, _, rec := fileGame(t, &enginetest.Options{
+		Faults: enginetest.Faults{Delay: 20 * time.Millisecond},
+		Responder: func(enginetest.Request) enginetest.Script {
+			return enginetest.Script{Sentences: []string{"Yes."}, Levels: levels}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := card.Parse([]byte(fmCard))
+	testutil.Success(t, err)
+	r, err := srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: c})
+	testutil.Success(t, err)
+	_, err = r.Wait(ctx)
+	testutil.Success(t, err)
+	got := rec.inbound(t, "voice.capture.level")
+	if len(got) == 0 || len(got) > levels/4 {
+		t.Fatalf("%d of %d level samples arrived; want the newest per 250 ms", len(got), levels)
+	}
+	prev := 0.0
+	for _, l := range got {
+		s := l["seconds"].(float64)
+		if s <= prev {
+			t.Fatalf("levels out of order: %v", got)
+		}
+		prev = s
+	}
+	t.Logf("%d level samples sent, %d kept", levels, len(got))
+}
