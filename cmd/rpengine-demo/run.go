@@ -63,8 +63,7 @@ type app struct {
 	noDevice  bool // said once that there is no sound device
 	recorder  *audio.Recorder
 	noMic     bool
-	closing   atomic.Bool  // the demo is shutting the server down
-	welcomed  atomic.Value // string: the last session whose welcome was sent (set by onSession)
+	closing   atomic.Bool // the demo is shutting the server down
 	sigs      chan os.Signal
 	lines     chan string // interactive input, closed at EOF
 	pending   []string    // lines taken back from lines
@@ -280,7 +279,6 @@ func (a *app) onSession(info rpengine.SessionInfo, ended bool) {
 		a.con.Printf("rpengine-demo: engine disconnected (session %s)", info.ID)
 		return
 	}
-	a.welcomed.Store(info.ID)
 	a.con.Printf("rpengine-demo: engine connected: %s, session %s", info.ClientVersion, info.ID)
 }
 

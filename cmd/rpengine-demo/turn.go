@@ -104,7 +104,7 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 	ctx, cancel := a.waitContext()
 	defer cancel()
 	stop, interrupted := a.interruptible(cancel)
-	err := a.waitWelcomed(ctx)
+	err := a.waitReady(ctx)
 	var r *rpengine.Reply
 	if err == nil {
 		r, err = start(ctx)
@@ -161,31 +161,28 @@ func (a *app) waitText() string {
 	return "(Ctrl-C quits)"
 }
 
-// waitWelcomed waits until the live session's welcome has been sent
-// (OnSession has run for it), so "engine connected" is shown before the
-// turn goes out. (Servers before e32a1d1 made a session live just before
-// writing welcome, and a request sent at once could beat it.)
-//
-// It then gives the engine up to capacityGrace to send its first
-// capacity.update (sent right after welcome), so that work is submitted
-// knowing whether the engine accepts it, as the protocol asks.
-func (a *app) waitWelcomed(ctx context.Context) error {
+// waitReady waits for a live session, then gives the engine up to
+// capacityGrace to send its first capacity.update (sent right after
+// welcome), so that work is submitted knowing whether the engine accepts
+// it, as the protocol asks. (The server makes a session live only once
+// welcome is written, so nothing can overtake welcome.)
+func (a *app) waitReady(ctx context.Context) error {
+	if _, err := a.srv.WaitSession(ctx); err != nil {
+		return err
+	}
+	grace := time.NewTimer(capacityGrace)
+	defer grace.Stop()
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
-	var since time.Time // when session id was first seen welcomed
-	var id string
 	for {
-		if info, live := a.srv.Session(); live && a.welcomed.Load() == info.ID {
-			if id != info.ID {
-				id, since = info.ID, time.Now()
-			}
-			if c, ok := a.srv.Capacity(); (ok && c.Known) || time.Since(since) >= capacityGrace {
-				return nil
-			}
+		if c, ok := a.srv.Capacity(); !ok || c.Known {
+			return nil // known, or the session ended: Reply waits for the next
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-grace.C:
+			return nil
 		case <-t.C:
 		}
 	}
