@@ -110,10 +110,12 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 	return nil
 }
 
-// Close closes the connection with status 1000, fails pending calls with
-// a *DisconnectError wrapping net.ErrClosed, cancels running atom
-// handlers' contexts, waits for every goroutine of the client (including
-// atom handlers that ignore their context), and closes Events. It is
+// Close closes the connection with status 1000 (waiting at most 5 s for
+// the Harness's close frame, which a hung Harness never sends), fails
+// pending calls with a *DisconnectError wrapping net.ErrClosed, cancels
+// running atom handlers' contexts, waits for every goroutine of the
+// client (including atom handlers that ignore their context), and closes
+// Events. It is
 // idempotent and always returns nil. Because it waits for them, it must
 // not be called from an [AtomFunc] or from Options.State: that would
 // wait for itself.

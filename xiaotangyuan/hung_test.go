@@ -189,3 +189,18 @@ func TestClient_UpgradeUnanswered(t *testing.T) {
 		testutil.Equal(t, "Close cut Connect short", time.Since(start), 6*time.Second)
 	})
 }
+
+// Close does not wait more than 5 s for a hung Harness's close frame.
+func TestClient_CloseHungHarness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.HTTPClient = hungHarness(t, nil)
+		opts.PingInterval = -1
+		c, err := xty.New(opts)
+		testutil.Success(t, err)
+		testutil.Success(t, c.Connect(context.Background()))
+		start := time.Now()
+		testutil.Success(t, c.Close())
+		testutil.Equal(t, "closed after", time.Since(start), 5*time.Second)
+	})
+}
