@@ -9,7 +9,7 @@
 //	rpcard extract CARD.png        the card JSON embedded in a PNG
 //
 // FILE may be "-" for stdin, a JSON file or a PNG card. Flags may come
-// before or after the operands. Exit status: 0 ok, 1 invalid input of any
+// before or after the operands; after "--" everything is an operand. Exit status: 0 ok, 1 invalid input of any
 // kind, 2 usage.
 package main
 
@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
@@ -42,7 +44,7 @@ commands:
   extract CARD.png        print the card JSON embedded in a PNG
 
 FILE may be "-" for stdin, a .json file or a .png card. Flags may come before
-or after the operands.
+or after the operands; after -- everything is an operand.
 
 exit status: 0 ok, 1 invalid input of any kind, 2 usage
 `
@@ -104,20 +106,34 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitInvalid
 }
 
-// parseInterspersed lets flags come before or after the operands.
+// parseInterspersed lets flags come before or after the operands. After
+// "--" everything is an operand, so a file named "-x.json" can be given.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var operands []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		rest := fs.Args()
+		if consumed := args[:len(args)-len(rest)]; endsWithTerminator(consumed) {
+			return append(operands, rest...), nil
+		}
+		if len(rest) == 0 {
 			return operands, nil
 		}
-		operands = append(operands, args[0])
-		args = args[1:]
+		operands = append(operands, rest[0])
+		args = rest[1:]
 	}
+}
+
+// endsWithTerminator reports whether flag parsing stopped at a "--" that
+// was not the value of -o.
+func endsWithTerminator(consumed []string) bool {
+	n := len(consumed)
+	if n == 0 || consumed[n-1] != "--" {
+		return false
+	}
+	return n == 1 || (consumed[n-2] != "-o" && consumed[n-2] != "--o")
 }
 
 func (e *env) dispatch(cmd string, ops []string) error {
@@ -146,20 +162,31 @@ func (e *env) dispatch(cmd string, ops []string) error {
 	return e.extract(ops[0])
 }
 
+// maxInput bounds what rpcard reads from one file or stdin: a PNG holds
+// the card as base64 beside the image, so it may be well over the 8 MiB
+// card limit.
+const maxInput = 64 << 20
+
 // read returns the JSON in the named file: stdin for "-", the embedded
-// card for a PNG (recognized by its signature, whatever the name).
+// card for a PNG (a file named .png, or any input with the PNG signature).
 func (e *env) read(name string) ([]byte, error) {
-	var b []byte
-	var err error
-	if name == "-" {
-		b, err = io.ReadAll(io.LimitReader(e.stdin, 64<<20))
-	} else {
-		b, err = os.ReadFile(name)
+	r := e.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
 	}
+	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if bytes.HasPrefix(b, []byte("\x89PNG")) {
+	if len(b) > maxInput {
+		return nil, fmt.Errorf("%s: larger than the %d MiB rpcard reads", name, maxInput>>20)
+	}
+	if bytes.HasPrefix(b, []byte("\x89PNG")) || strings.EqualFold(filepath.Ext(name), ".png") {
 		if b, err = card.ExtractPNG(b); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

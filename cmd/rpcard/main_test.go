@@ -186,6 +186,47 @@ func TestRpcard_png(t *testing.T) {
 	if !strings.Contains(r.stderr, "malformed PNG") {
 		t.Fatalf("stderr %q", r.stderr)
 	}
+	v := rpcard(t, "", "validate", file)
+	testutil.Equal(t, "validate a PNG", v.stdout, file+": valid\n")
+	v1, err := os.ReadFile(cards + "v1.json")
+	testutil.Success(t, err)
+	v1png := filepath.Join(t.TempDir(), "v1.png")
+	testutil.Success(t, os.WriteFile(v1png, pngWith(v1), 0o644))
+	f := rpcard(t, "", "fix", v1png)
+	testutil.Equal(t, "fix a PNG: exit", f.code, 0)
+	if !strings.Contains(f.stdout, `"spec": "chara_card_v2"`) || !strings.Contains(f.stderr, "upgraded a V1 card") {
+		t.Fatalf("fix of a PNG: stdout %q stderr %q", f.stdout, f.stderr)
+	}
+	// A .png name with JSON inside is refused as a PNG, not read as JSON.
+	fake := filepath.Join(t.TempDir(), "fake.png")
+	testutil.Success(t, os.WriteFile(fake, card, 0o644))
+	r = rpcard(t, "", "validate", fake)
+	testutil.Equal(t, "JSON named .png: exit", r.code, 1)
+	if !strings.Contains(r.stderr, "not a PNG file") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+}
+
+// TestRpcard_operands: "--" ends the flags, so a file whose name starts
+// with "-" can be named; stdin is bounded with a clear error.
+func TestRpcard_operands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	min, err := os.ReadFile(cards + "minimal.json")
+	testutil.Success(t, err)
+	testutil.Success(t, os.WriteFile(filepath.Join(dir, "-m.json"), min, 0o644))
+	testutil.Success(t, os.WriteFile(filepath.Join(dir, "-n.json"), min, 0o644))
+	cmd := exec.Command(binary_, "validate", "--", "-m.json", "-n.json")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	testutil.Success(t, err)
+	testutil.Equal(t, "output", string(out), "-m.json: valid\n-n.json: valid\n")
+
+	r := rpcard(t, strings.Repeat(" ", 64<<20+1), "hash", "--force", "-")
+	testutil.Equal(t, "oversized stdin: exit", r.code, 1)
+	if !strings.Contains(r.stderr, "larger than the 64 MiB") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
 }
 
 // pngWith builds a minimal PNG (signature, IHDR, tEXt chara, IEND); the
