@@ -9,8 +9,8 @@
 //	rpcard extract CARD.png        the card JSON embedded in a PNG
 //
 // FILE may be "-" for stdin, a JSON file or a PNG card. Flags may come
-// before or after the operands; after "--" everything is an operand. Exit status: 0 ok, 1 invalid input of any
-// kind, 2 usage.
+// before or after the operands; after "--" everything is an operand.
+// Exit status: 0 ok, 1 invalid input of any kind, 2 usage.
 package main
 
 import (
