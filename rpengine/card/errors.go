@@ -21,8 +21,10 @@ type ParseError struct {
 	Err     error // ErrTooLarge, or nil
 }
 
+// Unwrap returns [ErrTooLarge] for an oversized document, else nil.
 func (e *ParseError) Unwrap() error { return e.Err }
 
+// Error formats the fault with its pointer and byte offset.
 func (e *ParseError) Error() string {
 	return fmt.Sprintf("card: parse: %s at %q (byte %d)", e.Msg, e.Pointer, e.Offset)
 }
@@ -34,6 +36,8 @@ type ValidationError struct{ Violations []Violation }
 // Violation is one broken rule: where (RFC 6901 JSON Pointer) and what.
 type Violation struct{ Pointer, Message string }
 
+// Error names the first three violations and counts them all; the full
+// list is in Violations.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "card: invalid character card (%d violations)", len(e.Violations))
@@ -58,6 +62,7 @@ type UnsafeNumberError struct {
 	Literal string // the number as written
 }
 
+// Error names the number and where it is.
 func (e *UnsafeNumberError) Error() string {
 	return fmt.Sprintf("card: not hash-safe: number %s at %q may canonicalize differently in the engine", e.Literal, e.Pointer)
 }
@@ -66,12 +71,13 @@ func (e *UnsafeNumberError) Error() string {
 // apply. Index is the operation's position in the patch (-1 when the patch
 // as a whole is at fault).
 type PatchError struct {
-	Index int
-	Op    string
-	Path  string
-	Err   error
+	Index int    // position of the operation in the patch, or -1
+	Op    string // the operation's op member
+	Path  string // the operation's path member, as given
+	Err   error  // the fault
 }
 
+// Error names the operation (index, op and path) and the fault.
 func (e *PatchError) Error() string {
 	if e.Index < 0 {
 		return fmt.Sprintf("card: patch: %v", e.Err)
@@ -79,6 +85,7 @@ func (e *PatchError) Error() string {
 	return fmt.Sprintf("card: patch op %d (%s %q): %v", e.Index, e.Op, e.Path, e.Err)
 }
 
+// Unwrap returns the underlying fault.
 func (e *PatchError) Unwrap() error { return e.Err }
 
 // ResyncError is returned by [Planner.Resync] when no retry can succeed:
@@ -89,6 +96,7 @@ type ResyncError struct {
 	Reason string
 }
 
+// Error names the key and why no retry can succeed.
 func (e *ResyncError) Error() string {
 	return fmt.Sprintf("card: resync of %s/%s impossible: %s", e.Key.IntegrationID, e.Key.CharacterID, e.Reason)
 }
