@@ -449,7 +449,7 @@ func (p *Player) renderMono(dst []float32) {
 			p.fadePos = target
 		}
 		if p.dropping && (p.fadePos == 0 || p.read.Load() >= p.dropTo) {
-			p.drop()
+			p.drop(paused)
 			continue
 		}
 		if paused && p.fadePos == 0 {
@@ -459,6 +459,9 @@ func (p *Player) renderMono(dst []float32) {
 		r := p.read.Load()
 		if r >= p.write.Load() {
 			clear(dst[i:])
+			if paused {
+				p.fadePos = 0 // nothing sounds: audio arriving now stays paused
+			}
 			if p.inReply && !paused {
 				if !p.starving {
 					p.underruns.Add(1)
@@ -515,9 +518,13 @@ func (p *Player) ramp(out, src []float32, target int) int {
 }
 
 // drop discards the slots queued before the interrupt and ends the reply.
-func (p *Player) drop() {
+// What follows starts at full level, or silent if the player is paused.
+func (p *Player) drop(paused bool) {
 	if r := p.read.Load(); r < p.dropTo {
 		p.read.Store(p.dropTo)
 	}
 	p.dropping, p.inReply, p.starving, p.fadePos = false, false, false, p.fadeFrames
+	if paused {
+		p.fadePos = 0
+	}
 }

@@ -201,6 +201,58 @@ func TestPlayer_pause(t *testing.T) {
 	testutil.Equal(t, "then silence", got[1400], float32(0))
 }
 
+// TestPlayer_pausedStaysSilent checks that a paused player makes no sound
+// at all when audio arrives while it is paused: neither when it was idle
+// nor after an interrupt (both used to leak a 5 ms fade-out blip), and
+// that Resume then fades the new audio in from its first sample.
+func TestPlayer_pausedStaysSilent(t *testing.T) {
+	t.Parallel()
+	dc := make([]int16, 1000)
+	for i := range dc {
+		dc[i] = 16384
+	}
+	silent := func(t *testing.T, got []float32, what string) {
+		t.Helper()
+		for i, v := range got {
+			if v != 0 {
+				t.Fatalf("%s: frame %d is %v while paused", what, i, v)
+			}
+		}
+	}
+	resumes := func(t *testing.T, p *Player, f *fakeDevice) {
+		t.Helper()
+		p.Resume()
+		got := render(f, 1000, 100)
+		if got[0] <= 0 || got[0] >= 0.5/float32(p.fadeFrames)+1e-6 || got[p.fadeFrames] != 0.5 {
+			t.Fatalf("resume: first %v, after the fade %v", got[0], got[p.fadeFrames])
+		}
+		testutil.Equal(t, "last sample", got[999], float32(0.5))
+	}
+	t.Run("idle", func(t *testing.T) {
+		t.Parallel()
+		o, f := newTestOutput(t, 16000, 1)
+		p := newTestPlayer(t, o, nil)
+		p.Pause()
+		render(f, 160, 160)
+		testutil.Success(t, p.Enqueue(Segment{Reply: "r", SampleRate: 16000, Samples: dc, Final: true}))
+		silent(t, render(f, 1600, 160), "idle then enqueued")
+		resumes(t, p, f)
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		t.Parallel()
+		o, f := newTestOutput(t, 16000, 1)
+		p := newTestPlayer(t, o, nil)
+		testutil.Success(t, p.Enqueue(Segment{Reply: "a", SampleRate: 16000, Samples: dc, Final: true}))
+		render(f, 200, 100)
+		p.Pause()
+		render(f, 200, 100) // fades out, holds
+		p.Interrupt()
+		testutil.Success(t, p.Enqueue(Segment{Reply: "b", SampleRate: 16000, Samples: dc, Final: true}))
+		silent(t, render(f, 1600, 160), "interrupted then enqueued")
+		resumes(t, p, f)
+	})
+}
+
 func TestPlayer_volumePanMix(t *testing.T) {
 	t.Parallel()
 	o, f := newTestOutput(t, 16000, 2)
