@@ -102,7 +102,7 @@ func TestFaults(t *testing.T) {
 		t.Run("gameStopsReading", func(t *testing.T) { t.Parallel(); testFaultStopsReading(t) })
 		t.Run("duplicatedEngine", func(t *testing.T) { t.Parallel(); testFaultDuplicated(t) })
 	})
-	checkFDs(t, fdBefore, 2)
+	checkFDs(t, fdBefore, 0)
 	t.Logf("faults injected and survived: %d", faultsInjected.Load())
 }
 
