@@ -3,6 +3,7 @@ package audio
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // ErrNoDevice reports that no sound device can be opened: the program was
@@ -48,4 +49,19 @@ func (e *FormatError) Error() string {
 
 func formatErrorf(off int64, unsupported bool, format string, args ...any) error {
 	return &FormatError{Offset: off, Reason: fmt.Sprintf(format, args...), Unsupported: unsupported}
+}
+
+// stickyError keeps the first error reported from the audio thread, for
+// the Err methods of [Output] and [Recorder]. Safe for concurrent use.
+type stickyError struct{ p atomic.Pointer[error] }
+
+// set records err unless an error was recorded before.
+func (s *stickyError) set(err error) { s.p.CompareAndSwap(nil, &err) }
+
+// get returns the recorded error, or nil.
+func (s *stickyError) get() error {
+	if p := s.p.Load(); p != nil {
+		return *p
+	}
+	return nil
 }

@@ -45,7 +45,7 @@ type Output struct {
 	rate     int
 	channels int
 	players  atomic.Pointer[[]*Player] // snapshot read by the callback
-	err      atomic.Pointer[error]     // sticky device error
+	err      stickyError               // set on the audio thread
 
 	mu     sync.Mutex // guards following
 	list   []*Player
@@ -86,16 +86,11 @@ func openOutput(opts *OutputOptions, open opener) (_ *Output, err error) {
 	return o, nil
 }
 
-func (o *Output) fail(err error) { o.err.CompareAndSwap(nil, &err) }
+func (o *Output) fail(err error) { o.err.set(err) }
 
 // Err returns the first error the device reported on its own thread (for
 // example a device that stopped unexpectedly), or nil. Once set it stays.
-func (o *Output) Err() error {
-	if p := o.err.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (o *Output) Err() error { return o.err.get() }
 
 // SampleRate returns the device rate in Hz.
 func (o *Output) SampleRate() int { return o.rate }

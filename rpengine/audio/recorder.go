@@ -101,7 +101,7 @@ type Recorder struct {
 	maxLen   int
 	window   int // level window in output samples
 	limit    chan struct{}
-	err      atomic.Pointer[error]
+	err      stickyError // set on the audio thread
 
 	// published by the audio thread
 	frames  atomic.Int64
@@ -159,16 +159,11 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 	return r, nil
 }
 
-func (r *Recorder) fail(err error) { r.err.CompareAndSwap(nil, &err) }
+func (r *Recorder) fail(err error) { r.err.set(err) }
 
 // Err returns the first error the device reported on its own thread, or
 // nil. Once set it stays.
-func (r *Recorder) Err() error {
-	if p := r.err.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (r *Recorder) Err() error { return r.err.get() }
 
 // Limit receives a value when a capture reaches MaxDuration; recording
 // has then stopped taking input and the caller should call Stop.

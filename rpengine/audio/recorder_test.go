@@ -2,6 +2,7 @@ package audio
 
 import (
 	"encoding/base64"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -163,6 +164,18 @@ func TestRecorder_close(t *testing.T) {
 	testutil.Success(t, r.Close())
 	testutil.Equal(t, "device stopped", f.running(), false)
 	testutil.ErrorIs(t, r.Start(), ErrClosed)
+}
+
+func TestRecorder_stickyError(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 48000, 1, nil)
+	testutil.Success(t, r.Err())
+	boom := errors.New("microphone unplugged")
+	f.cfg.failed(boom)
+	f.cfg.failed(errors.New("later"))
+	testutil.ErrorIs(t, r.Err(), boom)
+	testutil.ErrorIs(t, r.Start(), boom)
+	testutil.Equal(t, "recording", r.Recording(), false)
 }
 
 func TestRecorder_callbackAllocs(t *testing.T) {
