@@ -91,7 +91,7 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 	}
 	if c.started {
 		c.mu.Unlock()
-		return errStarted
+		return errConnected
 	}
 	c.started = true
 	c.wg.Add(1)

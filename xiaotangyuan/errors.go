@@ -45,6 +45,10 @@ var (
 // in the hello, so the set is frozen once the first hello is sent.
 var errStarted = errors.New("xiaotangyuan: atoms must be registered before Connect")
 
+// errConnected is returned by a second Connect: the client reconnects by
+// itself, so one successful Connect is all it takes.
+var errConnected = errors.New("xiaotangyuan: Connect was already called")
+
 // RPCError is an error response from the Harness. Its text is
 // "xiaotangyuan: <method>: harness error <code>: <message>".
 type RPCError struct {
