@@ -63,7 +63,10 @@ func (o *PlayerOptions) withDefaults() PlayerOptions {
 	return c
 }
 
-// Position is what a player has played of a reply.
+// Position is what a player has played of a reply. Frames count as played
+// when the device callback takes them; the listener hears them one device
+// buffer later (about 30 ms with the default 10 ms period, as miniaudio
+// keeps 3 periods), well inside lip-sync tolerance (notes/audio.md §6.3).
 type Position struct {
 	// Reply is the reply of the segment playing (or last played).
 	Reply string
