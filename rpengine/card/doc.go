@@ -78,7 +78,8 @@
 //
 // Input size is bounded ([MaxSize]), nesting is bounded (512 levels), copy
 // operations in patches cannot grow a document past MaxSize, a panic inside
-// evanphx becomes an error, and PNG chunk lengths and CRCs are checked. The
-// memo key (xxh3) is not cryptographic: cards come from the game itself;
-// the hash sent to the engine is always SHA-256.
+// evanphx becomes an error, PNG chunk lengths and CRCs are checked, and a
+// [Planner] keeps at most [PlannerOptions] MaxKeys characters and MaxBytes
+// of their cards. The memo key (xxh3) is not cryptographic: cards come from
+// the game itself; the hash sent to the engine is always SHA-256.
 package card

@@ -17,6 +17,13 @@ type PlannerOptions struct {
 	// snapshot for that key later and is otherwise harmless. If zero, 4096.
 	MaxKeys int
 
+	// MaxBytes bounds the bytes of accepted cards (and their canonical
+	// forms) the planner keeps to patch from, summed over all keys. Past
+	// it, the cards of other keys are dropped and only their hashes kept,
+	// which costs a snapshot instead of a patch for them later. If zero,
+	// 64 MiB.
+	MaxBytes int
+
 	// DisablePatches makes the planner choose only snapshots and references.
 	DisablePatches bool
 }
@@ -29,6 +36,9 @@ func (o *PlannerOptions) withDefaults() PlannerOptions {
 	if r.MaxKeys <= 0 {
 		r.MaxKeys = 4096
 	}
+	if r.MaxBytes <= 0 {
+		r.MaxBytes = 64 << 20
+	}
 	return r
 }
 
@@ -37,6 +47,14 @@ type keyState struct {
 	engineHash Digest // the authority: the hash the engine reported
 	card       *Card  // the card it accepted, when the caller told us
 	canonical  []byte // card's canonical JSON, computed on first patch
+}
+
+// size is what st counts toward MaxBytes.
+func (st *keyState) size() int {
+	if st.card == nil {
+		return 0
+	}
+	return len(st.card.raw) + len(st.canonical)
 }
 
 // Planner chooses the cheapest transfer that can succeed for each card a
@@ -50,6 +68,7 @@ type Planner struct {
 	// us (a snapshot with targetHash was refused): they are sent without
 	// targetHash and never patched.
 	distrust map[Digest]struct{}
+	bytes    int // sum of keyState.size over keys
 }
 
 // NewPlanner returns a planner for a new session. nil opts means defaults.
@@ -62,6 +81,7 @@ func NewPlanner(opts *PlannerOptions) *Planner {
 func (p *Planner) Reset() {
 	clear(p.keys)
 	clear(p.distrust)
+	p.bytes = 0
 }
 
 // trusted reports whether c's hash can be sent as targetHash: it is
@@ -95,7 +115,7 @@ func (p *Planner) Plan(k Key, c *Card) (Transfer, error) {
 			h := c.digest
 			return Transfer{Mode: ModeReference, TargetHash: &h}, nil
 		}
-		if t, ok := p.patch(st, c); ok {
+		if t, ok := p.patch(k, st, c); ok {
 			return t, nil
 		}
 	}
@@ -113,7 +133,7 @@ func (p *Planner) snapshot(c *Card) Transfer {
 
 // patch returns a verified patch transfer from the engine's card to c, if
 // one is possible and smaller than the snapshot.
-func (p *Planner) patch(st *keyState, c *Card) (Transfer, bool) {
+func (p *Planner) patch(k Key, st *keyState, c *Card) (Transfer, bool) {
 	if p.opts.DisablePatches || st.card == nil || !p.trusted(c) || !p.trusted(st.card) || st.engineHash != st.card.digest {
 		return Transfer{}, false
 	}
@@ -123,6 +143,8 @@ func (p *Planner) patch(st *keyState, c *Card) (Transfer, bool) {
 			return Transfer{}, false
 		}
 		st.canonical = canon
+		p.bytes += len(canon)
+		p.trim(k)
 	}
 	ops, ok := planPatch(st.canonical, c, len(c.raw))
 	if !ok {
@@ -142,19 +164,44 @@ func (p *Planner) Accepted(k Key, c *Card, h Digest) {
 	if st == nil {
 		if len(p.keys) >= p.opts.MaxKeys {
 			for old := range p.keys {
-				delete(p.keys, old)
+				p.forget(old)
 				break
 			}
 		}
 		st = &keyState{}
 		p.keys[k] = st
 	}
+	p.bytes -= st.size()
 	if st.card != c || st.engineHash != h {
 		st.canonical = nil
 	}
 	st.engineHash, st.card = h, c
+	p.bytes += st.size()
+	p.trim(k)
 	if c != nil && c.digest != h {
 		p.markDistrust(c.digest)
+	}
+}
+
+// forget drops everything known about k.
+func (p *Planner) forget(k Key) {
+	if st := p.keys[k]; st != nil {
+		p.bytes -= st.size()
+		delete(p.keys, k)
+	}
+}
+
+// trim drops the cards (keeping the hashes) of keys other than keep until
+// the kept cards fit in MaxBytes.
+func (p *Planner) trim(keep Key) {
+	for k, st := range p.keys {
+		if p.bytes <= p.opts.MaxBytes {
+			return
+		}
+		if k != keep {
+			p.bytes -= st.size()
+			st.card, st.canonical = nil, nil
+		}
 	}
 }
 
@@ -182,7 +229,7 @@ func (p *Planner) Resync(k Key, c *Card, sent Transfer) (Transfer, error) {
 	if c == nil {
 		return Transfer{}, errNilCard
 	}
-	delete(p.keys, k)
+	p.forget(k)
 	if sent.Mode == ModeSnapshot {
 		if sent.TargetHash == nil {
 			return Transfer{}, &ResyncError{Key: k, Reason: "the engine refused a snapshot sent without targetHash; a hash disagreement cannot cause that, so resending cannot succeed"}

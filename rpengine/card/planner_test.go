@@ -457,3 +457,57 @@ func TestPlanner_distrustBounded(t *testing.T) {
 	}
 	testutil.Equal(t, "bounded", len(p.distrust), 3)
 }
+
+// TestPlanner_maxBytes: the cards kept to patch from are bounded in bytes;
+// a key whose card was dropped costs a snapshot, never a wrong transfer,
+// and the latest accepted card is kept.
+func TestPlanner_maxBytes(t *testing.T) {
+	t.Parallel()
+	base := mustParse(t, string(readCard(t, "full.json")))
+	p := NewPlanner(&PlannerOptions{MaxBytes: 3 * len(base.Bytes())})
+	check := func(when string) {
+		t.Helper()
+		sum := 0
+		for _, st := range p.keys {
+			sum += st.size()
+		}
+		testutil.Equal(t, when+": bytes accounted", p.bytes, sum)
+		if p.bytes > p.opts.MaxBytes {
+			t.Fatalf("%s: %d bytes kept, limit %d", when, p.bytes, p.opts.MaxBytes)
+		}
+	}
+	rename := func(c *Card, name string) *Card {
+		return edit(t, c.Bytes(), `[{"op":"replace","path":"/data/name","value":"`+name+`"}]`)
+	}
+	for i := 0; i < 5; i++ {
+		k := Key{"g", strconv.Itoa(i)}
+		c := rename(base, "N"+strconv.Itoa(i))
+		p.Accepted(k, c, digestOf(c))
+		check("accepted " + k.CharacterID)
+		tr, err := p.Plan(k, rename(c, "M"))
+		testutil.Success(t, err)
+		testutil.Equal(t, "the latest card is kept: patch", tr.Mode, ModePatch)
+		check("planned " + k.CharacterID)
+	}
+	dropped := 0
+	for i := 0; i < 5; i++ {
+		k := Key{"g", strconv.Itoa(i)}
+		c := rename(base, "N"+strconv.Itoa(i))
+		tr, _ := p.Plan(k, c)
+		testutil.Equal(t, "the hash is kept: reference", tr.Mode, ModeReference)
+		if tr, _ = p.Plan(k, rename(c, "M")); tr.Mode == ModeSnapshot {
+			dropped++
+			testutil.Equal(t, "a dropped card's target keeps its hash", *tr.TargetHash, digestOf(rename(c, "M")))
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("no card was dropped")
+	}
+	sent, _ := p.Plan(Key{"g", "4"}, rename(base, "X"))
+	_, err := p.Resync(Key{"g", "4"}, rename(base, "X"), sent)
+	testutil.Success(t, err)
+	check("resync")
+	p.Reset()
+	check("reset")
+	testutil.Equal(t, "nothing after reset", p.bytes, 0)
+}
