@@ -37,8 +37,12 @@ func TestResampler_chunking(t *testing.T) {
 					fed := 0
 					for fed < len(x)/ch {
 						n := min(chunk, len(x)/ch-fed)
+						before := len(got)
 						got, err = r.Append(got, x[fed*ch:(fed+n)*ch])
 						testutil.Success(t, err)
+						if emitted := (len(got) - before) / ch; emitted > r.MaxOutFrames(n) {
+							t.Fatalf("chunk %d: %d frames emitted, MaxOutFrames(%d) = %d", chunk, emitted, n, r.MaxOutFrames(n))
+						}
 						fed += n
 						ideal := float64(fed) * float64(p.out) / float64(p.in)
 						if frames := float64(len(got) / ch); frames < ideal-1e-9 || frames > ideal+1 {
