@@ -43,6 +43,12 @@ func checkArgs(args json.RawMessage) error {
 		}
 		if t, ok := tok.(json.Delim); ok && (t == '}' || t == ']') {
 			stack = stack[:len(stack)-1]
+			if len(stack) == 0 { // the arguments object ended: nothing may follow
+				if _, err := d.Token(); err != io.EOF {
+					return errors.New("arguments: data after the object")
+				}
+				return nil
+			}
 			continue
 		}
 		if len(stack) > 0 {

@@ -1,6 +1,7 @@
 package xiaotangyuan
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -39,6 +40,9 @@ func Test_checkArgs(t *testing.T) {
 		{"string 501", `{"s":"` + strings.Repeat("a", 501) + `"}`, false},
 		{"long key", `{"` + strings.Repeat("k", 501) + `":1}`, false},
 		{"broken", `{"a":`, false},
+		{"trailing value", `{}0`, false},
+		{"two objects", `{"a":1} {"b":2}`, false},
+		{"trailing space", "{\"a\":1} \n", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -50,4 +54,22 @@ func Test_checkArgs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckArgs feeds arbitrary atom arguments (they come from the
+// Harness) to the limit check: it must not panic, and what it accepts is
+// a valid JSON object.
+func FuzzCheckArgs(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":"c"}]}`, `{"a":`, `[1]`, `{"a":1}}`, `{"a":[}`, `  {"x":null} `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if checkArgs(b) != nil {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("accepted %q, which is not a JSON object: %v", b, err)
+		}
+	})
 }
