@@ -219,3 +219,30 @@ func TestClient_AtomResultTooLarge(t *testing.T) {
 		testutil.Equal(t, "code", strings.Contains(e.rec.String(), `"code":-32010`), true)
 	})
 }
+
+// Close cancels a running atom handler's context at once (not at its 15 s
+// deadline) and waits for the handler to return.
+func TestClient_AtomCancelledByClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			_, err := turn.CallAtom(ctx, "game.wait", nil)
+			return "", err
+		}
+		started := make(chan struct{})
+		var handlerErr error
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, func(c *xty.Client) {
+			c.HandleAtom("game.wait", func(ctx context.Context, _ json.RawMessage) (any, error) {
+				close(started)
+				<-ctx.Done()
+				handlerErr = ctx.Err()
+				return nil, ctx.Err()
+			})
+		})
+		go e.c.Chat(context.Background(), "go", nil)
+		<-started
+		start := time.Now()
+		testutil.Success(t, e.c.Close())
+		testutil.ErrorIs(t, handlerErr, context.Canceled) // set before Close returned
+		testutil.Equal(t, "Close took", time.Since(start), time.Duration(0))
+	})
+}
