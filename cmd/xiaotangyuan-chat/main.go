@@ -108,6 +108,7 @@ func chat(ctx context.Context, c *xty.Client, h *xtytest.Harness, game string, i
 			lines <- sc.Text()
 		}
 	}()
+	sess := &session{c: c, h: h, game: game, p: p}
 	for {
 		var line string
 		var ok bool
@@ -116,49 +117,60 @@ func chat(ctx context.Context, c *xty.Client, h *xtytest.Harness, game string, i
 			return nil
 		case line, ok = <-lines:
 		}
-		if !ok {
+		if !ok || !sess.line(ctx, strings.TrimSpace(line)) {
 			return nil
-		}
-		line = strings.TrimSpace(line)
-		var err error
-		switch cmd, arg, _ := strings.Cut(line, " "); cmd {
-		case "":
-			continue
-		case "/quit":
-			return nil
-		case "/ping":
-			if err = c.Ping(ctx); err == nil {
-				p.printf("pong\n")
-			}
-		case "/save":
-			// Hashed like --save, so that a slot named either way is the
-			// same save for the Harness.
-			if arg = strings.TrimSpace(arg); arg == "" {
-				err = errors.New("usage: /save NAME")
-			} else {
-				err = c.SetSaveID(ctx, xty.SaveID(game, arg))
-			}
-		case "/proactive":
-			if h == nil {
-				err = errors.New("/proactive needs --fake")
-			} else {
-				h.Proactive("Still there? It is getting dark.")
-			}
-		case "/retry":
-			var r xty.Reply
-			if r, err = c.Retry(ctx, nil); err == nil {
-				p.reply(r)
-			}
-		default:
-			var r xty.Reply
-			if r, err = c.Chat(ctx, line, &xty.ChatContext{PlayerName: "player"}); err == nil {
-				p.reply(r)
-			}
-		}
-		if err != nil {
-			p.printf("error: %v\n", err)
 		}
 	}
+}
+
+// session runs the commands and chat lines of one terminal chat.
+type session struct {
+	c    *xty.Client
+	h    *xtytest.Harness // nil without --fake
+	game string           // the --game prefix of hashed save names
+	p    *printer
+}
+
+// line runs one input line and reports whether to go on.
+func (s *session) line(ctx context.Context, line string) bool {
+	var err error
+	switch cmd, arg, _ := strings.Cut(line, " "); cmd {
+	case "":
+	case "/quit":
+		return false
+	case "/ping":
+		if err = s.c.Ping(ctx); err == nil {
+			s.p.printf("pong\n")
+		}
+	case "/save":
+		// Hashed like --save, so that a slot named either way is the same
+		// save for the Harness.
+		if arg = strings.TrimSpace(arg); arg == "" {
+			err = errors.New("usage: /save NAME")
+		} else {
+			err = s.c.SetSaveID(ctx, xty.SaveID(s.game, arg))
+		}
+	case "/proactive":
+		if s.h == nil {
+			err = errors.New("/proactive needs --fake")
+		} else {
+			s.h.Proactive("Still there? It is getting dark.")
+		}
+	case "/retry":
+		var r xty.Reply
+		if r, err = s.c.Retry(ctx, nil); err == nil {
+			s.p.reply(r)
+		}
+	default:
+		var r xty.Reply
+		if r, err = s.c.Chat(ctx, line, &xty.ChatContext{PlayerName: "player"}); err == nil {
+			s.p.reply(r)
+		}
+	}
+	if err != nil {
+		s.p.printf("error: %v\n", err)
+	}
+	return true
 }
 
 // printer writes stream events and replies without interleaving lines.

@@ -32,7 +32,7 @@ func TestBinaryFake(t *testing.T) {
 	defer cancel()
 	logPath := filepath.Join(dir, "wire.jsonl")
 	cmd := exec.CommandContext(ctx, bin, "--fake", "--game", "demo", "--save", "slot-1", "--record", logPath)
-	cmd.Stdin = strings.NewReader("hello there\nroll a die please\n/retry\n/ping\n/save\n/save slot-2\nbye\n")
+	cmd.Stdin = strings.NewReader("hello there\nroll a die please\n/retry\n/ping\n/save\n/save slot-2\n/proactive\nbye\n/quit\nafter quit\n")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
@@ -43,10 +43,12 @@ func TestBinaryFake(t *testing.T) {
 		"reply: You said: hello there\n",
 		"pong\n",
 		"error: usage: /save NAME\n",
+		"companion (unprompted): Still there? It is getting dark.\n",
 		"reply: You said: bye\n",
 	} {
 		testutil.Equal(t, "output has "+want, strings.Contains(got, want), true)
 	}
+	testutil.Equal(t, "nothing after /quit", strings.Contains(got, "after quit"), false)
 	testutil.Equal(t, "dice rolled", regexp.MustCompile(`reply: You rolled a [1-6]!\n`).MatchString(got), true)
 	testutil.Equal(t, "retry repeats the dice", len(regexp.MustCompile(`reply: You rolled a`).FindAllString(got, -1)), 2)
 	testutil.Equal(t, "reconnected for the save switch", strings.Count(got, "[connected]"), 2)
