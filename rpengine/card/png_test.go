@@ -60,6 +60,7 @@ func TestExtractPNG(t *testing.T) {
 		{"truncated header", good[:len(good)-5], nil, "truncated chunk header"},
 		{"bad crc", func() []byte { b := bytes.Clone(good); b[len(b)-20] ^= 1; return b }(), nil, "bad CRC"},
 		{"length past end", append(bytes.Clone(good[:33]), 0x7f, 0xff, 0xff, 0xff, 't', 'E', 'X', 't', 0, 0, 0, 0), nil, "past the end"},
+		{"unpadded base64", makePNG(t, nil, [][]byte{chunk("tEXt", append([]byte("chara\x00"), base64.RawStdEncoding.EncodeToString(v2[:len(v2)-1])...))}), v2[:len(v2)-1], ""},
 		{"bad base64", makePNG(t, nil, [][]byte{chunk("tEXt", []byte("chara\x00!!!!"))}), nil, "not valid base64"},
 	}
 	for _, tt := range tests {

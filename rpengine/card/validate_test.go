@@ -1,6 +1,7 @@
 package card
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,6 +142,20 @@ func TestRepair_testdata(t *testing.T) {
 			assertKept(t, in, c.Bytes())
 		})
 	}
+	// The values filled in, not only where.
+	c, _, err := Repair(readCard(t, "broken-entry-fields.json"))
+	testutil.Success(t, err)
+	var card struct {
+		Data struct {
+			Book struct {
+				Entries []map[string]any `json:"entries"`
+			} `json:"character_book"`
+		} `json:"data"`
+	}
+	testutil.Success(t, json.Unmarshal(c.Bytes(), &card))
+	e := card.Data.Book.Entries
+	testutil.Equal(t, "entry 0", e[0], map[string]any{"keys": []any{"k"}, "content": "c", "insertion_order": 3.0, "extensions": map[string]any{}, "enabled": true})
+	testutil.Equal(t, "entry 1 keeps enabled false", e[1], map[string]any{"content": "no keys", "enabled": false, "keys": []any{}, "extensions": map[string]any{}, "insertion_order": 0.0})
 }
 
 // assertKept checks that every leaf of the input other than spec and
