@@ -1,6 +1,7 @@
 package card
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -107,7 +108,7 @@ func (p *Planner) Plan(k Key, c *Card) (Transfer, error) {
 	}
 	st := p.keys[k]
 	if st != nil {
-		if st.card != nil && st.card.digest == c.digest {
+		if st.card != nil && sameCard(st.card, c) {
 			h := st.engineHash
 			return Transfer{Mode: ModeReference, TargetHash: &h}, nil
 		}
@@ -120,6 +121,16 @@ func (p *Planner) Plan(k Key, c *Card) (Transfer, error) {
 		}
 	}
 	return p.snapshot(c), nil
+}
+
+// sameCard reports whether a and b are the same card. Equal digests
+// prove it only for hash-safe cards: RFC 8785 rounds numbers, so a card
+// holding 9007199254740993 has the digest of one holding ...992.
+func sameCard(a, b *Card) bool {
+	if a.digest != b.digest {
+		return false
+	}
+	return (!a.unsafe && !b.unsafe) || bytes.Equal(a.raw, b.raw)
 }
 
 func (p *Planner) snapshot(c *Card) Transfer {

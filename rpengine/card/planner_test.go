@@ -421,6 +421,17 @@ func TestPlanner_hashSafety(t *testing.T) {
 	testutil.Equal(t, "not a reference to the twin", tr.Mode, ModeSnapshot)
 	testutil.Equal(t, "no targetHash", tr.TargetHash, (*Digest)(nil))
 
+	// The engine holds the unsafe card (its own hash for it): the twin,
+	// with our same digest, is another card, so not a reference to it.
+	p.Accepted(keyA, unsafe, Digest{7})
+	tr, err = p.Plan(keyA, twin)
+	testutil.Success(t, err)
+	testutil.Equal(t, "the twin is not the engine's card", tr.Mode, ModeSnapshot)
+	tr, err = p.Plan(keyA, mustParse(t, string(unsafe.Bytes())))
+	testutil.Success(t, err)
+	testutil.Equal(t, "the same bytes are", tr.Mode, ModeReference)
+	testutil.Equal(t, "by the engine's hash", *tr.TargetHash, Digest{7})
+
 	p.Accepted(keyA, unsafe, digestOf(unsafe)) // even when the engine agreed on its hash
 	next := edit(t, unsafe.Bytes(), `[{"op":"remove","path":"/data/extensions/id"}]`)
 	testutil.Success(t, next.HashSafe())
