@@ -86,9 +86,15 @@ func (t *Turn) CallAtom(ctx context.Context, atom string, args any) (json.RawMes
 // the player pressing push-to-talk mid-reply.
 func (t *Turn) BargeIn() { t.hc.bargeIn() }
 
+// finish flushes the pending text; the interaction then needs no
+// "started" mark any more (done never sends start), so the set stays
+// bounded by the turns running at once.
 func (t *Turn) finish() {
 	now := time.Now()
 	t.emit(t.acc.flush(now), now)
+	t.hc.mu.Lock()
+	delete(t.hc.started, t.InteractionID)
+	t.hc.mu.Unlock()
 }
 
 func (t *Turn) emit(d pendingDelta, now time.Time) {

@@ -1,8 +1,14 @@
 package xtytest
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
@@ -21,4 +27,34 @@ func Test_accumulator(t *testing.T) {
 	testutil.Equal(t, "held", a.push("x", at(102)), pendingDelta{})
 	testutil.Equal(t, "flush", a.flush(at(103)), pendingDelta{"x", "你好。我是谁?x", true})
 	testutil.Equal(t, "empty flush", a.flush(at(104)), pendingDelta{})
+}
+
+// The "started" marks of finished interactions are forgotten, so a long
+// session does not grow the fake's memory.
+func Test_startedBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(nil)
+		defer h.Close()
+		ws, _, err := websocket.Dial(context.Background(), URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+		testutil.Success(t, err)
+		defer ws.CloseNow()
+		_, _, err = ws.Read(context.Background()) // gateway.ready (a pipe has no buffer)
+		testutil.Success(t, err)
+		send := func(s string) { testutil.Success(t, ws.Write(context.Background(), websocket.MessageText, []byte(s))) }
+		send(`{"jsonrpc":"2.0","id":1,"method":"adapter.hello","params":{"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1","capabilities":["assistant.text-stream"]}}`)
+		for i := 2; i < 5; i++ {
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"chat.send","params":{"text":"hi"}}`, i))
+		}
+		for answers := 0; answers < 4; {
+			_, b, err := ws.Read(context.Background())
+			testutil.Success(t, err)
+			if strings.Contains(string(b), `"id":`) {
+				answers++
+			}
+		}
+		hc := h.snapshot(true)[0]
+		hc.mu.Lock()
+		defer hc.mu.Unlock()
+		testutil.Equal(t, "started marks left", len(hc.started), 0)
+	})
 }
