@@ -37,6 +37,8 @@ func TestDiff(t *testing.T) {
 			testutil.Equal(t, "patch", string(p), tt.want)
 		})
 	}
+	_, err := Diff(nil, mustParse(t, `{}`))
+	testutil.Error(t, err) // not a panic
 }
 
 // FuzzDiff: for any two cards, Diff succeeds and its patch, applied by

@@ -232,8 +232,13 @@ func applyEvanphx(doc, patch []byte) (out []byte, err error) {
 
 // Diff returns an RFC 6902 patch that turns base into target, verified:
 // applied to base it yields a document with target's hash. The patch uses
-// add, remove and replace only, and its values are canonical JSON.
+// add, remove and replace only, and its values are canonical JSON, so for
+// a target that is not hash-safe ([Card.HashSafe]) its numbers are the
+// RFC 8785 forms (1.0 becomes 1; integers beyond 2^53 are rounded).
 func Diff(base, target *Card) (json.RawMessage, error) {
+	if base == nil || target == nil {
+		return nil, errors.New("card: diff: nil card")
+	}
 	cb, err := AppendCanonical(nil, base.raw)
 	if err != nil {
 		return nil, err
