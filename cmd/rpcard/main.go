@@ -280,6 +280,9 @@ func (e *env) diff(baseName, targetName string) error {
 	if err != nil {
 		return err
 	}
+	if err := target.HashSafe(); err != nil {
+		fmt.Fprintf(e.stderr, "rpcard: warning: %s: %v; the patch holds its RFC 8785 form\n", targetName, err)
+	}
 	_, err = fmt.Fprintf(e.stdout, "%s\n", p)
 	return err
 }

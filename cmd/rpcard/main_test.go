@@ -99,6 +99,7 @@ func TestRpcard(t *testing.T) {
 		{name: "hash --force after operand", stdin: unsafeCard, args: []string{"hash", "-", "--force"}, code: 0, stdout: oracleHash(t, []byte(unsafeCard)) + "\n"},
 		{name: "hash --force any document", stdin: `[3, {"b":1,"a":2}]`, args: []string{"hash", "--force", "-"}, code: 0, stdout: oracleHash(t, []byte(`[3,{"a":2,"b":1}]`)) + "\n"},
 		{name: "hash --force malformed", stdin: `[1,]`, args: []string{"hash", "--force", "-"}, code: 1, inStderr: "parse"},
+		{name: "diff to a card that is not hash-safe", stdin: unsafeCard, args: []string{"diff", cards + "minimal.json", "-"}, code: 0, inStdout: `"path":"/data/extensions/w","value":0.5`, inStderr: `warning: -: card: not hash-safe: number 0.5 at "/data/extensions/w"`},
 		{name: "apply", stdin: `[{"op":"replace","path":"/data/name","value":"Bo"}]`, args: []string{"apply", cards + "minimal.json", "-"}, code: 0, inStdout: `"name":"Bo"`},
 		{name: "apply failing patch", stdin: `[{"op":"remove","path":"/data/nope"}]`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: `patch op 0 (remove "/data/nope")`},
 		{name: "apply malformed patch", stdin: `{"op":"add"}`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: "must be a JSON array"},
