@@ -350,7 +350,9 @@ func TestPlayer_resampled(t *testing.T) {
 	a, e := fitSine(got[200:4600], 1000, 48000)
 	thdn := db(a / math.Sqrt2 / e)
 	t.Logf("44.1 -> 48 kHz through the player: THD+N %.1f dB", thdn)
-	if thdn < 80 || math.Abs(db(a/0.5)) > 0.01 {
+	// Segments are int16, so the floor is quantisation (about 92 dB for a
+	// -6 dBFS tone); notes/audio.md asks for 90 dB after int16.
+	if thdn < 90 || math.Abs(db(a/0.5)) > 0.01 {
 		t.Errorf("THD+N %.1f dB, gain %.3f dB across a segment join", thdn, db(a/0.5))
 	}
 	testutil.Equal(t, "underruns", p.Stats().Underruns, int64(0))
