@@ -38,6 +38,16 @@ func randomSamples(rng *rand.Rand, n int) []int16 {
 	return s
 }
 
+// dcSamples returns n samples of the constant v, whose level makes fades
+// and gains easy to read.
+func dcSamples(v int16, n int) []int16 {
+	s := make([]int16, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
 // render pulls total frames in periods of the given sizes (cycled).
 func render(f *fakeDevice, total int, periods ...int) []float32 {
 	var out []float32
@@ -102,10 +112,7 @@ func TestPlayer_underrunFadeIn(t *testing.T) {
 	t.Parallel()
 	o, f := newTestOutput(t, 16000, 1)
 	p := newTestPlayer(t, o, &PlayerOptions{Fade: 10 * time.Millisecond}) // 160 frames
-	dc := make([]int16, 400)
-	for i := range dc {
-		dc[i] = 16384
-	}
+	dc := dcSamples(16384, 400)
 	testutil.Success(t, p.Enqueue(Segment{Reply: "r", Index: 0, SampleRate: 16000, Samples: dc}))
 	got := render(f, 400, 400)
 	testutil.Equal(t, "first segment untouched", got[0], float32(0.5))
@@ -131,10 +138,7 @@ func TestPlayer_interrupt(t *testing.T) {
 	t.Parallel()
 	o, f := newTestOutput(t, 44100, 1)
 	p := newTestPlayer(t, o, nil) // 5 ms fade = 220 frames
-	dc := make([]int16, 44100)
-	for i := range dc {
-		dc[i] = 16384
-	}
+	dc := dcSamples(16384, 44100)
 	testutil.Success(t, p.Enqueue(Segment{Reply: "a", Index: 0, SampleRate: 44100, Samples: dc}))
 	testutil.Success(t, p.Enqueue(Segment{Reply: "a", Index: 1, Final: true, SampleRate: 44100, Samples: dc}))
 	render(f, 1000, 441)
@@ -177,10 +181,7 @@ func TestPlayer_pause(t *testing.T) {
 	t.Parallel()
 	o, f := newTestOutput(t, 44100, 1)
 	p := newTestPlayer(t, o, &PlayerOptions{Fade: time.Second / 441}) // 100 frames
-	s := make([]int16, 2000)
-	for i := range s {
-		s[i] = 8192
-	}
+	s := dcSamples(8192, 2000)
 	testutil.Success(t, p.Enqueue(Segment{Reply: "r", SampleRate: 44100, Samples: s, Final: true}))
 	render(f, 500, 500)
 	p.Pause()
@@ -207,10 +208,7 @@ func TestPlayer_pause(t *testing.T) {
 // that Resume then fades the new audio in from its first sample.
 func TestPlayer_pausedStaysSilent(t *testing.T) {
 	t.Parallel()
-	dc := make([]int16, 1000)
-	for i := range dc {
-		dc[i] = 16384
-	}
+	dc := dcSamples(16384, 1000)
 	silent := func(t *testing.T, got []float32, what string) {
 		t.Helper()
 		for i, v := range got {
@@ -273,10 +271,7 @@ func TestPlayer_volumePanMix(t *testing.T) {
 		}
 	}
 	// A volume change ramps over one period instead of jumping.
-	long := make([]int16, 400)
-	for i := range long {
-		long[i] = 16384
-	}
+	long := dcSamples(16384, 400)
 	testutil.Success(t, a.Enqueue(Segment{Reply: "a2", SampleRate: 16000, Samples: long, Final: true}))
 	a.SetVolume(0)
 	got = render(f, 100, 100)
