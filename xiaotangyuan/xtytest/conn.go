@@ -106,15 +106,26 @@ func newHconn(h *Harness, ws *websocket.Conn) *hconn {
 
 // run sends gateway.ready, then reads until the connection ends, and
 // joins the worker and turns.
+//
+// gateway.ready is written on its own goroutine while the reader already
+// reads: over an unbuffered pipe, a client that sends its hello before
+// reading anything would otherwise block the fake's ready and the fake its
+// hello until a write timeout. No message is handled before ready is on
+// the wire, so it still comes first, as on the real gateway.
 func (hc *hconn) run() {
 	defer hc.wg.Wait()
 	defer hc.cancel()
-	hc.wg.Add(1)
+	readySent := make(chan struct{})
+	hc.wg.Add(2)
 	go hc.work()
-	hc.notify("gateway.ready", map[string]any{
-		"protocolVersion": "1.1",
-		"capabilities":    []string{"assistant.text-stream", "speech.asr-stream", "speech.tts-stream", "speech.barge-in"},
-	})
+	go func() {
+		defer hc.wg.Done()
+		defer close(readySent)
+		hc.notify("gateway.ready", map[string]any{
+			"protocolVersion": "1.1",
+			"capabilities":    []string{"assistant.text-stream", "speech.asr-stream", "speech.tts-stream", "speech.barge-in"},
+		})
+	}()
 	for {
 		_, b, err := hc.ws.Read(hc.ctx)
 		if err != nil {
@@ -124,6 +135,7 @@ func (hc *hconn) run() {
 			hc.ws.CloseNow()
 			return
 		}
+		<-readySent
 		hc.handle(b)
 	}
 }

@@ -270,3 +270,22 @@ func TestHarness_QueueOverflow(t *testing.T) {
 		testutil.Equal(t, "close status", websocket.CloseStatus(err), websocket.StatusPolicyViolation)
 	})
 }
+
+// A sequential client that sends its hello before reading anything (as
+// the Stardew adapter does) is served at once over the unbuffered pipe,
+// and gateway.ready still comes first.
+func TestHarness_HelloBeforeReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.New(nil)
+		defer h.Close()
+		ws, _, err := websocket.Dial(context.Background(), xtytest.URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+		testutil.Success(t, err)
+		defer ws.CloseNow()
+		start := time.Now()
+		r := &raw{t: t, ws: ws}
+		r.send(hello)
+		testutil.Equal(t, "ready first", strings.Contains(r.read(), `"method":"gateway.ready"`), true)
+		testutil.Equal(t, "then the hello result", norm(t, r.read()), `{"id":1,"jsonrpc":"2.0","result":{"accepted":true,"protocolVersion":"1.1"}}`)
+		testutil.Equal(t, "no write timeout waited", time.Since(start), time.Duration(0))
+	})
+}
