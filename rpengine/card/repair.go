@@ -75,7 +75,7 @@ func (r *repairer) card(root *node) {
 			r.note("/spec_version", `set to "2.0"`)
 		}
 	}
-	if v := root.get("spec_version"); v == nil || v.kind == '0' {
+	if v := root.get("spec_version"); v == nil || v.kind == nodeNull {
 		root.set("spec_version", strNode("2.0"))
 		r.note("/spec_version", `added "2.0"`)
 	}
@@ -121,7 +121,7 @@ func (r *repairer) upgradeV1(root *node) {
 }
 
 func (r *repairer) fill(obj *node, at, field string, empty *node, what string) {
-	if v := obj.get(field); v == nil || v.kind == '0' {
+	if v := obj.get(field); v == nil || v.kind == nodeNull {
 		verb := "added missing "
 		if v != nil {
 			verb = "replaced null "
@@ -148,6 +148,6 @@ func (r *repairer) book(book *node) {
 		r.fill(e, ep, "content", strNode(""), `""`)
 		r.fill(e, ep, "extensions", &node{kind: '{'}, "{}")
 		r.fill(e, ep, "enabled", &node{kind: 't'}, "true (entries are enabled unless they say otherwise)")
-		r.fill(e, ep, "insertion_order", &node{kind: 'n', text: "0"}, "0")
+		r.fill(e, ep, "insertion_order", &node{kind: nodeNumber, text: "0"}, "0")
 	}
 }

@@ -6,11 +6,18 @@ import (
 	"strconv"
 )
 
+// The kinds of a node that are not the first byte of its JSON text; the
+// same bytes the validator's kind uses.
+const (
+	nodeNumber = '0'
+	nodeNull   = 'n'
+)
+
 // node is an order-preserving JSON value, used where a card is edited and
 // re-emitted (repair): members keep their source order, numbers their
 // literal text.
 type node struct {
-	kind  byte   // '{', '[', '"', 'n' (number), 't', 'f', '0' (null)
+	kind  byte   // '{', '[', '"', 't', 'f', nodeNumber or nodeNull
 	text  string // string value or number literal
 	keys  []string
 	items []*node // members' values or elements
@@ -50,14 +57,14 @@ func decodeNode(d *json.Decoder) (*node, error) {
 	case string:
 		return &node{kind: '"', text: t}, nil
 	case json.Number:
-		return &node{kind: 'n', text: string(t)}, nil
+		return &node{kind: nodeNumber, text: string(t)}, nil
 	case bool:
 		if t {
 			return &node{kind: 't'}, nil
 		}
 		return &node{kind: 'f'}, nil
 	}
-	return &node{kind: '0'}, nil
+	return &node{kind: nodeNull}, nil
 }
 
 func (n *node) get(key string) *node {
@@ -100,7 +107,7 @@ func (n *node) append(dst []byte) []byte {
 		return append(dst, n.kind+2) // '}' and ']' follow '{' and '[' by 2
 	case '"':
 		return appendCanonicalString(dst, n.text)
-	case 'n':
+	case nodeNumber:
 		return append(dst, n.text...)
 	case 't':
 		return append(dst, "true"...)

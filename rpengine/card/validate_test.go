@@ -178,7 +178,7 @@ func assertKept(t *testing.T, in, out []byte) {
 	if ad := a.get("data"); ad != nil {
 		bd := b.get("data")
 		for i, k := range ad.keys {
-			if v := ad.items[i]; v.kind != '0' && k != "character_book" && string(bd.get(k).append(nil)) != string(v.append(nil)) {
+			if v := ad.items[i]; v.kind != nodeNull && k != "character_book" && string(bd.get(k).append(nil)) != string(v.append(nil)) {
 				t.Fatalf("data %q changed", k)
 			}
 		}
