@@ -261,6 +261,9 @@ func testHostileHTTP(t *testing.T) {
 			return strings.Replace(upgradeReq(sp, h, okO), "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n", "", 1)
 		}, 400, "upgrade failed"},
 		{"garbage request", false, func(string) string { return "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n" }, 400, ""},
+		{"header over 64 KiB", false, func(h string) string {
+			return upgradeReq(sp, h, okO, "Cookie: a="+strings.Repeat("x", 80<<10))
+		}, 431, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,6 +291,7 @@ func testHostileHTTP(t *testing.T) {
 		{"alias", f, upgradeReq(sp, host, "Origin: "+rpengine.OriginAlias)},
 		{"extra", f, upgradeReq(sp, host, "Origin: http://localhost:8080")},
 		{"localhost host", f, upgradeReq(sp, "localhost:"+strconv.Itoa(f.port), okO)},
+		{"cookies of 32 KiB", f, upgradeReq(sp, host, okO, "Cookie: a="+strings.Repeat("x", 32<<10))},
 		{"query string", f, upgradeReq(sp+"?port=1&x=%2F", host, okO)},
 		{"dev origin in dev mode", dev, upgradeReq(sp, devHost, "Origin: "+rpengine.OriginDevelopment)},
 	}

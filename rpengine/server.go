@@ -76,6 +76,11 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve(l)
 }
 
+// maxHeaderBytes bounds an upgrade request's header: a browser's is under
+// 2 KiB plus its cookies for 127.0.0.1. net/http's default, 1 MiB, let
+// every connection still sending its header hold that much (issue #9).
+const maxHeaderBytes = 64 << 10
+
 // Serve accepts engine connections on l, which must be a loopback TCP
 // listener, until Shutdown or Close; it then returns ErrServerClosed.
 // Serve closes l.
@@ -85,7 +90,8 @@ func (s *Server) Serve(l net.Listener) error {
 		l.Close()
 		return &ConfigError{"listener", l.Addr().String() + " is not a loopback TCP address"}
 	}
-	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.HandshakeTimeout}
+	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.HandshakeTimeout,
+		IdleTimeout: s.opts.HandshakeTimeout, MaxHeaderBytes: maxHeaderBytes}
 	s.mu.Lock()
 	if s.closed || s.http != nil {
 		closed := s.closed
