@@ -84,10 +84,14 @@
 // an Origin compared exactly with the allow-list (https://rpengine.gemtavern.com,
 // https://rp-engine.gemtavern.com, http://127.0.0.1:5173 only in
 // DevelopmentMode, plus ExtraOrigins); a missing, null or look-alike Origin
-// gets 403, before the upgrade. Messages are limited to 8 MiB (close 1009),
-// text frames only (close 1003), and the first message must be a valid
-// hello within HandshakeTimeout (close 1008). At most MaxHandshakes
-// sockets may be waiting for hello; they cannot disturb the live session.
-// What this cannot stop: a native process on the player's machine, which
-// can send any Origin.
+// gets 403, before the upgrade; a refused request's connection is closed,
+// and request headers are limited to 64 KiB. Messages are limited to
+// 8 MiB (close 1009), text frames only (close 1003) of valid UTF-8 (close
+// 1007), and the first message must be a valid hello within
+// HandshakeTimeout (close 1008). At most MaxHandshakes sockets may be
+// waiting for hello (more get 503); they cannot disturb the live session.
+// A write the engine does not read within WriteTimeout closes the
+// connection. What this cannot stop: a native process on the player's
+// machine, which can send any Origin and Host and take over the session
+// with its own hello.
 package rpengine
