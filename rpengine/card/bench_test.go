@@ -74,18 +74,8 @@ func BenchmarkHash(b *testing.B) {
 // same way).
 func BenchmarkPlan_oneFieldEdit(b *testing.B) {
 	for _, bc := range benchCards {
-		base, err := Parse(readCard(b, bc.file))
-		if err != nil {
-			b.Fatal(err)
-		}
-		target, err := Parse(editDescription(b, base.Bytes()))
-		if err != nil {
-			b.Fatal(err)
-		}
 		b.Run(bc.name, func(b *testing.B) {
-			p := NewPlanner(nil)
-			d, _ := base.Hash()
-			p.Accepted(keyA, base, d)
+			p, target := planFixture(b, bc.file)
 			b.SetBytes(int64(len(target.Bytes())))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -155,18 +145,8 @@ func BenchmarkHash_vsJCS(b *testing.B) {
 // with benchClock, and reports the ratio as x-cold.
 func BenchmarkPlan_vsColdHash(b *testing.B) {
 	for _, bc := range benchCards {
-		base, err := Parse(readCard(b, bc.file))
-		if err != nil {
-			b.Fatal(err)
-		}
-		target, err := Parse(editDescription(b, base.Bytes()))
-		if err != nil {
-			b.Fatal(err)
-		}
 		b.Run(bc.name, func(b *testing.B) {
-			p := NewPlanner(nil)
-			d, _ := base.Hash()
-			p.Accepted(keyA, base, d)
+			p, target := planFixture(b, bc.file)
 			defer lockThread()()
 			var plan, cold time.Duration
 			for b.Loop() {
@@ -187,6 +167,23 @@ func BenchmarkPlan_vsColdHash(b *testing.B) {
 			b.ReportMetric(float64(plan)/float64(cold), "x-cold")
 		})
 	}
+}
+
+// planFixture returns a planner whose engine holds the card in file under
+// keyA, and that card with a one-field edit.
+func planFixture(b *testing.B, file string) (*Planner, *Card) {
+	base, err := Parse(readCard(b, file))
+	if err != nil {
+		b.Fatal(err)
+	}
+	target, err := Parse(editDescription(b, base.Bytes()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPlanner(nil)
+	d, _ := base.Hash()
+	p.Accepted(keyA, base, d)
+	return p, target
 }
 
 // editDescription changes data.description in the source text, keeping the
