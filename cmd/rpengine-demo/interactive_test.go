@@ -144,6 +144,14 @@ func TestInteractive_Reconnect(t *testing.T) {
 	if !strings.HasSuffix(out, echo("one")+"\n"+echo("two")+"\n") {
 		t.Errorf("stdout %q does not end with both replies", out)
 	}
+	// Text shown before the connection dropped ends its own line: every
+	// earlier line is a beginning of the first reply.
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, l := range lines[:max(0, len(lines)-2)] {
+		if !strings.HasPrefix(echo("one"), l) {
+			t.Errorf("stdout line %q is not a beginning of the reply", l)
+		}
+	}
 	if !strings.Contains(d.stderr.String(), "sending the turn again") {
 		t.Error("stderr does not say the turn is sent again")
 	}
@@ -174,6 +182,30 @@ func TestInteractive_BrowserMic(t *testing.T) {
 	if n := strings.Count(stderr, "no microphone ("); !mic && n != 1 {
 		t.Errorf("the missing microphone was reported %d times", n)
 	}
+}
+
+// hasSpeaker reports whether this machine can play sound.
+func hasSpeaker() bool {
+	o, err := audio.OpenOutput(nil)
+	if err != nil {
+		return false
+	}
+	o.Close()
+	return true
+}
+
+// Turning speech off and on again (/text-only, /voice) reopens playback;
+// a missing sound device is still reported only once, and the demo goes on.
+func TestInteractive_NoDeviceOnce(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, true, "--engine", "sim")
+	for _, l := range []string{"/text-only", "/text-only", "/voice M1", "Hello"} {
+		d.writeLine(l)
+	}
+	d.closeStdin()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+	testutil.Equal(t, "stdout", d.stdout.String(), echo("Hello")+"\n")
+	checkNoDeviceOnce(t, d.stderr.String(), "")
 }
 
 // hasMicrophone reports whether this machine has a capture device (then

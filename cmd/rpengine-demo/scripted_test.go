@@ -36,7 +36,8 @@ func TestScripted_Text(t *testing.T) {
 	stdout, stderr, code := runDemo(t, "--engine", "sim", "--say", "Hello there")
 	testutil.Equal(t, "exit code", code, exitOK)
 	testutil.Equal(t, "stdout", stdout, echo("Hello there")+"\n")
-	for _, want := range []string{"SIMULATED ENGINE", "not by a model", "(port ", `card "Wren" sent as snapshot`} {
+	for _, want := range []string{"SIMULATED ENGINE", "not by a model", "(port ", "engine connected: rpengine-demo sim",
+		"engine queue 0/20, accepting requests: true", `card "Wren" sent as snapshot`} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
@@ -67,11 +68,28 @@ func TestScripted_TextAndAudioOut(t *testing.T) {
 	testutil.Equal(t, "exit code", code, exitOK)
 	testutil.Equal(t, "stdout", stdout, echo("Sing")+"\n")
 	checkWAV(t, out, simSpeech())
-	if !strings.Contains(stderr, "it is still written to "+out) && !strings.Contains(stderr, "no audio output") {
-		// With a sound card the speech plays; without one the demo says so.
-		t.Log("playback was available")
+	checkNoDeviceOnce(t, stderr, "(it is still written to "+out+")")
+}
+
+// checkNoDeviceOnce asserts that a missing sound device was reported
+// exactly once, with note, or not at all when this machine can play.
+func checkNoDeviceOnce(t *testing.T, stderr, note string) {
+	t.Helper()
+	n := strings.Count(stderr, "no audio output (")
+	if hasSpeaker() {
+		testutil.Equal(t, "no-device reports with a sound device", n, 0)
+		return
+	}
+	testutil.Equal(t, "no-device reports", n, 1)
+	want := "speech will not be played"
+	if note != "" {
+		want += " " + note
+	}
+	if !strings.Contains(stderr, want+"\n") {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }
+
 
 // recorded returns the outbound messages of type typ in a --record file.
 func recorded(t *testing.T, file, typ string) []map[string]any {
@@ -301,6 +319,17 @@ func TestScripted_Interrupt(t *testing.T) {
 	if len(got) != 1 || got[0]["reason"] != "requested_by_game" {
 		t.Errorf("reply.cancelled received: %v", got)
 	}
+}
+
+// SIGINT while waiting for the engine exits 130 at once, not 3 after
+// --wait, and sends nothing.
+func TestScripted_InterruptWhileWaiting(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, false, "--port", "0", "--say", "hi", "--wait", "1m", "--no-playback")
+	d.waitStderr("waiting up to 1m0s for the engine to connect")
+	d.interrupt()
+	testutil.Equal(t, "exit code", d.exitCode(), exitInterrupted)
+	testutil.Equal(t, "stdout", d.stdout.String(), "")
 }
 
 // A card whose numbers may hash differently in the engine is sent as a

@@ -83,9 +83,6 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 		}
 		o = a.consume(r, stream, false)
 		if o.err != nil && !o.interrupted && errors.Is(o.err, rpengine.ErrConnectionLost) {
-			if stream {
-				a.con.EndText()
-			}
 			a.con.Printf("rpengine-demo: the engine went away before the reply ended (%s); "+
 				"waiting %s for it to come back, then sending the turn again", oneLine(o.err), a.waitText())
 			continue
