@@ -90,7 +90,6 @@ func checkNoDeviceOnce(t *testing.T, stderr, note string) {
 	}
 }
 
-
 // recorded returns the outbound messages of type typ in a --record file.
 func recorded(t *testing.T, file, typ string) []map[string]any {
 	t.Helper()
