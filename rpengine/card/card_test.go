@@ -198,6 +198,14 @@ func TestCard_Hash_memoized(t *testing.T) {
 	e, ok := memo.get(memoKey(in))
 	testutil.Equal(t, "memoized", ok, true)
 	testutil.Equal(t, "memo digest", e.digest, da)
+
+	// Parse reads the memo: a planted entry for new bytes is what it returns.
+	probe := []byte(`{"memo probe":"TestCard_Hash_memoized"}`)
+	memo.put(memoKey(probe), memoEntry{digest: Digest{9, 9}, valid: true})
+	c := mustParse(t, string(probe))
+	d, _ := c.Hash()
+	testutil.Equal(t, "digest from the memo", d, Digest{9, 9})
+	testutil.Equal(t, "valid from the memo", c.Validate(), error(nil))
 }
 
 func TestCard_Validate_memoized(t *testing.T) {
