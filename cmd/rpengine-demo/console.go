@@ -87,20 +87,14 @@ func (c *console) EndText() {
 }
 
 // Status draws the status line and prompt, on a terminal only.
-func (c *console) Status(s string) {
-	if !c.tty {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.clearLocked()
-	c.endLineLocked()
-	fmt.Fprintf(c.out, "\x1b[2m[%s]\x1b[0m you> ", s)
-	c.status = true
-}
+func (c *console) Status(s string) { c.draw("\x1b[2m[" + s + "]\x1b[0m you> ") }
 
-// Meter draws a transient level meter on stderr (terminal) or nothing.
-func (c *console) Meter(s string) {
+// Meter draws a level meter in place of the status line, on a terminal
+// only; the next output erases it.
+func (c *console) Meter(s string) { c.draw(s) }
+
+// draw puts line on stdout's last line, to be erased by the next output.
+func (c *console) draw(line string) {
 	if !c.tty {
 		return
 	}
@@ -108,7 +102,7 @@ func (c *console) Meter(s string) {
 	defer c.mu.Unlock()
 	c.clearLocked()
 	c.endLineLocked()
-	fmt.Fprintf(c.out, "\r\x1b[2K%s", s)
+	io.WriteString(c.out, line)
 	c.status = true
 }
 

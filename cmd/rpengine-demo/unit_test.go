@@ -87,6 +87,7 @@ func TestConsole_Status(t *testing.T) {
 	var out, errOut bytes.Buffer
 	c := &console{out: &out, err: &errOut}
 	c.Status("connected")
+	c.Meter("mic [##...]")
 	c.Text("Hi")
 	c.EndText()
 	testutil.Equal(t, "pipe stdout", out.String(), "Hi\n")
@@ -101,6 +102,13 @@ func TestConsole_Status(t *testing.T) {
 		t.Errorf("terminal stdout %q", got)
 	}
 	testutil.Equal(t, "stderr", errOut.String(), "note\n")
+
+	// A level meter replaces the status line and is erased in turn.
+	out.Reset()
+	c.Meter("mic  1.0s [##...]")
+	c.Meter("mic  1.1s [###..]")
+	c.Text("x")
+	testutil.Equal(t, "meter", out.String(), "mic  1.0s [##...]\r\x1b[2Kmic  1.1s [###..]\r\x1b[2Kx")
 }
 
 func Test_resampleTo16k(t *testing.T) {
