@@ -48,6 +48,7 @@ type app struct {
 	directive *rpengine.PromptDirective
 	speech    *rpengine.AudioInput // --wav
 	out       *wavOut              // --out
+	outFailed bool                 // an --out error was shown (wavOut's error is sticky)
 	port      int
 
 	events       int    // eventIds issued
@@ -173,7 +174,15 @@ func (a *app) openFiles() error {
 		}
 		bw := bufio.NewWriter(f)
 		a.tap.rec = bw
-		a.onClose(func() { bw.Flush(); f.Close() })
+		a.onClose(func() {
+			err := bw.Flush() // also any write error met during the run
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				a.con.Printf("rpengine-demo: --record %s: %v (the record is incomplete)", name, err)
+			}
+		})
 	}
 	if name := a.cfg.outFile; name != "" {
 		w, err := createWAV(name)

@@ -483,3 +483,18 @@ func TestScripted_WavTooLong(t *testing.T) {
 		t.Errorf("stderr does not give the limit:\n%s", stderr)
 	}
 }
+
+// A --record file that cannot be written (a full disk) is reported, not
+// silently left incomplete; the turn itself still completes.
+func TestScripted_RecordWriteFails(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	stdout, stderr, code := runDemo(t, "--engine", "sim", "--say", "hi", "--text-only", "--record", "/dev/full")
+	testutil.Equal(t, "exit code", code, exitOK)
+	testutil.Equal(t, "stdout", stdout, echo("hi")+"\n")
+	if !strings.Contains(stderr, "--record /dev/full: ") || !strings.Contains(stderr, "the record is incomplete") {
+		t.Errorf("stderr does not report the failed record:\n%s", stderr)
+	}
+}

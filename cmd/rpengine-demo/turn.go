@@ -369,7 +369,8 @@ func (a *app) streamText(printed, text string) string {
 func (a *app) segment(r *rpengine.Reply, ev rpengine.Event) {
 	s := ev.Segment
 	if a.out != nil {
-		if err := a.out.Write(s.Samples, s.SampleRate); err != nil {
+		if err := a.out.Write(s.Samples, s.SampleRate); err != nil && !a.outFailed {
+			a.outFailed = true
 			a.con.Printf("rpengine-demo: --out: %v", err)
 		}
 	}
