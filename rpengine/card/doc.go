@@ -19,8 +19,10 @@
 // surrogates; numbers beyond the double range) and documents over
 // [MaxSize], the protocol's 8 MiB message limit. [Card.Validate] applies
 // the rules of the engine's validator (spec section 4.1) but reports them
-// all; Parse checks them in the same pass that hashes, so Validate is free. [Repair] turns V1, V3 and incomplete exports into valid V2, listing
-// each [Change]; [ExtractPNG] reads a card from a PNG's tEXt chunk.
+// all; Parse checks them in the same pass that hashes, so Validate is
+// free. [Repair] turns V1, V3 and incomplete exports into valid V2,
+// listing each [Change]; [ExtractPNG] reads a card from a PNG's tEXt
+// chunk.
 //
 // The hash is SHA-256 over the RFC 8785 (JCS) canonical JSON of the whole
 // card, 64 lowercase hex ([Digest]). The canonicalizer ([AppendCanonical])
@@ -52,10 +54,11 @@
 // is correct but writes verbose array diffs; wI2L/jsondiff re-encodes
 // numbers through float64 and its Factorize mode emits wrong copy and move
 // operations. Both decode into trees of values and add a dependency, while
-// the canonical form makes a byte-level diff short and fast.) [ApplyPatch] wraps
-// github.com/evanphx/json-patch/v5 with the guards its known defects need,
-// checked by a strict applier of our own that works on canonical bytes. It
-// passes every enabled case of the json-patch-tests suite.
+// the canonical form makes a byte-level diff short and fast.)
+// [ApplyPatch] wraps github.com/evanphx/json-patch/v5 with the guards its
+// known defects need, checked by a strict applier of our own that works on
+// canonical bytes. It passes every enabled case of the json-patch-tests
+// suite.
 //
 // The [Planner] advises a reference when the engine holds exactly this
 // card in this session, a verified patch when the engine holds a base we

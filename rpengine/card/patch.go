@@ -131,9 +131,10 @@ func (op *patchOp) check() error {
 // *[PatchError] naming the operation at fault.
 //
 // It wraps github.com/evanphx/json-patch/v5 and guards against its known
-// defects (shared notes, section 2.3): both inputs are canonicalized first; every pointer is checked
-// strictly (no leading zeros, signs or negative indices, test targets must
-// exist, no move into the moved value's own child) by a strict applier of
+// defects (shared notes, section 2.3): both inputs are canonicalized
+// first; every pointer is checked strictly (no leading zeros, signs or
+// negative indices, test targets must exist, no move into the moved
+// value's own child) by a strict applier of
 // our own, whose result evanphx must reproduce; copies are bounded by
 // [MaxSize]; a panic inside evanphx becomes an error. Scalar documents,
 // operations on the root and pointers with empty keys, which evanphx

@@ -13,8 +13,9 @@ type Change struct{ Pointer, Message string }
 func (c Change) String() string { return c.Pointer + ": " + c.Message }
 
 // Repair turns what real tools export into a card the engine accepts and
-// reports each change it made. It removes a UTF-8 byte order mark, upgrades a V1 card (the six top-level
-// fields, which are kept where they are as a backfill) to V2, reads a
+// reports each change it made. It removes a UTF-8 byte order mark,
+// upgrades a V1 card (the six top-level fields, which are kept where they
+// are as a backfill) to V2, reads a
 // V3 card (spec "chara_card_v3") down to V2 keeping every V3-only field,
 // fills missing (or null) required fields with empty values, and adds the
 // lorebook's and its entries' missing extensions. It never changes content
