@@ -57,32 +57,38 @@ var languages = strings.Fields("en ko es pt fr de it pl ru nl cs ar zh ja hu tr 
 // hiddenFlags are for tests; usage does not list them.
 var hiddenFlags = []string{"sim-faults"}
 
+// newFlagSet defines every flag, writing into c.
+func newFlagSet(c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("rpengine-demo", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // -h prints usage (see parseFlags); a mistake prints one line
+	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a fake engine in-process: offline, replies are simulated)")
+	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `PORT` the RPEngine page connects to; 0 picks a free one and prints it (with --engine sim the default is 0)")
+	fs.BoolVar(&c.devOrigin, "dev-origin", false, "also accept "+rpengine.OriginDevelopment+" (a local build of the RPEngine page)")
+	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect, or to come back after a lost connection, as a `DURATION` such as 30s or 5m (interactive: no limit unless given)")
+	fs.StringVar(&c.cardFile, "card", "", "Character Card V2 `FILE`, JSON or PNG (default: the built-in card, Wren)")
+	fs.StringVar(&c.characterID, "character-id", "", "the game's `ID` for the character (default: from the card's name, e.g. wren)")
+	fs.StringVar(&c.integrationID, "integration-id", "rpengine-demo", "the game's integration `ID`")
+	fs.StringVar(&c.player, "player", "", "the player's display `NAME`, {{user}} in the card (default: the engine's \"Player\")")
+	fs.StringVar(&c.sceneFile, "scene", "", "prompt scene: a promptScene JSON `FILE` (needs --directive)")
+	fs.StringVar(&c.directiveFile, "directive", "", "prompt directive: a promptDirective JSON `FILE` (needs --scene)")
+	fs.StringVar(&c.voice, "voice", "F4", "speaking `VOICE`, F1-F5 or M1-M5")
+	fs.StringVar(&c.lang, "lang", "en", "reply language `CODE` (en, ko, es, fr, de, ja, zh, ...)")
+	fs.BoolVar(&c.textOnly, "text-only", false, "ask for text replies only (no speech)")
+	fs.BoolVar(&c.noPlayback, "no-playback", false, "do not play speech (it is still received: see --out)")
+	fs.StringVar(&c.say, "say", "", "send `TEXT` as one event, print the reply's text, exit")
+	fs.StringVar(&c.wavFile, "wav", "", "send `FILE.wav` as the player's speech (any rate and channels; with --say, in the same event)")
+	fs.StringVar(&c.outFile, "out", "", "write the reply's speech to `FILE.wav` (44.1 kHz mono PCM16, as received)")
+	fs.StringVar(&c.recordFile, "record", "", "record every message in and out, with timestamps, to `FILE.jsonl` (for bug reports)")
+	fs.BoolVar(&c.verbose, "v", false, "debug logs on stderr (also RPENGINE_DEMO_DEBUG=1)")
+	fs.Var(&c.simFaults, "sim-faults", "")
+	return fs
+}
+
 // parseFlags parses args; errors are *usageError, or flag.ErrHelp.
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
-	fs := flag.NewFlagSet("rpengine-demo", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.engine, "engine", "real", "`real` (RPEngine in a browser) or sim (offline fake engine, simulated replies)")
-	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `port` to listen on; 0 picks a free one and prints it (with --engine sim the default is 0)")
-	fs.BoolVar(&c.devOrigin, "dev-origin", false, "also accept "+rpengine.OriginDevelopment+" (a local build of the RPEngine page)")
-	fs.StringVar(&c.cardFile, "card", "", "character card `FILE` (JSON or PNG); default: the built-in card (Wren)")
-	fs.StringVar(&c.integrationID, "integration-id", "rpengine-demo", "integration `id` (the game's id)")
-	fs.StringVar(&c.characterID, "character-id", "", "character `id` (default: derived from the card's name)")
-	fs.StringVar(&c.player, "player", "", "player display `name` ({{user}}; default: the engine's \"Player\")")
-	fs.StringVar(&c.voice, "voice", "F4", "speech `voice`, F1-F5 or M1-M5")
-	fs.StringVar(&c.lang, "lang", "en", "reply language `code` (en, ko, es, fr, de, ja, zh, ...)")
-	fs.BoolVar(&c.textOnly, "text-only", false, "ask for text replies only (no speech)")
-	fs.BoolVar(&c.noPlayback, "no-playback", false, "do not play speech (it is still received; see --out)")
-	fs.StringVar(&c.sceneFile, "scene", "", "promptScene JSON `FILE` (needs --directive)")
-	fs.StringVar(&c.directiveFile, "directive", "", "promptDirective JSON `FILE` (needs --scene)")
-	fs.StringVar(&c.recordFile, "record", "", "record every envelope in and out, with timestamps, to `FILE.jsonl`")
-	fs.BoolVar(&c.verbose, "v", false, "debug logs on stderr")
-	fs.StringVar(&c.say, "say", "", "scripted: send `TEXT` as one event, print the reply, exit")
-	fs.StringVar(&c.wavFile, "wav", "", "scripted: send `FILE.wav` as the player's speech (any rate/channels)")
-	fs.StringVar(&c.outFile, "out", "", "write the reply's speech to `FILE.wav` (44.1 kHz mono PCM16)")
-	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect or come back (interactive: no limit unless set)")
-	fs.Var(&c.simFaults, "sim-faults", "")
-	fs.Usage = func() {} // -h prints usage below; a mistake prints one line
+	fs := newFlagSet(c)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, stderr)
@@ -141,35 +147,80 @@ func (c *config) check(set map[string]bool) error {
 	return nil
 }
 
-func usage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprint(w, `rpengine-demo: talk to a character through RPEngine, from a terminal.
+// flagGroups orders the flags in usage; a flag left out is listed under
+// "Other" rather than lost.
+var flagGroups = []struct {
+	title string
+	names []string
+}{
+	{"Engine and connection", []string{"engine", "port", "dev-origin", "wait"}},
+	{"Character and scene", []string{"card", "character-id", "integration-id", "player", "scene", "directive"}},
+	{"Replies", []string{"voice", "lang", "text-only", "no-playback"}},
+	{"Scripted turn", []string{"say", "wav", "out"}},
+	{"Debugging", []string{"record", "v"}},
+}
+
+const usageIntro = `rpengine-demo: talk to a character from a terminal, through RPEngine.
+
+RPEngine is a browser app that runs the character's model, speech-to-text
+and text-to-speech on the player's machine. A game hosts a loopback server
+(github.com/gamelink-go/gamelink/rpengine) that the RPEngine page connects
+to; this demo is such a game.
+
+Try it offline first (no browser, no sound card needed):
+  rpengine-demo --engine sim                     talk to a simulated engine
+  rpengine-demo --engine sim --say "Hello"       one scripted turn
 
 Usage:
-  rpengine-demo [flags]                      interactive: each line is one event
-  rpengine-demo --say TEXT [--wav FILE]      scripted: one turn, reply text on stdout
-  rpengine-demo --engine sim ...             offline, with a simulated engine
+  rpengine-demo [flags]                          interactive: each line typed is one event
+  rpengine-demo --say TEXT [--wav FILE] [flags]  scripted: one turn, the reply's text on stdout
 
-Scripted exit codes: 0 reply completed, 1 engine error or cancelled,
-2 usage error, 3 no engine within --wait, 130 interrupted.
+Interactive: Ctrl-C cancels the reply, a second Ctrl-C quits, Ctrl-D quits
+once queued lines are answered; /help lists the commands (/mic,
+/browser-mic, /card FILE, /voice, /lang, /text-only, /quit).
 
-Flags:
-`)
+Scripted: stdout holds only the reply's final text and a newline.
+Exit codes: 0 reply completed, 1 engine error or cancelled, 2 usage error,
+3 no engine within --wait, 130 interrupted.
+`
+
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, usageIntro)
+	listed := map[string]bool{}
+	for _, g := range flagGroups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			printFlag(w, fs.Lookup(name))
+			listed[name] = true
+		}
+	}
+	other := false
 	fs.VisitAll(func(f *flag.Flag) {
-		if slices.Contains(hiddenFlags, f.Name) {
+		if listed[f.Name] || slices.Contains(hiddenFlags, f.Name) {
 			return
 		}
-		name, u := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if len(f.Name) == 1 {
-			line = "  -" + f.Name
+		if !other {
+			fmt.Fprintf(w, "\nOther:\n")
+			other = true
 		}
-		if name != "" {
-			line += " " + name
-		}
-		fmt.Fprintf(w, "%s\n    \t%s", line, u)
-		if f.DefValue != "" && f.DefValue != "false" {
-			fmt.Fprintf(w, " (default %s)", f.DefValue)
-		}
-		fmt.Fprintln(w)
+		printFlag(w, f)
 	})
+}
+
+// printFlag writes one flag's usage: its name and placeholder, then its
+// text and default on the next line.
+func printFlag(w io.Writer, f *flag.Flag) {
+	name, u := flag.UnquoteUsage(f)
+	line := "  --" + f.Name
+	if len(f.Name) == 1 {
+		line = "  -" + f.Name
+	}
+	if name != "" {
+		line += " " + name
+	}
+	fmt.Fprintf(w, "%s\n    \t%s", line, u)
+	if f.DefValue != "" && f.DefValue != "false" {
+		fmt.Fprintf(w, " (default %s)", f.DefValue)
+	}
+	fmt.Fprintln(w)
 }

@@ -6,11 +6,13 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"hash/crc32"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -286,13 +288,26 @@ func TestScripted_Help(t *testing.T) {
 	stdout, stderr, code := runDemo(t, "-h")
 	testutil.Equal(t, "exit code", code, exitOK)
 	testutil.Equal(t, "stdout", stdout, "")
-	for _, want := range []string{"--engine", "--say", "--wav", "--out", "--record", "--wait", "Scripted exit codes"} {
+	for _, want := range []string{"rpengine-demo --engine sim ", "Exit codes: 0 reply completed", "/help lists the commands"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("usage lacks %q", want)
 		}
 	}
-	if strings.Contains(stderr, "sim-faults") {
-		t.Error("usage lists the hidden test flag")
+	// Every flag is listed once, in its group; the hidden one is not.
+	newFlagSet(&config{}).VisitAll(func(f *flag.Flag) {
+		prefix := "\n  --" + f.Name
+		if len(f.Name) == 1 {
+			prefix = "\n  -" + f.Name
+		}
+		n := strings.Count(stderr, prefix+" ") + strings.Count(stderr, prefix+"\n")
+		if slices.Contains(hiddenFlags, f.Name) {
+			testutil.Equal(t, "listings of hidden "+f.Name, n, 0)
+		} else {
+			testutil.Equal(t, "listings of "+f.Name, n, 1)
+		}
+	})
+	if strings.Contains(stderr, "Other:") {
+		t.Error("a flag is missing from flagGroups")
 	}
 }
 
