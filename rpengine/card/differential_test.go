@@ -343,4 +343,18 @@ func Test_orderCache(t *testing.T) {
 		g.b = append(g.b, ']')
 		checkAgainstJCS(t, g.b)
 	}
+	// Long keys are sorted but not kept by a pooled canonicalizer.
+	long := strings.Repeat("k", maxOrderKeyBytes)
+	in := `[{"` + long + `b":1,"` + long + `a":2},{"` + long + `b":1,"` + long + `a":2}]`
+	checkAgainstJCS(t, []byte(in))
+	c := getCanon([]byte(in), nil)
+	c.out = c.buf[:0]
+	testutil.Success(t, c.run())
+	for i := range c.orders.e {
+		if n := len(c.orders.e[i].keys); n > maxOrderKeyBytes {
+			t.Fatalf("order cache entry %d keeps %d key bytes", i, n)
+		}
+	}
+	c.buf = c.out[:0]
+	putCanon(c)
 }

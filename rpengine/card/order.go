@@ -22,6 +22,11 @@ type orderEntry struct {
 
 const maxOrderKeys = 64 // larger objects are sorted each time
 
+// maxOrderKeyBytes bounds the key bytes an entry keeps: the cache lives in
+// pooled canonicalizers, and one object with megabyte keys must not stay
+// pinned there. Such objects are sorted each time.
+const maxOrderKeyBytes = 4 << 10
+
 func (o *orderCache) apply(c *canon, ms []member) bool {
 	for i := range o.e {
 		e := &o.e[i]
@@ -55,6 +60,13 @@ func (e *orderEntry) matches(c *canon, ms []member) bool {
 func (o *orderCache) remember(c *canon, ms []member) {
 	o.cur = nil
 	if len(ms) > maxOrderKeys {
+		return
+	}
+	n := 0
+	for i := range ms {
+		n += len(c.key(&ms[i]))
+	}
+	if n > maxOrderKeyBytes {
 		return
 	}
 	e := &o.e[o.next]
