@@ -220,47 +220,15 @@ func (a *app) switchCard(file string) {
 // mic records push-to-talk speech through this computer's microphone and
 // sends it as the event.
 func (a *app) mic() outcome {
-	if a.recorder == nil {
-		if a.noMic {
-			a.con.Printf("rpengine-demo: no microphone; /browser-mic uses the RPEngine page's")
-			return outcome{}
-		}
-		var r *audio.Recorder
-		var err error
-		a.con.Quiet(func() { r, err = audio.OpenRecorder(nil) })
-		if err != nil {
-			a.noMic = true
-			a.log.Debug("rpengine-demo: no microphone", "err", err)
-			a.con.Printf("rpengine-demo: no microphone (%s); /browser-mic uses the RPEngine page's", deviceReason(err))
-			return outcome{}
-		}
-		a.recorder = r
+	if !a.openMic() {
+		return outcome{}
 	}
 	if err := a.recorder.Start(); err != nil {
 		a.con.Printf("rpengine-demo: microphone: %v", err)
 		return outcome{}
 	}
-	a.con.Printf("rpengine-demo: recording: speak, then press Enter to send (Ctrl-C discards)")
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for stop := false; !stop; {
-		select {
-		case <-t.C:
-			l := a.recorder.Level()
-			a.con.Meter(fmt.Sprintf("mic %5.1fs [%s]", l.Seconds, meter(float64(l.RMS)*3)))
-		case <-a.recorder.Limit():
-			a.con.Printf("rpengine-demo: 30 s reached: sending")
-			stop = true
-		case line, ok := <-a.lines:
-			if ok && strings.TrimSpace(line) != "" {
-				a.pending = append(a.pending, line)
-			}
-			stop = true
-		case <-a.sigs:
-			_, _ = a.recorder.Stop()
-			a.con.Printf("rpengine-demo: recording discarded")
-			return outcome{}
-		}
+	if !a.recordSpeech() {
+		return outcome{}
 	}
 	c, err := a.recorder.Stop()
 	if err != nil {
@@ -276,6 +244,54 @@ func (a *app) mic() outcome {
 		in.Language = a.lang
 	}
 	return a.turn(a.request("", in), true)
+}
+
+// openMic opens the microphone the first time, and reports whether there
+// is one (a missing one is said once).
+func (a *app) openMic() bool {
+	if a.recorder != nil {
+		return true
+	}
+	if a.noMic {
+		a.con.Printf("rpengine-demo: no microphone; /browser-mic uses the RPEngine page's")
+		return false
+	}
+	var err error
+	a.con.Quiet(func() { a.recorder, err = audio.OpenRecorder(nil) })
+	if err != nil {
+		a.recorder, a.noMic = nil, true
+		a.log.Debug("rpengine-demo: no microphone", "err", err)
+		a.con.Printf("rpengine-demo: no microphone (%s); /browser-mic uses the RPEngine page's", deviceReason(err))
+		return false
+	}
+	return true
+}
+
+// recordSpeech shows the level until Enter (or EOF) or the 30 s limit,
+// and reports whether to send; Ctrl-C discards the recording.
+func (a *app) recordSpeech() bool {
+	a.con.Printf("rpengine-demo: recording: speak, then press Enter to send (Ctrl-C discards)")
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			l := a.recorder.Level()
+			a.con.Meter(fmt.Sprintf("mic %5.1fs [%s]", l.Seconds, meter(float64(l.RMS)*3)))
+		case <-a.recorder.Limit():
+			a.con.Printf("rpengine-demo: 30 s reached: sending")
+			return true
+		case line, ok := <-a.lines:
+			if ok && strings.TrimSpace(line) != "" {
+				a.pending = append(a.pending, line)
+			}
+			return true
+		case <-a.sigs:
+			_, _ = a.recorder.Stop()
+			a.con.Printf("rpengine-demo: recording discarded")
+			return false
+		}
+	}
 }
 
 // browserMic captures speech through the RPEngine page's microphone, with
