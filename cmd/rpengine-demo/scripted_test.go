@@ -463,28 +463,46 @@ func TestScripted_PNGCardRecordVerbose(t *testing.T) {
 	testutil.Equal(t, "integrationId", req["integrationId"], any("rpengine-demo"))
 }
 
-// A second engine (a stray tab, a reloaded page) supersedes the first in
-// the middle of a reply: the turn is sent again on the new session.
-func TestScripted_Superseded(t *testing.T) {
+// The engine's connection ends in the middle of a reply, because a second
+// engine (a stray tab, a reloaded page) supersedes it or because the server
+// closes it for a protocol violation: the turn is sent again to the engine
+// that connects next.
+func TestScripted_ConnectionReplaced(t *testing.T) {
 	t.Parallel()
-	d := startDemo(t, false, "--port", "0", "--say", "Who is there?", "--wait", "20s", "--no-playback")
-	url := "ws://127.0.0.1:" + strconv.Itoa(d.port()) + "/rp-engine/socket"
-	ctx := ctxT(t)
-	first, err := enginetest.Dial(ctx, url, &enginetest.Options{Faults: enginetest.Faults{Delay: 100 * time.Millisecond}})
-	testutil.Success(t, err)
-	defer first.Close()
-	_, err = first.WaitType(ctx, "reply.request")
-	testutil.Success(t, err)
-	second, err := enginetest.Dial(ctx, url, nil)
-	testutil.Success(t, err)
-	defer second.Close()
-	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
-	testutil.Equal(t, "stdout", d.stdout.String(), echo("Who is there?")+"\n")
-	if _, err := second.WaitType(ctx, "reply.request"); err != nil {
-		t.Errorf("the turn was not sent again to the new engine: %v", err)
-	}
-	if !strings.Contains(d.stderr.String(), "superseded") {
-		t.Errorf("stderr does not say the connection was superseded:\n%s", d.stderr.String())
+	for _, tc := range []struct {
+		name   string
+		breaks bool   // the first engine breaks the protocol before the second dials
+		stderr string // what the demo says
+	}{
+		{"superseded", false, "superseded"},
+		{"protocol violation", true, "the engine went away before the reply ended"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := startDemo(t, false, "--port", "0", "--say", "Who is there?", "--wait", "20s", "--no-playback")
+			url := "ws://127.0.0.1:" + strconv.Itoa(d.port()) + "/rp-engine/socket"
+			ctx := ctxT(t)
+			first, err := enginetest.Dial(ctx, url, &enginetest.Options{Faults: enginetest.Faults{Delay: 100 * time.Millisecond}})
+			testutil.Success(t, err)
+			defer first.Close()
+			_, err = first.WaitType(ctx, "reply.request")
+			testutil.Success(t, err)
+			if tc.breaks {
+				testutil.Success(t, first.SendRaw(ctx, []byte("\xff not UTF-8")))
+				d.waitStderr(tc.stderr)
+			}
+			second, err := enginetest.Dial(ctx, url, nil)
+			testutil.Success(t, err)
+			defer second.Close()
+			testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+			testutil.Equal(t, "stdout", d.stdout.String(), echo("Who is there?")+"\n")
+			if _, err := second.WaitType(ctx, "reply.request"); err != nil {
+				t.Errorf("the turn was not sent again to the new engine: %v", err)
+			}
+			if !strings.Contains(d.stderr.String(), tc.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tc.stderr, d.stderr.String())
+			}
+		})
 	}
 }
 
