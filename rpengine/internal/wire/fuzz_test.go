@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,4 +88,24 @@ func FuzzWindow(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Issue #9: Encode quoted the type with strconv, whose \x7f escape is not
+// JSON; every string must come out as valid JSON that decodes back.
+func TestEncode_quotesLikeJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"reply.request", "\x7f", "a\"b\\c", "\x00\n", "é\u2028", "\xff"} {
+		b, err := Encode(s, s, s, time.Unix(0, 0), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%q: %s: %v", s, b, err)
+		}
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if m["type"] != want || m["messageId"] != want || m["sessionId"] != want {
+			t.Fatalf("%q came back as %q", s, m["type"])
+		}
+	}
 }

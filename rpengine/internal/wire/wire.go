@@ -144,7 +144,9 @@ func Encode(typ, messageID, sessionID string, now time.Time, payload any) ([]byt
 	}
 	b := make([]byte, 0, 160+len(body))
 	b = append(b, `{"protocol":"`+Protocol+`","protocolVersion":3,"type":`...)
-	b = strconv.AppendQuote(b, typ)
+	// JSON string quoting, not strconv.Quote, whose \x escapes are not
+	// JSON (found by FuzzDecodeHeader: a type holding U+007F).
+	b = appendString(b, typ)
 	b = append(b, `,"messageId":`...)
 	b = appendString(b, messageID)
 	if sessionID != "" {
@@ -163,9 +165,19 @@ func Encode(typ, messageID, sessionID string, now time.Time, payload any) ([]byt
 	return b, nil
 }
 
+// appendString appends s as a JSON string: printable ASCII without quote
+// or backslash as it is (ids and types, without allocating), anything
+// else through encoding/json.
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Ack is the payload of an ack.
