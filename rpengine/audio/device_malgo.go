@@ -5,10 +5,13 @@ package audio
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/gen2brain/malgo"
+
+	"github.com/gamelink-go/gamelink/rpengine/audio/internal/alsaquiet"
 )
 
 // maBackendNull is miniaudio's null backend. malgo's enum lacks
@@ -32,8 +35,21 @@ type malgoDevice struct {
 
 // openMalgo opens one context and one device. backends nil means the
 // platform's default order. Failures wrap ErrNoDevice so callers can fall
-// back.
+// back. ALSA's own error printing is kept off the game's stderr while the
+// device opens; its first message goes into the error instead.
 func openMalgo(cfg deviceConfig, backends []malgo.Backend) (device, error) {
+	var d device
+	reason, err := alsaquiet.Do(func() (err error) {
+		d, err = openMalgoDevice(cfg, backends)
+		return err
+	})
+	if err != nil && reason != "" {
+		err = fmt.Errorf("%w (ALSA: %s)", err, strings.TrimSpace(reason))
+	}
+	return d, err
+}
+
+func openMalgoDevice(cfg deviceConfig, backends []malgo.Backend) (device, error) {
 	ctx, err := malgo.InitContext(backends, malgo.ContextConfig{}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDevice, err)
