@@ -51,7 +51,7 @@ func TestInteractive_Terminal(t *testing.T) {
 		t.Skipf("no pseudo-terminal on this machine: %v", err)
 	}
 	defer master.Close()
-	cmd := exec.Command(demoBin, "--engine", "sim", "--no-playback")
+	cmd := exec.Command(demoBin, "--engine", "sim", "--no-playback", "--sim-faults", "delay=20ms")
 	cmd.Stdin, cmd.Stdout = slave, slave
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -83,11 +83,17 @@ func TestInteractive_Terminal(t *testing.T) {
 		}
 	}
 	waitScreen(" you> ")
-	_, err = master.WriteString("Hello from a terminal\r")
+	// Two lines at once: the second waits for the first reply, and the
+	// status line drawn after that reply counts it as queued.
+	_, err = master.WriteString("Hello from a terminal\rAnd again\r")
 	testutil.Success(t, err)
 	waitScreen(echo("Hello from a terminal"))
+	waitScreen(echo("And again"))
+	if !strings.Contains(screen.String(), " · 1 line(s) queued · ") {
+		t.Errorf("no status line counted the queued line: %q", screen.String())
+	}
 	deadline := time.Now().Add(testTimeout)
-	for strings.Count(screen.String(), "· F4 · en]") < 2 { // the prompt is drawn again
+	for strings.Count(screen.String(), "· F4 · en]") < 3 { // the prompt is drawn again
 		if time.Now().After(deadline) {
 			t.Fatalf("no second prompt: %q", screen.String())
 		}
