@@ -540,10 +540,11 @@ func (m *mailbox) deliver(h wire.Header, data []byte) {
 	if c != nil {
 		sess = c.sess
 		sess.mu.Lock()
-		if sess.ended != nil {
+		ended := sess.ended != nil
+		sess.mu.Unlock()
+		if ended {
 			sess = nil
 		}
-		sess.mu.Unlock()
 	}
 	foreign := sess != nil && h.SessionID != nil && *h.SessionID != sess.info.ID
 	if sess == nil || foreign {
