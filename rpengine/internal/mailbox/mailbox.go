@@ -204,8 +204,9 @@ func ReadRegular(root *os.Root, name string, max int64) ([]byte, error) {
 }
 
 // Write publishes one message in dir: data goes to a temporary name
-// (which readers ignore), is renamed to <stem>.json once complete and
-// closed, and only then is the empty <stem>.ready marker created. On
+// (which readers ignore), is published as <stem>.json once complete and
+// closed (never replacing an existing message), and only then is the
+// empty <stem>.ready marker created. On
 // error nothing stays behind that a reader would take (the temporary or
 // unmarked file is removed) and the error names the file.
 func Write(root *os.Root, dir, stem string, data []byte) error {
@@ -215,9 +216,20 @@ func Write(root *os.Root, dir, stem string, data []byte) error {
 		_ = root.Remove(tmp)
 		return err
 	}
-	if err := root.Rename(tmp, final); err != nil {
+	// Publish without replacing: a hard link fails when the name exists
+	// (messages are immutable); where links are not supported, check and
+	// rename.
+	if err := root.Link(tmp, final); err == nil {
 		_ = root.Remove(tmp)
-		return err
+	} else {
+		if _, lerr := root.Lstat(final); errors.Is(err, fs.ErrExist) || lerr == nil {
+			_ = root.Remove(tmp)
+			return fmt.Errorf("%s: %w", final, fs.ErrExist)
+		}
+		if err := root.Rename(tmp, final); err != nil {
+			_ = root.Remove(tmp)
+			return err
+		}
 	}
 	if err := writeFile(root, path.Join(dir, stem+ReadySuffix), nil); err != nil {
 		_ = root.Remove(final)
