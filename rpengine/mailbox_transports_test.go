@@ -51,7 +51,7 @@ var testEngineMailbox = &enginetest.MailboxOptions{Poll: 2 * time.Millisecond, A
 
 // newMailboxServer serves a mailbox in dir (a new temporary folder when
 // empty) until the test ends.
-func newMailboxServer(t *testing.T, opts *rpengine.ServerOptions, dir string) *link {
+func newMailboxServer(t testing.TB, opts *rpengine.ServerOptions, dir string) *link {
 	t.Helper()
 	if opts == nil {
 		opts = &rpengine.ServerOptions{}
@@ -81,7 +81,7 @@ func newMailboxServer(t *testing.T, opts *rpengine.ServerOptions, dir string) *l
 
 // dialMailbox connects a file-mode fake engine and waits until the server
 // sees its session.
-func (l *link) dialMailbox(t *testing.T, eopts *enginetest.Options) *enginetest.Engine {
+func (l *link) dialMailbox(t testing.TB, eopts *enginetest.Options) *enginetest.Engine {
 	t.Helper()
 	ctx := ctxT(t)
 	eng, err := enginetest.DialMailbox(ctx, l.dir, eopts, testEngineMailbox)
