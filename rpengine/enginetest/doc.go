@@ -13,6 +13,15 @@
 //	// ... the game's code under test talks to server ...
 //	msg, err := eng.WaitType(ctx, "reply.request")
 //
+// [DialMailbox] is the same engine over the file mailbox of spec section
+// 7 (the game's ServerOptions.Mailbox folder): it reads and removes the
+// game's files, writes its own (temporary name, rename, .ready marker),
+// removes them once acked, merges text deltas within 120 ms, keeps only
+// the newest level sample per 250 ms, and speaks each sentence into an
+// audio slot (reply.audio.segment), restoring the silent placeholder when
+// the game answers reply.audio.segment.consumed. So the same tests run
+// over both transports.
+//
 // # Faults
 //
 // [Faults] injects what real engines and networks do: delays, duplicated
