@@ -299,7 +299,24 @@ func (m *mailbox) cleanOutbox(root *os.Root) error {
 		}
 		m.last = max(m.last, ms)
 	}
+	m.dropUnread(root, "of a previous game process")
 	return nil
+}
+
+// dropUnread removes our marked messages that the engine has not read:
+// they belong to a session that ended (a previous process, or the engine
+// session a new hello replaces), and a new engine session must not
+// process them. Markers go first so the engine never takes a half-removed
+// message.
+func (m *mailbox) dropUnread(root *os.Root, whose string) {
+	ready, _, err := mbx.List(root, mbx.ToEngine)
+	if err != nil || len(ready) == 0 {
+		return
+	}
+	for _, e := range ready {
+		_ = mbx.Remove(root, mbx.ToEngine, e.Stem)
+	}
+	m.log.Info("rpengine: removed unread mailbox messages "+whose, "count", len(ready), "dir", m.abs(mbx.ToEngine))
 }
 
 type lockInfo struct {
@@ -563,7 +580,14 @@ func (m *mailbox) deliver(h wire.Header, data []byte) {
 		}
 		return
 	}
+	// A segment of a reply that already ended (cancelled, failed) is
+	// still answered, so that the engine puts the silent placeholder back
+	// instead of leaving the sentence on disk.
+	orphan := h.Type == typeAudioSegment && (h.RequestID == nil || sess.reply(*h.RequestID) == nil)
 	sess.receive(data)
+	if orphan {
+		c.consumeOrphan(data)
+	}
 }
 
 func (m *mailbox) handshake(h wire.Header, data []byte) {
@@ -572,6 +596,7 @@ func (m *mailbox) handshake(h wire.Header, data []byte) {
 		m.log.Warn("rpengine: ignored mailbox hello", "reason", "bad hello: "+err.Error())
 		return
 	}
+	m.dropUnread(m.root.Load(), "of the previous engine session")
 	c := &mailboxConn{m: m}
 	if err := m.srv.register(c); err != nil {
 		m.log.Warn("rpengine: ignored mailbox hello", "reason", err.Error())

@@ -147,3 +147,19 @@ func (m *mailbox) readSegment(data []byte, sg *segmentMsg) ([]int16, error) {
 	}
 	return samples, nil
 }
+
+// consumeOrphan answers a reply.audio.segment of no pending reply without
+// reading its audio, when its slot and peer are this game's.
+func (c *mailboxConn) consumeOrphan(data []byte) {
+	m := c.m
+	var sg segmentMsg
+	if json.Unmarshal(data, &sg) != nil || sg.SegmentSequence == nil || sg.SlotIndex == nil ||
+		*sg.SlotIndex < 0 || *sg.SlotIndex >= m.o.SlotCount || sg.PeerInstanceID != m.peer {
+		return
+	}
+	m.nextSlot = max(m.nextSlot, *sg.SlotIndex+1)
+	if _, err := c.sess.send(typeSegmentUsed, segmentUsed{RequestID: sg.RequestID, SegmentSequence: *sg.SegmentSequence,
+		SlotIndex: *sg.SlotIndex, PeerInstanceID: m.peer}, nil); err != nil {
+		m.log.Warn("rpengine: cannot answer reply.audio.segment", "requestId", sg.RequestID, "slotIndex", *sg.SlotIndex, "reason", err.Error())
+	}
+}

@@ -271,9 +271,11 @@ func TestMailbox_crashLeftovers(t *testing.T) {
 	testutil.ErrorIs(t, err, os.ErrNotExist)
 	_, err = os.Stat(filepath.Join(out, mbx.TempPrefix+"x.json"))
 	testutil.ErrorIs(t, err, os.ErrNotExist)
+	// A marked message of the dead process is not left for a new engine
+	// session to process.
 	_, err = os.Stat(filepath.Join(out, marked+".json"))
-	testutil.Success(t, err)
-	// Stems continue after the newest one present.
+	testutil.ErrorIs(t, err, os.ErrNotExist)
+	// Stems continue after the newest one that was present.
 	for _, m := range e.gameMessages() {
 		if s := m["_stem"].(string); s != marked && s <= marked {
 			t.Errorf("stem %s not after %s", s, marked)
@@ -325,7 +327,11 @@ func TestMailbox_folderDeleted(t *testing.T) {
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)
 	eng.Close()
-	testutil.Success(t, os.RemoveAll(dir))
+	// The game may be writing (and, once it notices, recreating) while
+	// the folder goes: retry until one removal went through whole.
+	for err := os.RemoveAll(dir); err != nil; err = os.RemoveAll(dir) {
+		time.Sleep(time.Millisecond)
+	}
 	l.log.waitFor(t, "mailbox folder was removed")
 	for i := 0; i < 2000; i++ {
 		if _, ok := l.srv.Session(); !ok {
@@ -402,7 +408,7 @@ func TestMailbox_lockStolen(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- srv.ListenAndServe() }()
 	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	waitFile(t, lock)
+	waitFile(t, filepath.Join(dir, "manifest.json")) // setup done, lock written
 	testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":1,"host":"other","token":"thief"}`), 0o644))
 	select {
 	case err := <-done:
@@ -597,4 +603,65 @@ func TestMailbox_nextAudioSlot(t *testing.T) {
 	testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 2.0)
 	testutil.Equal(t, "same peer", w["peerInstanceId"], any(peer))
 	_ = context.Background
+}
+
+// TestMailbox_newHelloDropsUnread: what the game wrote for an engine
+// session that is gone is not processed by the next one.
+func TestMailbox_newHelloDropsUnread(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, &rpengine.ServerOptions{AckTimeout: -1}, dir)
+	e := newRawEngine(t, dir)
+	e.hello()
+	ctx := ctxT(t)
+	r, err := l.srv.Reply(ctx, textReq(testCard(t), "never read"))
+	testutil.Success(t, err)
+	e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" })
+	id, _ := e.send("hello", "", map[string]string{"clientVersion": "raw2"})
+	e.waitGame(ackOf(id))
+	for _, m := range e.gameMessages() {
+		if m["type"] == "reply.request" {
+			t.Fatal("the old session's request is still there")
+		}
+	}
+	_, err = r.Wait(ctx)
+	testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
+	l.log.waitFor(t, "removed unread mailbox messages of the previous engine session")
+}
+
+// TestMailbox_orphanSegmentConsumed: a segment of a reply that already
+// ended is still answered, so its slot goes back to silence.
+func TestMailbox_orphanSegmentConsumed(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	eng := l.dialMailbox(t, nil)
+	ctx := ctxT(t)
+	wav := mbx.EncodeWAV(enginetest.Synthesize(1, 0.1), 44100, 1)
+	slot := filepath.Join(dir, "audio", mbx.SlotName(6))
+	testutil.Success(t, os.WriteFile(slot, wav, 0o644))
+	_, err := eng.Send(ctx, "reply.audio.segment", map[string]any{"requestId": "gone", "segmentSequence": 3, "spokenText": "Late.",
+		"slotIndex": 6, "path": "audio/slot_0006.wav", "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1,
+		"durationSeconds": 0.1, "byteLength": len(wav), "peerInstanceId": eng.PeerInstanceID()})
+	testutil.Success(t, err)
+	msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
+	testutil.Success(t, err)
+	var used struct {
+		RequestID       string
+		SegmentSequence int
+		SlotIndex       int
+	}
+	testutil.Success(t, json.Unmarshal(msg.Raw, &used))
+	testutil.Equal(t, "consumed", used, struct {
+		RequestID       string
+		SegmentSequence int
+		SlotIndex       int
+	}{"gone", 3, 6})
+	for i := 0; i < 2000; i++ {
+		if b, _ := os.ReadFile(slot); bytes.Equal(b, mbx.Silent(44100)) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("slot not restored")
 }
