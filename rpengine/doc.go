@@ -50,12 +50,15 @@
 // files). Unparsable, foreign-protocol or over-8-MiB files are skipped
 // with a log line (a marked file that is not yet JSON gets one second's
 // grace, for a racing writer). Each engine hello starts a session whose
-// welcome adds peerInstanceId (new per Server) and nextAudioSlot.
+// welcome adds peerInstanceId (new per Server) and nextAudioSlot; what the
+// game wrote for the ended session (or a previous process) and the engine
+// never read is removed first, so a new session never processes it.
 // reply.audio.segment is read from its slot (the path must name that slot
 // of the audio folder; the file must be a regular file inside the folder,
 // checked through os.Root; format, rate, channels and byteLength must
 // match), handed to the reply as a whole segment, and answered with
-// reply.audio.segment.consumed; a refused segment is an EventAnomaly.
+// reply.audio.segment.consumed (also for a reply that already ended, so
+// the slot goes back to silence); a refused segment is an EventAnomaly.
 // A failed write (full disk) fails the request that made it with a
 // *MailboxError naming the file and leaves nothing partial; a failed ack is
 // retried on the next polls. A folder deleted underneath ends the session
