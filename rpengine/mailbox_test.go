@@ -357,7 +357,7 @@ func TestMailbox_lock(t *testing.T) {
 	l := newMailboxServer(t, nil, dir)
 	waitFile(t, filepath.Join(dir, rpengine.MailboxLockName))
 	// A second game process on the same folder refuses, clearly.
-	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: testMailboxOptions(dir)})
+	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(dir)})
 	testutil.Success(t, err)
 	err = srv2.ListenAndServe()
 	testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
@@ -403,7 +403,7 @@ func TestMailbox_lockStolen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "mb")
 	opts := testMailboxOptions(dir)
 	opts.LockStale = 40 * time.Millisecond
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: opts})
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: opts})
 	testutil.Success(t, err)
 	done := make(chan error, 1)
 	go func() { done <- srv.ListenAndServe() }()
@@ -426,7 +426,7 @@ func TestMailbox_config(t *testing.T) {
 		{Dir: "x"},
 		{Dir: "x", IntegrationID: "g", SlotCount: 10001},
 	} {
-		_, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: o})
+		_, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
 		var ce *rpengine.ConfigError
 		testutil.ErrorAs(t, err, &ce)
 	}
@@ -434,7 +434,7 @@ func TestMailbox_config(t *testing.T) {
 	base := t.TempDir()
 	testutil.Success(t, os.Mkdir(filepath.Join(base, "real"), 0o755))
 	testutil.Success(t, os.Symlink(filepath.Join(base, "real"), filepath.Join(base, "link")))
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
 	testutil.Success(t, err)
 	err = srv.ListenAndServe()
 	var me *rpengine.MailboxError
