@@ -38,8 +38,9 @@
 // other line stays the same and ListenAndServe serves the folder instead
 // of listening. At start it takes the folder's lock file
 // ([MailboxLockName]: a second process refuses with [ErrMailboxLocked];
-// a crashed holder's lock goes stale after MailboxOptions.LockStale and is
-// taken over), removes what a crash of ours left half-done, and writes
+// a crashed holder's lock goes stale after MailboxOptions.LockStale, or at
+// once when its process is gone from this machine, and is taken over),
+// removes what a crash of ours left half-done, and writes
 // every audio slot (a one-sample silent PCM16 WAV) and then manifest.json.
 // Outbound envelopes go to integration-to-engine as
 // <13-digit ms>-<messageId>.json with strictly increasing stems, written

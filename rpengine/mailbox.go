@@ -54,7 +54,8 @@ type MailboxOptions struct {
 	ActiveFor time.Duration
 	// LockStale is how old the lock file's heartbeat may be before
 	// another process may take the folder over (a crashed game). The
-	// holder refreshes it every LockStale/4. If zero, 15 s.
+	// holder refreshes it every LockStale/4. A lock whose holder process
+	// is gone from this machine is stale at once. If zero, 15 s.
 	LockStale time.Duration
 }
 
@@ -356,11 +357,14 @@ func (m *mailbox) lock(root *os.Root) error {
 			return m.fail("lock", MailboxLockName, err)
 		}
 		age := time.Since(fi.ModTime())
-		if fi.Mode().IsRegular() && age < m.o.LockStale {
-			var held lockInfo
-			if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
-				_ = json.Unmarshal(b, &held)
-			}
+		var held lockInfo
+		if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
+			_ = json.Unmarshal(b, &held)
+		}
+		// A holder on this machine whose process is gone crashed: its
+		// lock is stale at once (a restarted game need not wait).
+		dead := held.Host == host && held.PID > 0 && held.PID != os.Getpid() && !processAlive(held.PID)
+		if fi.Mode().IsRegular() && age < m.o.LockStale && !dead {
 			return m.fail("lock", MailboxLockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
 				ErrMailboxLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
 		}
@@ -369,7 +373,8 @@ func (m *mailbox) lock(root *os.Root) error {
 		aside := MailboxLockName + ".stale-" + m.tok
 		if err := root.Rename(MailboxLockName, aside); err == nil {
 			_ = root.Remove(aside)
-			m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond))
+			m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond),
+				"pid", held.PID, "processGone", dead)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -664,4 +665,24 @@ func TestMailbox_orphanSegmentConsumed(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatal("slot not restored")
+}
+
+// TestMailbox_crashedHolderOnThisMachine: a fresh lock whose process is
+// gone (a game that crashed and is restarted at once) is taken over
+// without waiting for the heartbeat to go stale.
+func TestMailbox_crashedHolderOnThisMachine(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	testutil.Success(t, cmd.Run())
+	host, _ := os.Hostname()
+	dir := filepath.Join(t.TempDir(), "mb")
+	testutil.Success(t, os.Mkdir(dir, 0o755))
+	lock := filepath.Join(dir, rpengine.MailboxLockName)
+	info, _ := json.Marshal(map[string]any{"pid": cmd.Process.Pid, "host": host, "token": "crashed"})
+	testutil.Success(t, os.WriteFile(lock, info, 0o644))
+	o := testMailboxOptions(dir)
+	o.LockStale = time.Hour
+	l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
+	l.dialMailbox(t, nil)
+	l.log.waitFor(t, "processGone=true")
 }
