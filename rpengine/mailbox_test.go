@@ -686,3 +686,34 @@ func TestMailbox_crashedHolderOnThisMachine(t *testing.T) {
 	l.dialMailbox(t, nil)
 	l.log.waitFor(t, "processGone=true")
 }
+
+// TestMailbox_slotsExhausted: slots are never reused within one game
+// process; when they run out the engine reports it and the reply fails
+// with that code.
+func TestMailbox_slotsExhausted(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	o := testMailboxOptions(dir)
+	o.SlotCount = 3
+	l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
+	l.dialMailbox(t, nil)
+	ctx := ctxT(t)
+	c := testCard(t)
+	r, err := l.srv.Reply(ctx, audioReq(c, "one"))
+	testutil.Success(t, err)
+	_, err = r.Wait(ctx)
+	testutil.Success(t, err)
+	r, err = l.srv.Reply(ctx, audioReq(c, "two"))
+	testutil.Success(t, err)
+	segs := 0
+	for _, ev := range collect(t, r) {
+		if ev.Kind == rpengine.EventSegment {
+			segs++
+		}
+	}
+	testutil.Equal(t, "the last slot was used", segs, 1)
+	_, err = r.Wait(ctx)
+	var re *rpengine.RequestError
+	testutil.ErrorAs(t, err, &re)
+	testutil.Equal(t, "code", re.Code, "audio_slots_exhausted")
+}
