@@ -470,38 +470,45 @@ func TestMailbox_pathTraversal(t *testing.T) {
 	wav := mbx.EncodeWAV(voice, 44100, 1)
 	outside := filepath.Join(base, "outside.wav")
 	testutil.Success(t, os.WriteFile(outside, wav, 0o644))
-	// Slot 3 becomes a symlink out of the folder, slot 4 one inside it.
+	// Slot 3 becomes a symlink out of the folder, slot 4 one inside it
+	// (to a valid WAV). Slots 0, 1 and 5 hold a valid WAV, so that each
+	// bad segment below is refused for the one reason it tests, not for
+	// a byteLength that happens to disagree with a placeholder.
 	slot := func(i int) string { return filepath.Join(dir, "audio", mbx.SlotName(i)) }
+	for _, i := range []int{0, 1, 5} {
+		testutil.Success(t, os.WriteFile(slot(i), wav, 0o644))
+	}
 	testutil.Success(t, os.Remove(slot(3)))
 	testutil.Success(t, os.Symlink(outside, slot(3)))
 	testutil.Success(t, os.Remove(slot(4)))
-	testutil.Success(t, os.Symlink(filepath.Join(dir, "manifest.json"), slot(4)))
-	testutil.Success(t, os.WriteFile(slot(5), wav, 0o644))
+	testutil.Success(t, os.Symlink(mbx.SlotName(5), slot(4))) // relative: os.Root alone would follow it
 	peer := eng.PeerInstanceID()
 	seg := func(seq, slotIndex int, path string) map[string]any {
 		return map[string]any{"requestId": r.RequestID(), "segmentSequence": seq, "spokenText": "Hi.", "slotIndex": slotIndex,
 			"path": path, "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1, "durationSeconds": 0.1,
 			"byteLength": len(wav), "peerInstanceId": peer}
 	}
-	bad := []map[string]any{
-		seg(0, 0, "../outside.wav"),
-		seg(0, 0, "audio/../manifest.json"),
-		seg(0, 0, outside),
-		seg(0, 0, "audio/slot_0001.wav"), // not slot 0
-		seg(0, 0, `audio\slot_0000.wav`),
-		seg(0, 3, "audio/slot_0003.wav"), // symlink out
-		seg(0, 4, "audio/slot_0004.wav"), // symlink in
-		seg(0, 9999, "audio/slot_9999.wav"),
+	with := func(f map[string]any, k string, v any) map[string]any { f[k] = v; return f }
+	bad := []struct {
+		fields map[string]any
+		reason string // in the anomaly's detail
+	}{
+		{seg(0, 0, "../outside.wav"), "is not slot 0"},
+		{seg(0, 0, "audio/../manifest.json"), "is not slot 0"},
+		{seg(0, 0, outside), "is not slot 0"},
+		{seg(0, 0, "audio/slot_0001.wav"), "is not slot 0"},
+		{seg(0, 0, `audio\slot_0000.wav`), "is not slot 0"},
+		{seg(0, 3, "audio/slot_0003.wav"), "not a regular file"}, // symlink out
+		{seg(0, 4, "audio/slot_0004.wav"), "not a regular file"}, // symlink in
+		{seg(0, 9999, "audio/slot_9999.wav"), "slotIndex"},
+		{with(seg(0, 5, "audio/slot_0005.wav"), "sampleRate", 48000), "sampleRate 48000"},
+		{with(seg(0, 5, "audio/slot_0005.wav"), "byteLength", 12), "byteLength says 12"},
+		{with(seg(0, 5, "audio/slot_0005.wav"), "channels", 2), "channels 2"},
+		{with(seg(0, 5, "audio/slot_0005.wav"), "format", "wav_pcm_f32le"), "format"},
+		{with(seg(0, 5, "audio/slot_0005.wav"), "peerInstanceId", "someone-else"), "peerInstanceId"},
 	}
-	wrongRate := seg(0, 5, "audio/slot_0005.wav")
-	wrongRate["sampleRate"] = 48000
-	wrongLen := seg(0, 5, "audio/slot_0005.wav")
-	wrongLen["byteLength"] = 12
-	wrongPeer := seg(0, 5, "audio/slot_0005.wav")
-	wrongPeer["peerInstanceId"] = "someone-else"
-	bad = append(bad, wrongRate, wrongLen, wrongPeer)
-	for _, fields := range bad {
-		_, err := eng.Send(ctx, "reply.audio.segment", fields)
+	for _, b := range bad {
+		_, err := eng.Send(ctx, "reply.audio.segment", b.fields)
 		testutil.Success(t, err)
 	}
 	_, err = eng.Send(ctx, "reply.audio.segment", seg(0, 5, "audio/slot_0005.wav"))
@@ -519,9 +526,9 @@ func TestMailbox_pathTraversal(t *testing.T) {
 		break
 	}
 	testutil.Equal(t, "every bad segment refused", len(anomalies), len(bad))
-	for _, a := range anomalies {
-		if !strings.Contains(a, "refused reply.audio.segment") {
-			t.Errorf("anomaly %q", a)
+	for i, a := range anomalies {
+		if !strings.Contains(a, "refused reply.audio.segment") || !strings.Contains(a, bad[i].reason) {
+			t.Errorf("anomaly %d: %q, want the reason %q", i, a, bad[i].reason)
 		}
 	}
 	msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
