@@ -232,6 +232,12 @@ func (m *mailbox) setup() error {
 	if err != nil {
 		return m.fail("setup", "", err)
 	}
+	// OpenRoot follows a symlink: the folder opened must be the one
+	// checked above, not a link swapped in meanwhile.
+	if rfi, err := root.Stat("."); err != nil || !os.SameFile(fi, rfi) {
+		root.Close()
+		return m.fail("setup", "", errors.New("replaced while opening; symlinks are not followed"))
+	}
 	m.dirInfo = fi
 	if old := m.root.Swap(root); old != nil {
 		old.Close()
