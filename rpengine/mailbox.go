@@ -374,15 +374,28 @@ func (m *mailbox) lock(root *os.Root) error {
 			return m.fail("lock", MailboxLockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
 				ErrMailboxLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
 		}
-		// Stale: move it aside under a unique name (one taker wins the
-		// rename), then create ours.
-		aside := MailboxLockName + ".stale-" + m.tok
-		if err := root.Rename(MailboxLockName, aside); err == nil {
-			_ = root.Remove(aside)
-			m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond),
-				"pid", held.PID, "processGone", dead)
-		}
+		m.takeStale(root, fi, age, held.PID, dead)
 	}
+}
+
+// takeStale moves the stale lock fi aside under a unique name (one taker
+// wins the rename) so that lock can create its own. A second taker that
+// judged the same stale lock may, by the time it renames, move the fresh
+// lock the first taker just created: it puts that one back (a hard link
+// never replaces a lock created meanwhile) and lock then refuses.
+func (m *mailbox) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, dead bool) {
+	aside := MailboxLockName + ".stale-" + m.tok
+	if err := root.Rename(MailboxLockName, aside); err != nil {
+		return
+	}
+	if afi, err := root.Lstat(aside); err == nil && !os.SameFile(fi, afi) {
+		_ = root.Link(aside, MailboxLockName)
+		_ = root.Remove(aside)
+		return
+	}
+	_ = root.Remove(aside)
+	m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond),
+		"pid", pid, "processGone", dead)
 }
 
 // heartbeat refreshes the lock's mtime and checks that it is still ours.
