@@ -55,7 +55,8 @@ type MailboxOptions struct {
 	// LockStale is how old the lock file's heartbeat may be before
 	// another process may take the folder over (a crashed game). The
 	// holder refreshes it every LockStale/4. A lock whose holder process
-	// is gone from this machine is stale at once. If zero, 15 s.
+	// is gone from this machine is stale at once. If zero, 15 s. It must
+	// be at least 4 IdlePoll (the heartbeat is sent at polls).
 	LockStale time.Duration
 }
 
@@ -87,6 +88,11 @@ func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
 	setDur(&d.LockStale, DefaultMailboxLockStale)
 	if d.ActivePoll < 0 || d.IdlePoll < 0 || d.LockStale < 0 || d.ActiveFor < 0 {
 		return d, &ConfigError{"Mailbox", "durations must not be negative"}
+	}
+	if d.LockStale < 4*d.IdlePoll {
+		// The heartbeat is sent at polls: with polls further apart the
+		// lock would go stale while its holder is alive.
+		return d, &ConfigError{"Mailbox.LockStale", d.LockStale.String() + " is under 4 IdlePoll (" + d.IdlePoll.String() + ")"}
 	}
 	return d, nil
 }

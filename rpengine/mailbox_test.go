@@ -405,6 +405,30 @@ func TestMailbox_staleLockTakenOver(t *testing.T) {
 	l.log.waitFor(t, "took over a stale mailbox lock")
 }
 
+// TestMailbox_lockHeartbeat: a live holder keeps its lock fresh well past
+// LockStale, so a second process still refuses.
+func TestMailbox_lockHeartbeat(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	o := testMailboxOptions(dir)
+	o.LockStale = 300 * time.Millisecond // heartbeat every 75 ms
+	newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
+	waitFile(t, filepath.Join(dir, "manifest.json"))
+	time.Sleep(2 * o.LockStale)
+	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
+	testutil.Success(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv2.ListenAndServe() }()
+	select {
+	case err := <-done:
+		testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
+		testutil.Success(t, srv2.Close())
+	case <-time.After(10 * time.Second):
+		testutil.Success(t, srv2.Close())
+		t.Fatalf("a second process took over a live holder's lock (then returned %v)", <-done)
+	}
+}
+
 // TestMailbox_lockStolen: a process that finds its lock taken over (it was
 // suspended past LockStale) stops serving rather than share the folder.
 func TestMailbox_lockStolen(t *testing.T) {
@@ -434,6 +458,8 @@ func TestMailbox_config(t *testing.T) {
 		{IntegrationID: "g"},
 		{Dir: "x"},
 		{Dir: "x", IntegrationID: "g", SlotCount: 10001},
+		{Dir: "x", IntegrationID: "g", IdlePoll: time.Second, LockStale: 3 * time.Second},
+		{Dir: "x", IntegrationID: "g", LockStale: -time.Second},
 	} {
 		_, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
 		var ce *rpengine.ConfigError
