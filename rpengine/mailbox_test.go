@@ -205,7 +205,12 @@ func TestMailbox_inboundRules(t *testing.T) {
 	testutil.Equal(t, "not read without .ready", countAcks(e.gameMessages(), id), 0)
 	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
 	e.waitGame(ackOf(id))
+	// The ack is written before the message is processed: wait for it.
 	c, _ := l.srv.Capacity()
+	for i := 0; i < 5000 && !c.Known; i++ {
+		time.Sleep(time.Millisecond)
+		c, _ = l.srv.Capacity()
+	}
 	testutil.Equal(t, "capacity processed", c.Known && !c.AcceptingRequests, true)
 
 	// Bad files are skipped with a log line, and the reader goes on.
@@ -405,16 +410,29 @@ func TestMailbox_staleLockTakenOver(t *testing.T) {
 	l.log.waitFor(t, "took over a stale mailbox lock")
 }
 
-// TestMailbox_lockHeartbeat: a live holder keeps its lock fresh well past
-// LockStale, so a second process still refuses.
+// TestMailbox_lockHeartbeat: a live holder refreshes its lock, so a
+// second process still refuses after LockStale has passed. The lock is
+// aged by hand instead of waiting (no timing in the assertion).
 func TestMailbox_lockHeartbeat(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "mb")
-	o := testMailboxOptions(dir)
-	o.LockStale = 300 * time.Millisecond // heartbeat every 75 ms
+	o := testMailboxOptions(dir) // LockStale 2 s: a heartbeat every 500 ms
 	newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
 	waitFile(t, filepath.Join(dir, "manifest.json"))
-	time.Sleep(2 * o.LockStale)
+	lock := filepath.Join(dir, rpengine.MailboxLockName)
+	old := time.Now().Add(-time.Hour)
+	testutil.Success(t, os.Chtimes(lock, old, old))
+	for i := 0; ; i++ {
+		fi, err := os.Stat(lock)
+		testutil.Success(t, err)
+		if fi.ModTime().After(old.Add(time.Minute)) {
+			break
+		}
+		if i == 10000 {
+			t.Fatal("the holder never refreshed its lock")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
 	testutil.Success(t, err)
 	done := make(chan error, 1)
