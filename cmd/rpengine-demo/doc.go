@@ -13,6 +13,12 @@
 // server over real loopback, on a free port: everything but the model is
 // real, and the screen says the replies are simulated.
 //
+// --mailbox DIR uses the file transport (spec section 7) instead of a
+// socket, for games that cannot open one: the demo serves the folder DIR,
+// which the player selects in the RPEngine page; with --engine sim the
+// fake engine runs in file mode against that folder. Everything else is
+// the same. A folder another process serves is refused (exit 2).
+//
 // # Scripted contract
 //
 // With --say TEXT and/or --wav FILE the demo sends one event and exits when
@@ -27,9 +33,9 @@
 //
 // Exit codes: 0 the reply completed; 1 the engine answered with an error or
 // cancelled the reply for another reason; 2 usage error (bad flag, card,
-// WAV or prompt file, port in use); 3 no engine connected, or none came
-// back, within --wait; 130 interrupted (the reply in flight is cancelled
-// first).
+// WAV or prompt file, port or mailbox folder in use); 3 no engine
+// connected, or none came back, within --wait; 130 interrupted (the reply
+// in flight is cancelled first).
 //
 // # Interactive
 //

@@ -32,6 +32,7 @@ type config struct {
 	say           string
 	wavFile       string
 	outFile       string
+	mailbox       string // --mailbox: the file transport's folder
 	wait          time.Duration
 	waitSet       bool      // --wait was given (interactive mode then bounds its waits too)
 	simFaults     simFaults // hidden: --sim-faults, for tests
@@ -63,7 +64,9 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {} // -h prints usage (see parseFlags); a mistake prints one line
 	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a fake engine in-process: offline, replies are simulated)")
-	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `PORT` the RPEngine page connects to; 0 picks a free one and prints it (with --engine sim the default is 0)")
+	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `PORT` the RPEngine page connects to; 0 picks a free one and prints it, as --engine sim does by default")
+	fs.StringVar(&c.mailbox, "mailbox", "", "use the file transport instead of a socket: serve the mailbox folder `DIR` (created if missing), "+
+		"which the player selects in the RPEngine page; for games that cannot open a local socket")
 	fs.BoolVar(&c.devOrigin, "dev-origin", false, "also accept "+rpengine.OriginDevelopment+" (a local build of the RPEngine page)")
 	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect, or to come back after a lost connection, as a `DURATION` such as 30s or 5m (interactive: no limit unless given)")
 	fs.StringVar(&c.cardFile, "card", "", "Character Card V2 `FILE`, JSON or PNG (default: the built-in card, Wren)")
@@ -119,6 +122,9 @@ func (c *config) check(set map[string]bool) error {
 	default:
 		return usagef("--engine %q: want real or sim", c.engine)
 	}
+	if c.mailbox != "" && (set["port"] || set["dev-origin"]) {
+		return usagef("--port and --dev-origin are for the WebSocket transport; --mailbox uses a folder instead")
+	}
 	if c.port < 0 || c.port > 65535 || (c.port > 0 && c.port < 1024) {
 		return usagef("--port %d: want 0 (a free port) or 1024-65535", c.port)
 	}
@@ -153,7 +159,7 @@ var flagGroups = []struct {
 	title string
 	names []string
 }{
-	{"Engine and connection", []string{"engine", "port", "dev-origin", "wait"}},
+	{"Engine and connection", []string{"engine", "port", "dev-origin", "mailbox", "wait"}},
 	{"Character and scene", []string{"card", "character-id", "integration-id", "player", "scene", "directive"}},
 	{"Replies", []string{"voice", "lang", "text-only", "no-playback"}},
 	{"Scripted turn", []string{"say", "wav", "out"}},
@@ -172,8 +178,10 @@ Try it offline first (no browser, no sound card needed):
   rpengine-demo --engine sim --say "Hello"       one scripted turn
 
 Usage:
-  rpengine-demo [flags]                          interactive: each line typed is one event
-  rpengine-demo --say TEXT [--wav FILE] [flags]  scripted: one turn, the reply's text on stdout
+  rpengine-demo [flags]
+        interactive: each line typed is one event
+  rpengine-demo --say TEXT [--wav FILE] [flags]
+        scripted: one turn, the reply's text on stdout
 
 Interactive: Ctrl-C cancels the reply, a second Ctrl-C quits, Ctrl-D quits
 once queued lines are answered; /help lists the commands (/mic,

@@ -41,10 +41,9 @@ func (a *app) interactive() int {
 		a.card.card.Name())
 	for {
 		a.con.Status(a.statusLine())
-		line, ok, quit := a.nextLine()
-		if quit {
-			a.con.Printf("rpengine-demo: interrupted")
-			return exitInterrupted
+		line, ok, code := a.nextLine()
+		if code != exitOK {
+			return code
 		}
 		if !ok {
 			break
@@ -88,18 +87,22 @@ func (a *app) readLines() {
 	}
 }
 
-// nextLine returns the next input line; ok is false at EOF, quit is true
-// after Ctrl-C.
-func (a *app) nextLine() (line string, ok, quit bool) {
+// nextLine returns the next input line; ok is false at EOF. A Ctrl-C, or
+// the server stopping with an error (already shown), returns the exit
+// code instead.
+func (a *app) nextLine() (line string, ok bool, code int) {
 	if len(a.pending) > 0 {
 		line, a.pending = a.pending[0], a.pending[1:]
-		return line, true, false
+		return line, true, exitOK
 	}
 	select {
 	case line, ok = <-a.lines:
-		return line, ok, false
+		return line, ok, exitOK
 	case <-a.sigs:
-		return "", false, true
+		a.con.Printf("rpengine-demo: interrupted")
+		return "", false, exitInterrupted
+	case <-a.serving.Done():
+		return "", false, exitUsage
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
 // Exit codes of the scripted contract.
@@ -41,6 +43,7 @@ type app struct {
 
 	srv       *rpengine.Server
 	sim       *sim
+	serving   context.Context // ends when the server stops; its cause is a *serverFailed on error
 	tap       *tap
 	card      *loadedCard
 	charID    string
@@ -111,7 +114,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 func (a *app) setup() int {
 	for _, step := range []func() error{a.loadInputs, a.openFiles, a.startServer, a.startSim} {
 		if err := step(); err != nil {
-			a.con.Printf("rpengine-demo: %v", err)
+			var f *serverFailed
+			if !errors.As(err, &f) { // already shown
+				a.con.Printf("rpengine-demo: %v", err)
+			}
 			var ce *codeError
 			if errors.As(err, &ce) {
 				return ce.code
@@ -131,6 +137,8 @@ type codeError struct {
 }
 
 func (e *codeError) Error() string { return e.err.Error() }
+
+func (e *codeError) Unwrap() error { return e.err }
 
 // onClose registers f to run at exit, after everything registered later.
 func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
@@ -199,63 +207,158 @@ func (a *app) openFiles() error {
 	return nil
 }
 
-// startServer listens on the loopback port and serves the engine socket.
+// startServer starts the library's server: on the loopback port, or on
+// the --mailbox folder.
 func (a *app) startServer() error {
-	port := a.cfg.port
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("port %d is already in use (another game or demo is listening there); "+
-			"close it, or pick another port with --port (0 picks a free one)", port)
+	opts := &rpengine.ServerOptions{
+		ServerVersion: "gamelink rpengine-demo",
+		Logger:        a.log,
+		Recorder:      a.tap,
+		OnSession:     a.onSession,
 	}
-	if err != nil {
-		return fmt.Errorf("listen on 127.0.0.1:%d: %w", port, err)
+	var l net.Listener
+	if dir := a.cfg.mailbox; dir != "" {
+		opts.Mailbox = &rpengine.MailboxOptions{Dir: dir, IntegrationID: a.cfg.integrationID, DisplayName: "gamelink rpengine-demo"}
+	} else {
+		var err error
+		if l, err = a.listen(); err != nil {
+			return err
+		}
+		opts.Addr, opts.DevelopmentMode = l.Addr().String(), a.cfg.devOrigin
 	}
-	a.port = l.Addr().(*net.TCPAddr).Port
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{
-		Addr:            l.Addr().String(),
-		ServerVersion:   "gamelink rpengine-demo",
-		DevelopmentMode: a.cfg.devOrigin,
-		Logger:          a.log,
-		Recorder:        a.tap,
-		OnSession:       a.onSession,
-	})
+	srv, err := rpengine.NewServer(opts)
 	if err != nil {
-		l.Close()
+		if l != nil {
+			l.Close()
+		}
 		return err
 	}
 	a.srv = srv
-	served := make(chan struct{})
+	a.serve(l)
+	a.banner()
+	return nil
+}
+
+// listen opens the loopback port, naming it when it is taken.
+func (a *app) listen() (net.Listener, error) {
+	port := a.cfg.port
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("port %d is already in use (another game or demo is listening there); "+
+			"close it, or pick another port with --port (0 picks a free one)", port)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on 127.0.0.1:%d: %w", port, err)
+	}
+	a.port = l.Addr().(*net.TCPAddr).Port
+	return l, nil
+}
+
+// serverFailed is the cause of a.serving's end when the server stopped
+// with an error (say, another process holds the mailbox folder); it has
+// been shown already.
+type serverFailed struct{ err error }
+
+func (e *serverFailed) Error() string { return e.err.Error() }
+
+// serve runs the server on l (nil: the mailbox) until a.close. If it stops
+// with an error, the error is shown at once and a.serving ends, which ends
+// every wait for the engine.
+func (a *app) serve(l net.Listener) {
+	ctx, fail := context.WithCancelCause(context.Background())
+	a.serving = ctx
+	done := make(chan struct{})
 	go func() {
-		defer close(served)
-		if err := srv.Serve(l); err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
-			a.log.Error("rpengine-demo: server stopped", "err", err)
+		defer close(done)
+		var err error
+		if l != nil {
+			err = a.srv.Serve(l)
+		} else {
+			err = a.srv.ListenAndServe()
+		}
+		if err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
+			a.con.Printf("rpengine-demo: the server stopped: %s", oneLine(err))
+			if errors.Is(err, rpengine.ErrMailboxLocked) {
+				a.con.Printf("hint: another game or demo is serving %s; close it, or pick another folder with --mailbox", a.cfg.mailbox)
+			}
+			fail(&serverFailed{err})
 		}
 	}()
 	a.onClose(func() {
 		a.closing.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-served
+		_ = a.srv.Shutdown(ctx)
+		<-done
+		fail(nil)
 	})
-	a.banner()
+}
+
+// failure returns the server's failure that ended ctx, if that is what
+// ended it.
+func failure(ctx context.Context) *serverFailed {
+	var f *serverFailed
+	if errors.As(context.Cause(ctx), &f) {
+		return f
+	}
 	return nil
 }
 
-// startSim connects the simulated engine with --engine sim.
+// startSim connects the simulated engine with --engine sim: over loopback
+// WebSocket, or in file mode on the --mailbox folder.
 func (a *app) startSim() error {
 	if a.cfg.engine != "sim" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(a.serving, 10*time.Second)
 	defer cancel()
-	s, err := startSim(ctx, a.socketURL(), a.cfg.simFaults, a.simLogf)
+	dial := func(ctx context.Context, o *enginetest.Options) (*enginetest.Engine, error) {
+		return enginetest.Dial(ctx, a.socketURL(), o)
+	}
+	var err error
+	if dir := a.cfg.mailbox; dir != "" {
+		dial = func(ctx context.Context, o *enginetest.Options) (*enginetest.Engine, error) {
+			return enginetest.DialMailbox(ctx, dir, o, nil)
+		}
+		err = a.waitMailbox(ctx)
+	}
+	var s *sim
+	if err == nil {
+		s, err = startSim(ctx, dial, a.cfg.simFaults, a.simLogf)
+	}
+	if f := failure(ctx); f != nil {
+		return &codeError{code: exitUsage, err: f}
+	}
 	if err != nil {
 		return &codeError{code: exitNoEngine, err: fmt.Errorf("the simulated engine could not connect: %w", err)}
 	}
 	a.sim = s
 	a.onClose(func() { _ = s.Close() })
 	return nil
+}
+
+// waitMailbox waits until this process's server holds the --mailbox
+// folder (the lock file names this process), so that the simulated engine
+// never says hello to another process serving the same folder.
+// (rpengine has no readiness signal for the mailbox; the lock file is the
+// documented sign that a server serves the folder.)
+func (a *app) waitMailbox(ctx context.Context) error {
+	lock := filepath.Join(a.cfg.mailbox, rpengine.MailboxLockName)
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		var held struct {
+			PID int `json:"pid"`
+		}
+		if b, err := os.ReadFile(lock); err == nil && json.Unmarshal(b, &held) == nil && held.PID == os.Getpid() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the mailbox folder was not ready: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 func (a *app) socketURL() string {
@@ -265,13 +368,19 @@ func (a *app) socketURL() string {
 // banner says where to connect RPEngine, or that replies are simulated.
 func (a *app) banner() {
 	c := a.con
-	if a.cfg.engine == "sim" {
+	sim := a.cfg.engine == "sim"
+	if sim {
 		c.Printf("rpengine-demo: SIMULATED ENGINE: replies are generated offline by a fake RPEngine (enginetest), not by a model.")
-		c.Printf("rpengine-demo: listening on %s (port %d)", a.socketURL(), a.port)
+	}
+	open := "open https://rpengine.gemtavern.com/#port=" + strconv.Itoa(a.port) + " in a browser"
+	if a.cfg.mailbox != "" {
+		c.Printf("rpengine-demo: serving the mailbox folder %s (file transport, no socket)", a.cfg.mailbox)
+		open = "open https://rpengine.gemtavern.com/ in a browser, select this folder as the game's mailbox"
 	} else {
-		c.Printf("rpengine-demo: listening on %s", a.socketURL())
-		c.Printf("rpengine-demo: open https://rpengine.gemtavern.com/#port=%d in a browser, start the engine there, "+
-			"and enable the microphone in RPEngine if you want /browser-mic.", a.port)
+		c.Printf("rpengine-demo: listening on %s (port %d)", a.socketURL(), a.port)
+	}
+	if !sim {
+		c.Printf("rpengine-demo: %s, start the engine there, and enable the microphone in RPEngine if you want /browser-mic.", open)
 	}
 	c.Printf("rpengine-demo: character %q (card %s, id %s)", a.card.card.Name(), a.card.source, a.charID)
 	if a.card.unsafe != "" {

@@ -267,6 +267,8 @@ func TestScripted_ExitCodes(t *testing.T) {
 			[]string{"rpengine.gemtavern.com/#port=", "no engine connected within --wait 300ms"}},
 		{"engine never comes back", []string{"--engine", "sim", "--say", "hi", "--wait", "500ms",
 			"--sim-faults", "disconnect-after=6,gone"}, exitNoEngine, []string{"no engine connected within --wait"}},
+		{"mailbox with a port", []string{"--mailbox", "mbox", "--port", "0", "--say", "hi"}, exitUsage,
+			[]string{"--mailbox uses a folder"}},
 		{"sim faults in real mode", []string{"--sim-faults", "gone", "--say", "hi"}, exitUsage, []string{"--engine sim"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

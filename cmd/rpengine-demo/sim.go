@@ -84,8 +84,9 @@ type sim struct {
 	once   atomic.Bool // the cancel fault fired
 }
 
-// startSim dials the fake engine to socketURL and starts its supervisor.
-func startSim(ctx context.Context, socketURL string, f simFaults, logf func(string, ...any)) (*sim, error) {
+// startSim connects the fake engine with dial and starts its supervisor.
+func startSim(ctx context.Context, dial func(context.Context, *enginetest.Options) (*enginetest.Engine, error),
+	f simFaults, logf func(string, ...any)) (*sim, error) {
 	s := &sim{faults: f, logf: logf}
 	opts := &enginetest.Options{
 		ClientVersion: "rpengine-demo sim",
@@ -97,7 +98,7 @@ func startSim(ctx context.Context, socketURL string, f simFaults, logf func(stri
 		},
 		Logf: logf,
 	}
-	eng, err := enginetest.Dial(ctx, socketURL, opts)
+	eng, err := dial(ctx, opts)
 	if err != nil {
 		return nil, err
 	}

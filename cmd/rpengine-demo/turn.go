@@ -107,6 +107,9 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 		r, err = start(ctx)
 	}
 	stop()
+	if f := failure(ctx); f != nil { // shown when it happened
+		return nil, outcome{err: f, code: exitUsage, quit: true}
+	}
 	switch {
 	case *interrupted:
 		if r != nil {
@@ -145,9 +148,9 @@ func (a *app) waitBounded() bool { return a.cfg.scripted() || a.cfg.waitSet }
 // waitContext bounds one wait for an engine.
 func (a *app) waitContext() (context.Context, context.CancelFunc) {
 	if a.waitBounded() {
-		return context.WithTimeout(context.Background(), a.cfg.wait)
+		return context.WithTimeout(a.serving, a.cfg.wait)
 	}
-	return context.WithCancel(context.Background())
+	return context.WithCancel(a.serving)
 }
 
 // waitText describes the bound of a wait, for messages.
