@@ -226,9 +226,32 @@ func printFlag(w io.Writer, f *flag.Flag) {
 	if name != "" {
 		line += " " + name
 	}
-	fmt.Fprintf(w, "%s\n    \t%s", line, u)
 	if f.DefValue != "" && f.DefValue != "false" {
-		fmt.Fprintf(w, " (default %s)", f.DefValue)
+		u += " (default " + f.DefValue + ")"
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%s\n%s", line, wrap(u, "        ", 80))
+}
+
+// wrap breaks text into lines of at most width columns, each starting
+// with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, word := range strings.Fields(text) {
+		if n > len(indent) && n+1+len(word) > width {
+			b.WriteString("\n")
+			n = 0
+		}
+		if n == 0 {
+			b.WriteString(indent)
+			n = len(indent)
+		} else {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -311,6 +311,11 @@ func TestScripted_Help(t *testing.T) {
 	if strings.Contains(stderr, "Other:") {
 		t.Error("a flag is missing from flagGroups")
 	}
+	for l := range strings.Lines(stderr) {
+		if n := len([]rune(strings.TrimSuffix(l, "\n"))); n > 80 {
+			t.Errorf("usage line of %d columns: %q", n, l)
+		}
+	}
 }
 
 // SIGINT during a reply cancels it on the engine (request.cancel), then
