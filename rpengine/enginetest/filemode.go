@@ -359,40 +359,12 @@ func (f *fileLink) send(b []byte) error {
 	f.lastID = id
 	switch {
 	case typ == wire.TypeTextDelta && rid != "":
-		if dup {
-			return nil // the Duplicate fault: the merged batch carries it once
+		if !dup { // the Duplicate fault: the merged batch carries it once
+			f.mergeDeltaLocked(rid, m)
 		}
-		delta, _ := m["delta"].(string)
-		if p := f.deltas[rid]; p != nil {
-			p.delta += delta
-			return nil
-		}
-		p := &pendingDelta{payload: m, delta: delta}
-		p.timer = time.AfterFunc(TextDeltaBatch, func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.deltas[rid] == p {
-				_ = f.flushLocked(rid)
-			}
-		})
-		f.deltas[rid] = p
 		return nil
 	case typ == wire.TypeCaptureLevel && rid != "":
-		if p := f.levels[rid]; p != nil {
-			p.msg = b
-			return nil
-		}
-		p := &pendingLevel{msg: b}
-		p.timer = time.AfterFunc(LevelBatch, func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.levels[rid] == p && !f.closed {
-				delete(f.levels, rid)
-				lid, _ := wire.DecodeHeader(p.msg)
-				_ = f.publishLocked(p.msg, wire.TypeCaptureLevel, lid.MessageID)
-			}
-		})
-		f.levels[rid] = p
+		f.keepLevelLocked(rid, b)
 		return nil
 	}
 	if rid != "" {
@@ -405,6 +377,45 @@ func (f *fileLink) send(b []byte) error {
 		}
 	}
 	return f.publishLocked(b, typ, id)
+}
+
+// mergeDeltaLocked adds a text delta to its request's pending batch, which
+// is published TextDeltaBatch after its first delta (or flushed sooner).
+func (f *fileLink) mergeDeltaLocked(rid string, m map[string]any) {
+	delta, _ := m["delta"].(string)
+	if p := f.deltas[rid]; p != nil {
+		p.delta += delta
+		return
+	}
+	p := &pendingDelta{payload: m, delta: delta}
+	p.timer = time.AfterFunc(TextDeltaBatch, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.deltas[rid] == p {
+			_ = f.flushLocked(rid)
+		}
+	})
+	f.deltas[rid] = p
+}
+
+// keepLevelLocked keeps b as its request's newest level sample, published
+// LevelBatch after the first one of the period.
+func (f *fileLink) keepLevelLocked(rid string, b []byte) {
+	if p := f.levels[rid]; p != nil {
+		p.msg = b
+		return
+	}
+	p := &pendingLevel{msg: b}
+	p.timer = time.AfterFunc(LevelBatch, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.levels[rid] == p && !f.closed {
+			delete(f.levels, rid)
+			lid, _ := wire.DecodeHeader(p.msg)
+			_ = f.publishLocked(p.msg, wire.TypeCaptureLevel, lid.MessageID)
+		}
+	})
+	f.levels[rid] = p
 }
 
 // flushLocked publishes a request's merged text delta, if any.
