@@ -106,14 +106,6 @@ func (c *console) draw(line string) {
 	c.status = true
 }
 
-// Quiet runs f while the process's stderr is silenced (see quietStderr),
-// holding the console so the demo's own output waits meanwhile.
-func (c *console) Quiet(f func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	quietStderr(c.err, f)
-}
-
 // logWriter is the console as an io.Writer for slog.
 type logWriter struct{ c *console }
 

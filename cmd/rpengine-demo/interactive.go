@@ -260,7 +260,7 @@ func (a *app) openMic() bool {
 		return false
 	}
 	var err error
-	a.con.Quiet(func() { a.recorder, err = audio.OpenRecorder(nil) })
+	a.recorder, err = audio.OpenRecorder(nil)
 	if err != nil {
 		a.recorder, a.noMic = nil, true
 		a.log.Debug("rpengine-demo: no microphone", "err", err)

@@ -410,14 +410,7 @@ func (a *app) openPlayback() {
 	if a.cfg.noPlayback || a.textOnly || a.noDevice || a.player != nil {
 		return
 	}
-	var o *audio.Output
-	var err error
-	open := func() { o, err = audio.OpenOutput(nil) }
-	if a.cfg.verbose {
-		open()
-	} else {
-		a.con.Quiet(open)
-	}
+	o, err := audio.OpenOutput(nil) // rpengine/audio keeps ALSA's noise off stderr
 	if err != nil {
 		a.sayNoDevice(err)
 		return

@@ -77,6 +77,9 @@ func TestScripted_TextAndAudioOut(t *testing.T) {
 // exactly once, with note, or not at all when this machine can play.
 func checkNoDeviceOnce(t *testing.T, stderr, note string) {
 	t.Helper()
+	if strings.Contains(stderr, "ALSA lib") {
+		t.Errorf("ALSA's own errors reached stderr:\n%s", stderr)
+	}
 	n := strings.Count(stderr, "no audio output (")
 	if hasSpeaker() {
 		testutil.Equal(t, "no-device reports with a sound device", n, 0)
