@@ -373,6 +373,15 @@ func (m *mailbox) lock(root *os.Root) error {
 		if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
 			_ = json.Unmarshal(b, &held)
 		}
+		if held.Token == m.tok {
+			// Ours: setup runs again after the folder's contents were
+			// removed, and the hidden lock file may have stayed.
+			now := time.Now()
+			if err := root.Chtimes(MailboxLockName, now, now); err != nil {
+				return m.fail("lock", MailboxLockName, err)
+			}
+			return nil
+		}
 		// A holder on this machine whose process is gone crashed: its
 		// lock is stale at once (a restarted game need not wait).
 		dead := held.Host == host && held.PID > 0 && held.PID != os.Getpid() && !processAlive(held.PID)

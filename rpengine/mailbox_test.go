@@ -365,6 +365,26 @@ func TestMailbox_folderDeleted(t *testing.T) {
 	testutil.Equal(t, "snapshot in the new session", cardModes(eng2), []string{"snapshot"})
 }
 
+// TestMailbox_subfolderDeleted: a mailbox folder emptied of its visible
+// folders (the hidden lock file stays) is set up again; the server does
+// not mistake its own lock for another process's.
+func TestMailbox_subfolderDeleted(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	l.dialMailbox(t, nil).Close()
+	testutil.Success(t, os.RemoveAll(filepath.Join(dir, mbx.FromEngine)))
+	l.log.waitFor(t, "mailbox folder was removed")
+	waitFile(t, filepath.Join(dir, mbx.FromEngine))
+	eng := l.dialMailbox(t, nil)
+	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "again"))
+	testutil.Success(t, err)
+	res, err := r.Wait(ctxT(t))
+	testutil.Success(t, err)
+	testutil.Equal(t, "text", res.Text, "I hear you. You said: again")
+	eng.Close()
+}
+
 func TestMailbox_lock(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "mb")
