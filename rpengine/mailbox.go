@@ -152,6 +152,7 @@ type mailbox struct {
 	offsets  map[*Reply]time.Duration
 	beat     time.Time
 	dirInfo  os.FileInfo
+	broken   string // why recreating the folder last failed; "" when set up
 }
 
 // maxAckRetries bounds the acks held for a retry after a failed write.
@@ -435,7 +436,7 @@ func (m *mailbox) heartbeat(root *os.Root) error {
 
 // tick is one poll: folder check, heartbeat, inbound messages.
 func (m *mailbox) tick() error {
-	if err := m.checkFolder(); err != nil {
+	if err := m.checkFolder(); err != nil || m.broken != "" {
 		return err
 	}
 	root := m.root.Load()
@@ -472,23 +473,34 @@ func (m *mailbox) retryAcks() {
 
 // checkFolder notices a mailbox folder deleted or replaced underneath:
 // the session ends (its files are gone) and the layout is created again
-// so the engine can reconnect.
+// so the engine can reconnect. A setup that fails (a full disk, the
+// parent folder gone) is retried at each poll, logged once per reason,
+// and nothing is read meanwhile.
 func (m *mailbox) checkFolder() error {
 	fi, err := os.Lstat(m.o.Dir)
-	if err == nil && os.SameFile(fi, m.dirInfo) {
+	if m.broken == "" && err == nil && os.SameFile(fi, m.dirInfo) {
 		if _, err := m.root.Load().Lstat(mbx.FromEngine); err == nil {
 			return nil
 		}
 	}
-	m.log.Warn("rpengine: mailbox folder was removed or replaced; creating it again", "dir", m.o.Dir)
+	if m.broken == "" {
+		m.log.Warn("rpengine: mailbox folder was removed or replaced; creating it again", "dir", m.o.Dir)
+	}
 	m.endSession(fmt.Errorf("%w: the mailbox folder was removed", ErrConnectionLost))
 	clear(m.seen)
 	clear(m.bad)
-	if err := m.setup(); err != nil {
-		m.log.Error("rpengine: cannot recreate the mailbox", "reason", err.Error())
-		if errors.Is(err, ErrMailboxLocked) {
-			return err
+	err = m.setup()
+	switch {
+	case errors.Is(err, ErrMailboxLocked):
+		return err
+	case err != nil:
+		if err.Error() != m.broken {
+			m.log.Error("rpengine: cannot recreate the mailbox; retrying at each poll", "reason", err.Error())
 		}
+		m.broken = err.Error()
+	case m.broken != "":
+		m.log.Info("rpengine: mailbox recreated", "dir", m.o.Dir)
+		m.broken = ""
 	}
 	return nil
 }

@@ -385,6 +385,35 @@ func TestMailbox_subfolderDeleted(t *testing.T) {
 	eng.Close()
 }
 
+// TestMailbox_recreateFails: a folder that cannot be set up again (here a
+// file stands in its place) is retried at each poll, logged once, and
+// served again once it can be.
+func TestMailbox_recreateFails(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mb")
+	l := newMailboxServer(t, nil, dir)
+	l.dialMailbox(t, nil).Close()
+	for err := os.RemoveAll(dir); err != nil; err = os.RemoveAll(dir) {
+		time.Sleep(time.Millisecond)
+	}
+	// The game may recreate it before the file goes in: retry.
+	for os.WriteFile(dir, nil, 0o644) != nil {
+		_ = os.RemoveAll(dir)
+	}
+	l.log.waitFor(t, "not a folder")
+	before := l.log.String()
+	time.Sleep(50 * time.Millisecond) // 10 idle polls
+	testutil.Equal(t, "nothing more logged while it fails the same way", l.log.String(), before)
+	testutil.Success(t, os.Remove(dir))
+	l.log.waitFor(t, "mailbox recreated")
+	eng := l.dialMailbox(t, nil)
+	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "back"))
+	testutil.Success(t, err)
+	_, err = r.Wait(ctxT(t))
+	testutil.Success(t, err)
+	eng.Close()
+}
+
 func TestMailbox_lock(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "mb")
