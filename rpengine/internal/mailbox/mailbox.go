@@ -184,7 +184,7 @@ func ReadRegular(root *os.Root, name string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s: %w: %d bytes, limit %d", name, ErrTooBig, fi.Size(), max)
 	}
-	f, err := root.OpenFile(name, os.O_RDONLY, 0)
+	f, err := root.OpenFile(name, readFlags, 0)
 	if err != nil {
 		return nil, err
 	}
