@@ -28,7 +28,9 @@ func ExampleMailboxOptions() {
 
 	// Here the player would select mailboxDir in the RPEngine page; the
 	// fake engine stands in for it.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The game writes 2048 slot files first, which takes seconds on a
+	// loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	eng, err := enginetest.DialMailbox(ctx, mailboxDir, nil, nil)
 	if err != nil {
