@@ -113,7 +113,14 @@ func TestNewServer_config(t *testing.T) {
 	}
 	s, err := rpengine.NewServer(nil)
 	testutil.Success(t, err)
-	testutil.Equal(t, "URL before serve", s.URL(), "")
+	// A fixed port is known before Serve, so a game can print the URL
+	// right after starting ListenAndServe in a goroutine.
+	testutil.Equal(t, "URL before serve", s.URL(), "https://rpengine.gemtavern.com/#port=38471")
+	testutil.Equal(t, "socket URL before serve", s.SocketURL(), "ws://127.0.0.1:38471/rp-engine/socket")
+	s, err = rpengine.NewServer(&rpengine.ServerOptions{Addr: "127.0.0.1:0"})
+	testutil.Success(t, err)
+	testutil.Equal(t, "ephemeral port: URL before serve", s.URL(), "")
+	testutil.Equal(t, "ephemeral port: socket URL before serve", s.SocketURL(), "")
 }
 
 // rawHello is a valid hello with messageId id.

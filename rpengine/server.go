@@ -112,25 +112,43 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // URL returns the address a player opens to connect RPEngine to this game
-// (https://rpengine.gemtavern.com/#port=N), or "" before Serve.
+// (https://rpengine.gemtavern.com/#port=N). Before Serve has started it
+// names the configured port, so it may be printed right after
+// `go server.ListenAndServe()`; it is "" while that port is 0 (ephemeral,
+// not yet chosen) and in mailbox mode. Once Serve runs, it names the
+// listener's port.
 func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.http == nil {
+	port := s.servingPort()
+	if port == 0 {
 		return ""
 	}
-	return OriginProduction + "/#port=" + strconv.Itoa(s.port)
+	return OriginProduction + "/#port=" + strconv.Itoa(port)
 }
 
-// SocketURL returns ws://127.0.0.1:PORT/rp-engine/socket, or "" before
-// Serve.
+// SocketURL returns ws://127.0.0.1:PORT/rp-engine/socket, with the port
+// chosen as for URL ("" while the port is 0 and Serve has not started).
 func (s *Server) SocketURL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.http == nil {
+	port := s.servingPort()
+	if port == 0 {
 		return ""
 	}
-	return "ws://127.0.0.1:" + strconv.Itoa(s.port) + SocketPath
+	return "ws://127.0.0.1:" + strconv.Itoa(port) + SocketPath
+}
+
+// servingPort is the port the server listens on, or will listen on: the
+// bound port once Serve has started, else the configured one (0 for an
+// ephemeral port not yet chosen, and for the mailbox transport). A game
+// can thus print URL right after starting ListenAndServe in a goroutine.
+func (s *Server) servingPort() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.http != nil:
+		return s.port
+	case s.opts.mailbox != nil:
+		return 0
+	}
+	return s.opts.port
 }
 
 // Shutdown stops accepting connections, closes the live session (pending
