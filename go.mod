@@ -3,14 +3,17 @@ module github.com/gamelink-go/gamelink
 go 1.25
 
 require (
-	github.com/coder/websocket v1.8.15 // indirect
-	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
-	github.com/gen2brain/malgo v0.11.24 // indirect
-	github.com/gowebpki/jcs v1.0.2 // indirect
+	github.com/coder/websocket v1.8.15
+	github.com/evanphx/json-patch/v5 v5.9.11
+	github.com/gen2brain/malgo v0.11.24
+	github.com/gowebpki/jcs v1.0.2
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/zeebo/xxh3 v1.1.0
+	go.uber.org/goleak v1.3.0
+	golang.org/x/sys v0.30.0
+)
+
+require (
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
-	github.com/zeebo/xxh3 v1.1.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
