@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"slices"
+	"unsafe"
 )
 
 // maxEncodedChunk is the longest base64 text of a chunk of maxChunkBytes.
@@ -27,16 +28,32 @@ func decodeBase64(scratch *[]byte, s string) (int, error) {
 }
 
 // appendSamples appends the little-endian 16-bit samples of b (even
-// length) to dst.
+// length) to dst. On a little-endian machine (every platform a game ships
+// on) the wire bytes already are the samples' memory layout, so it is one
+// copy: 12 µs became under 1 µs per 32 KiB chunk (bench/, issue #8).
 func appendSamples(dst []int16, b []byte) []int16 {
 	n := len(b) / 2
 	dst = slices.Grow(dst, n)
 	out := dst[len(dst) : len(dst)+n]
-	for i := range out {
-		out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+	if nativeLittleEndian && n > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 2*n), b)
+	} else {
+		decodeSamples(out, b)
 	}
 	return dst[:len(dst)+n]
 }
+
+// decodeSamples is the portable form of appendSamples' conversion: out[i]
+// from the little-endian bytes b[2i:2i+2]. Tests hold the fast path to it.
+func decodeSamples(out []int16, b []byte) {
+	for i := range out {
+		out[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+}
+
+// nativeLittleEndian reports whether int16 values are stored
+// least-significant byte first on this machine.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // sameSamples reports whether the little-endian bytes b encode have.
 func sameSamples(have []int16, b []byte) bool {
