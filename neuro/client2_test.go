@@ -2,7 +2,6 @@ package neuro_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -114,7 +113,7 @@ func TestClient_closeCancelsValidatorAndForces(t *testing.T) {
 
 func TestClient_recorder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var buf syncBuffer
+		var buf testutil.SyncBuffer
 		e := newEnv(t, nil, &neuro.ClientOptions{Recorder: &buf})
 		e.start()
 		e.wait("ack", func() bool { return strings.Count(buf.String(), "\n") >= 2 })
@@ -133,23 +132,6 @@ func TestClient_recorder(t *testing.T) {
 		}
 		testutil.Equal(t, "recorded", strings.Join(dirs, ","), "out:startup,in:startup")
 	})
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestURLFromEnv(t *testing.T) {

@@ -264,7 +264,7 @@ func testUnreadRepliesCloseSlowPeer(t *testing.T, msgFor func(i int) map[string]
 // game's logging might; it deadlocks if the client writes it under its
 // own lock.
 type reentrantWriter struct {
-	syncBuffer
+	testutil.SyncBuffer
 	c atomic.Pointer[neuro.Client]
 }
 
@@ -272,5 +272,5 @@ func (w *reentrantWriter) Write(p []byte) (int, error) {
 	if c := w.c.Load(); c != nil {
 		c.IsConnected()
 	}
-	return w.syncBuffer.Write(p)
+	return w.SyncBuffer.Write(p)
 }

@@ -1,10 +1,8 @@
 package xiaotangyuan_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,24 +18,7 @@ type env struct {
 	t   *testing.T
 	h   *xtytest.Harness
 	c   *xty.Client
-	rec *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	rec *testutil.SyncBuffer
 }
 
 func baseOptions() *xty.Options {
@@ -52,7 +33,7 @@ func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func
 	if copts == nil {
 		copts = baseOptions()
 	}
-	e := &env{t: t, h: h, rec: &syncBuffer{}}
+	e := &env{t: t, h: h, rec: &testutil.SyncBuffer{}}
 	copts.HTTPClient = h.HTTPClient()
 	copts.Recorder = e.rec
 	c, err := xty.New(copts)

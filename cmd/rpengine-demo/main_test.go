@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,32 +51,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer is a bytes.Buffer written by exec's copying goroutine and
-// read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // demo is one running demo process.
 type demo struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  *os.File // nil: stdin is /dev/null
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout testutil.SyncBuffer
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 	err    error
 }
@@ -142,7 +121,7 @@ func (d *demo) waitStdoutLines(n int) string {
 	return d.waitFor(&d.stdout, func(s string) bool { return strings.Count(s, "\n") >= n }, fmt.Sprintf("%d stdout lines", n))
 }
 
-func (d *demo) waitFor(b *syncBuffer, ok func(string) bool, what string) string {
+func (d *demo) waitFor(b *testutil.SyncBuffer, ok func(string) bool, what string) string {
 	d.t.Helper()
 	deadline := time.Now().Add(testTimeout)
 	for {

@@ -53,12 +53,12 @@ func TestInteractive_Terminal(t *testing.T) {
 	defer master.Close()
 	cmd := exec.Command(demoBin, "--engine", "sim", "--no-playback", "--sim-faults", "delay=20ms")
 	cmd.Stdin, cmd.Stdout = slave, slave
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	testutil.Success(t, cmd.Start())
 	slave.Close()
-	var screen syncBuffer
+	var screen testutil.SyncBuffer
 	go func() {
 		buf := make([]byte, 4096)
 		for {
