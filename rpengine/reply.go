@@ -377,6 +377,14 @@ func (r *Reply) handle(typ string, data []byte) {
 	r.push(ev)
 }
 
+// handleChunk processes a reply.audio.chunk the session decoded already
+// (session.decodeHeader); reader goroutine. The assembler keeps no
+// reference to c, which the session reuses for the next chunk.
+func (r *Reply) handleChunk(c *stream.AudioChunk) {
+	r.got.Store(true)
+	r.push(c)
+}
+
 // handleError processes a request.error for this reply; reader goroutine.
 func (r *Reply) handleError(f *stream.Failed) {
 	r.got.Store(true)
