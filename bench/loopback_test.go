@@ -171,11 +171,24 @@ func BenchmarkLoopback(b *testing.B) {
 		defer l.close(b)
 		b.SetBytes(chunkBytes)
 		b.ReportAllocs()
+		ctx, cancel := context.WithCancel(ctx) // ends the sender if the consumer fails
+		defer cancel()
 		sent := make(chan error, 1)
+		// window bounds the chunks in flight, as a real engine's pace
+		// does: an unpaced flood would (correctly) trip the server's
+		// slow-consumer bound of 1024 unread events once the reader
+		// outruns this consumer.
+		window := make(chan struct{}, 256)
 		b.ResetTimer()
 		cpu := startCPU()
 		go func() {
 			for i := range b.N {
+				select {
+				case window <- struct{}{}:
+				case <-ctx.Done():
+					sent <- ctx.Err()
+					return
+				}
 				if err := l.send(ctx, i); err != nil {
 					sent <- err
 					return
@@ -186,6 +199,7 @@ func BenchmarkLoopback(b *testing.B) {
 		for range b.N {
 			select {
 			case <-l.queued:
+				<-window
 			case err := <-l.ended:
 				b.Fatalf("reply ended: %v", err)
 			}
