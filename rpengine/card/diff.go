@@ -102,7 +102,10 @@ func (g *differ) value(xs, ys int) (xe, ye int, done bool) {
 		return 0, 0, true
 	}
 	if xs == ys && xs < g.pre {
-		if xe = skipValue(g.a, xs); xe <= g.pre {
+		// The value is b's too only if the byte after it is common as
+		// well: a number has no closing delimiter, so a's 1 may be the
+		// start of b's 10 (found by FuzzDiff).
+		if xe = skipValue(g.a, xs); xe < g.pre {
 			return xe, xe, false // inside the common prefix
 		}
 	}
@@ -190,7 +193,7 @@ func (g *differ) array(xs, ys int) (xe, ye int, done bool) {
 	i, j, idx := xs+1, ys+1, 0
 	for a[i] != ']' && b[j] != ']' && i == j && i < g.pre {
 		e := skipValue(a, i)
-		if e > g.pre {
+		if e >= g.pre { // as in value: the byte after it must be common too
 			break
 		}
 		i, j, idx = next(a, e), next(b, e), idx+1
