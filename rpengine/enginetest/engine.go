@@ -108,21 +108,34 @@ func (e *Engine) connect(ctx context.Context) error {
 		c.CloseNow()
 		return err
 	}
+	cn := e.newConn(sessionID)
+	cn.c = c
+	return e.startConn(cn, cn.readLoop, func() { c.CloseNow() })
+}
+
+// newConn returns the state of one engine session, for either transport.
+func (e *Engine) newConn(sessionID string) *conn {
 	cctx, cancel := context.WithCancel(context.Background())
-	cn := &conn{e: e, c: c, sessionID: sessionID, ctx: cctx, cancel: cancel,
+	return &conn{e: e, sessionID: sessionID, ctx: cctx, cancel: cancel,
 		jobs: make(chan *job, 64), done: make(chan struct{}),
 		cards: map[cardKey]cachedCard{}, active: map[string]*job{}, window: wire.NewWindow(2000)}
+}
+
+// startConn makes cn the engine's live session and starts its reader
+// (read) and worker, or, when the engine is closed already, undoes cn
+// with closeNow.
+func (e *Engine) startConn(cn *conn, read, closeNow func()) error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		cancel()
-		c.CloseNow()
+		cn.cancel()
+		closeNow()
 		return errors.New("engine closed")
 	}
 	e.conn = cn
 	e.mu.Unlock()
 	cn.wg.Add(2)
-	go cn.readLoop()
+	go read()
 	go cn.work()
 	cn.sendCapacity()
 	return nil

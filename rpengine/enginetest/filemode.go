@@ -134,27 +134,12 @@ func (e *Engine) connectFile(ctx context.Context) error {
 		root.Close()
 		return err
 	}
-	cctx, cancel := context.WithCancel(context.Background())
-	cn := &conn{e: e, fm: f, sessionID: sessionID, ctx: cctx, cancel: cancel,
-		jobs: make(chan *job, 64), done: make(chan struct{}),
-		cards: map[cardKey]cachedCard{}, active: map[string]*job{}, window: wire.NewWindow(2000)}
+	cn := e.newConn(sessionID)
+	cn.fm = f
 	f.mu.Lock()
 	f.cn = cn
 	f.mu.Unlock()
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		cancel()
-		f.closeNow()
-		return errors.New("engine closed")
-	}
-	e.conn = cn
-	e.mu.Unlock()
-	cn.wg.Add(2)
-	go f.readLoop(cn)
-	go cn.work()
-	cn.sendCapacity()
-	return nil
+	return e.startConn(cn, func() { f.readLoop(cn) }, f.closeNow)
 }
 
 // openMailbox waits for the game's manifest and checks it.
