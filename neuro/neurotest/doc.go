@@ -16,7 +16,10 @@
 // actions (SendAction with data verbatim, to inject malformed or
 // off-schema data), [Server.NextData] corrupts the next forced action,
 // [Server.SpeechFinished], [Server.Send] and [Server.SendRaw] send events,
-// [Server.Disconnect] and [Server.SetDown] exercise reconnects. They observe
+// [Server.Disconnect] and [Server.SetDown] exercise reconnects, and
+// [Server.Restart] is the restart mode: the same address, a fresh server
+// (ids from "0" again, no state kept), as when Neuro or Randy is killed and
+// started again. They observe
 // it with [Server.Received], [Server.Results], [Server.Contexts],
 // [Server.Actions] and [Server.Findings] (a [neuro.Checker] over the
 // traffic), and wait with [Server.Wait].

@@ -9,10 +9,17 @@ import (
 	"github.com/gamelink-go/gamelink/neuro"
 )
 
-// receive handles one game-to-Neuro message. Malformed messages are
-// recorded and ignored, as the API says the server does. It is one flat
-// switch over the commands, hence its length.
-func (s *Server) receive(b []byte) {
+// receive handles one game-to-Neuro message from sc. Malformed messages
+// are recorded and ignored, as the API says the server does; messages of a
+// connection dropped by [Server.Restart] are not seen at all. It is one
+// flat switch over the commands, hence its length.
+func (s *Server) receive(sc *sconn, b []byte) {
+	s.mu.Lock()
+	stale := sc.epoch != s.epoch
+	s.mu.Unlock()
+	if stale {
+		return
+	}
 	s.rec.Record(jsonl.In, b)
 	var m struct {
 		Command string          `json:"command"`
@@ -21,6 +28,9 @@ func (s *Server) receive(b []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if sc.epoch != s.epoch {
+		return // restarted meanwhile
+	}
 	defer s.changedLocked()
 	now := time.Now()
 	s.checker.FromGame(now, b)

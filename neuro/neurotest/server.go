@@ -119,6 +119,7 @@ type Server struct {
 	mu        sync.Mutex // guards following
 	closed    bool
 	down      bool
+	epoch     int // bumped by Restart; connections of an older epoch are dead
 	rng       *rand.Rand
 	conns     []*sconn
 	connects  int
@@ -149,8 +150,9 @@ type pending struct {
 }
 
 type sconn struct {
-	c   neuro.Conn
-	out chan []byte
+	c     neuro.Conn
+	out   chan []byte
+	epoch int // the server's epoch when it connected
 }
 
 // NewServer returns a fake server. It starts no goroutines until a client
@@ -160,10 +162,12 @@ func NewServer(opts *Options) *Server {
 	return &Server{
 		o:       o,
 		rec:     jsonl.New(o.Recorder),
-		rng:     rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
+		rng:     newRand(o.Seed),
 		changed: make(chan struct{}),
 	}
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
 // Dial connects in memory. It matches [neuro.ClientOptions.Dial]; url is
 // ignored.
@@ -233,6 +237,7 @@ func (w *wsConn) Close() error {
 func (s *Server) serve(c neuro.Conn) *sconn {
 	sc := &sconn{c: c, out: make(chan []byte, 256)}
 	s.mu.Lock()
+	sc.epoch = s.epoch
 	if s.closed {
 		s.mu.Unlock()
 		c.Close()
@@ -259,7 +264,7 @@ func (s *Server) serve(c neuro.Conn) *sconn {
 			if err != nil {
 				break
 			}
-			s.receive(b)
+			s.receive(sc, b)
 		}
 		s.drop(sc)
 	}()
@@ -319,16 +324,18 @@ func (s *Server) stopTimersLocked() {
 	}
 	if s.unforced != nil {
 		s.unforced.Stop()
+		s.unforced = nil
 	}
 }
 
 // unforcedLocked arms the timer of the next unforced action.
 func (s *Server) unforcedLocked() {
-	s.unforced = time.AfterFunc(s.o.Unforced, func() {
+	var t *time.Timer
+	t = time.AfterFunc(s.o.Unforced, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.closed {
-			return
+		if s.closed || s.unforced != t {
+			return // closed, or restarted since
 		}
 		if s.pending == nil && len(s.actions) > 0 && len(s.conns) > 0 {
 			n := s.actions[s.rng.IntN(len(s.actions))].Name
@@ -336,12 +343,43 @@ func (s *Server) unforcedLocked() {
 		}
 		s.unforcedLocked()
 	})
+	s.unforced = t
 }
 
 // Disconnect drops every open connection (the clients will reconnect).
 func (s *Server) Disconnect() {
 	s.mu.Lock()
 	conns := slices.Clone(s.conns)
+	s.mu.Unlock()
+	for _, sc := range conns {
+		sc.c.Close()
+	}
+}
+
+// Restart makes the server a freshly started one at the same address, as
+// when the Neuro server (or Randy) is killed and started again: every open
+// connection is dropped, and nothing is kept. Registered actions, the
+// action id counter (the next action is "0" again), the pending action,
+// forces, held context, Randy's queue, the random source (re-seeded from
+// [Options.Seed]), a pending [Server.NextData], and everything the test
+// observes ([Server.Received], [Server.Results], [Server.Contexts],
+// [Server.Connects], [Server.Findings]) start afresh. Messages still in
+// flight on the dropped connections are discarded: the old process is
+// gone. [Options] and [Server.SetDown] stay as they were; [Server.Listen]'s
+// URL stays the same. Clients reconnect to the fresh server.
+func (s *Server) Restart() {
+	s.mu.Lock()
+	conns := s.conns
+	s.stopTimersLocked()
+	s.epoch++
+	s.conns = nil
+	s.connects = 0
+	s.rng = newRand(s.o.Seed)
+	s.actions, s.force, s.forced, s.forceSeq, s.randyQ = nil, nil, false, 0, nil
+	s.pending, s.nextID, s.nextData = nil, 0, nil
+	s.held, s.contexts, s.received, s.results = nil, nil, nil, nil
+	s.checker = neuro.Checker{}
+	s.changedLocked()
 	s.mu.Unlock()
 	for _, sc := range conns {
 		sc.c.Close()

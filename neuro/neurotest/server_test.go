@@ -271,3 +271,52 @@ func TestServer_strictForceWaitsForPendingResult(t *testing.T) {
 		testutil.Equal(t, "name", act["data"].(map[string]any)["name"], any("a"))
 	})
 }
+
+// TestServer_restart: a restarted server is a fresh one at the same
+// address: the old connection is gone, messages still in flight on it are
+// not seen, ids count from "0" again and nothing registered survives, in
+// both modes. Issue #19.
+func TestServer_restart(t *testing.T) {
+	for _, mode := range []Mode{Strict, Randy} {
+		t.Run(map[Mode]string{Strict: "strict", Randy: "randy"}[mode], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := NewServer(&Options{Mode: mode, Seed: 1, NoAck: true})
+				defer s.Close()
+				r := dialRaw(t, s)
+				if mode == Randy {
+					r.recv() // reregister_all
+				}
+				r.send(`{"command":"startup","game":"G"}`)
+				r.send(regAB)
+				r.send(`{"command":"actions/force","game":"G","data":{"query":"q","action_names":["a"]}}`)
+				testutil.Equal(t, "first id", r.recv()["data"].(map[string]any)["id"], any("0"))
+				s.mu.Lock()
+				old := s.conns[0]
+				s.mu.Unlock()
+				s.Restart()
+				// A message of the old connection still being read when
+				// the process died is never seen.
+				s.receive(old, []byte(`{"command":"actions/register","game":"G","data":{"actions":[{"name":"z","description":"Z"}]}}`))
+				synctest.Wait()
+				testutil.Equal(t, "connected", s.Connected(), 0)
+				testutil.Equal(t, "actions", len(s.Actions()), 0)
+				testutil.Equal(t, "received", len(s.Received()), 0)
+				testutil.Equal(t, "connects", s.Connects(), 0)
+				_, pending := s.Pending()
+				testutil.Equal(t, "pending", pending, false)
+				testutil.Equal(t, "forcing", s.Forcing(), false)
+
+				r2 := dialRaw(t, s)
+				if mode == Randy {
+					testutil.Equal(t, "reregister on connect", r2.recv()["command"], any("actions/reregister_all"))
+				}
+				r2.send(`{"command":"startup","game":"G"}`)
+				r2.send(regAB)
+				r2.send(`{"command":"actions/force","game":"G","data":{"query":"q","action_names":["a"]}}`)
+				testutil.Equal(t, "ids from 0 again", r2.recv()["data"].(map[string]any)["id"], any("0"))
+				testutil.Equal(t, "actions", strings.Join(s.Actions(), ","), "a,b")
+				testutil.Equal(t, "connects", s.Connects(), 1)
+			})
+		})
+	}
+}
