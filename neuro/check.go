@@ -34,6 +34,7 @@ type Checker struct {
 	known       map[string]bool // every name ever registered
 	force       []string        // names of the outstanding force; nil if none
 	pending     map[string]pendingCheck
+	reregister  bool // the server asked for every action again
 }
 
 type pendingCheck struct {
@@ -76,6 +77,10 @@ func (c *Checker) add(key string, sev Severity, action, msg string) {
 // FromNeuro observes a Neuro-to-game message.
 func (c *Checker) FromNeuro(at time.Time, msg []byte) {
 	v, _ := parseIncoming(msg)
+	if _, ok := v.(ReregisterAll); ok {
+		c.reregister = true // the next registration answers it
+		return
+	}
 	a, ok := v.(*actionMsg)
 	if !ok || a.ID == "" {
 		return
@@ -179,9 +184,13 @@ func (c *Checker) register(as []wireAction) {
 	if c.actions == nil {
 		c.actions = map[string]wireAction{}
 	}
+	answer := c.reregister // a registration asked for is no duplicate
+	c.reregister = false
 	for _, a := range as {
 		prev, ok := c.actions[a.Name]
 		switch {
+		case ok && answer && sameDefinition(&Action{Name: prev.Name, Description: prev.Description, Schema: prev.Schema},
+			&Action{Name: a.Name, Description: a.Description, Schema: a.Schema}):
 		case ok && sameDefinition(&Action{Name: prev.Name, Description: prev.Description, Schema: prev.Schema},
 			&Action{Name: a.Name, Description: a.Description, Schema: a.Schema}):
 			c.add("perf/register/identical_duplicate", SeverityInfo, a.Name, "action registered again with the same definition")

@@ -70,6 +70,15 @@ func TestChecker(t *testing.T) {
 			{5, true, `{"command":"actions/unregister","game":"G","data":{"action_names":["a"]}}`},
 			{6, true, `{"command":"actions/unregister","game":"G","data":{"action_names":["a"]}}`},
 		}, []string{"perf/register/identical_duplicate", "prot/v1/register/conflict", "prot/action/invalid_name", "prot/action/no_desc", "prot/schema/prefer_omit_to_empty", "prot/unregister/unknown", "prot/unregister/inactive"}},
+		// Issue #19: the answer to reregister_all is asked for; only a
+		// registration nobody asked for is a duplicate.
+		{"register asked for again", []step{
+			{0, true, `{"command":"startup","game":"G"}`},
+			{1, true, reg},
+			{2, false, `{"command":"actions/reregister_all"}`},
+			{3, true, reg},
+			{4, true, reg},
+		}, []string{"perf/register/identical_duplicate"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -143,9 +143,9 @@ type Client struct {
 	queue     []queued
 	events    []pendingEvent
 	dropped   int
-	inflight  map[string]*call // by id
-	answered  map[string]struct{}
-	ansRing   []string // bounds answered
+	inflight  map[callKey]*call   // by connection and id
+	answered  map[string]struct{} // ids answered on this connection
+	ansRing   []string            // bounds answered
 	ansNext   int
 	force     *ForceHandle   // the outstanding force
 	forceQ    []*ForceHandle // forces waiting for the slot
@@ -158,6 +158,7 @@ type queued struct {
 	cmd   string
 	b     []byte
 	force *ForceHandle // for actions/force
+	full  bool         // an actions/register of the whole set
 }
 
 type pendingEvent struct {
@@ -187,7 +188,7 @@ func NewClient(game string, opts *ClientOptions) (*Client, error) {
 		wake:     make(chan struct{}, 1),
 		evWake:   make(chan struct{}, 1),
 		reg:      newRegistry(o.Prefix),
-		inflight: map[string]*call{},
+		inflight: map[callKey]*call{},
 		answered: map[string]struct{}{},
 		ansRing:  make([]string, answeredMemory),
 		drained:  make(chan struct{}),

@@ -254,18 +254,23 @@ func TestClient_noMergeHazard(t *testing.T) {
 }
 
 // TestClient_randyReconnect: against the Randy-like fake too, every
-// connect starts with startup then the whole set, and the answer to
-// reregister_all follows.
+// connect starts with startup then the whole set, once: the reregister_all
+// Randy sends on connect crossed them and is not answered (issue #19;
+// until then this test asserted a second registration per connect).
 func TestClient_randyReconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, &neurotest.Options{Mode: neurotest.Randy}, &neuro.ClientOptions{ReconnectDelay: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.start()
-		e.wait("first connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 2 })
+		e.wait("first connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 1 })
 		e.srv.Disconnect()
-		e.wait("second connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 4 })
+		e.wait("second connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 2 })
+		time.Sleep(time.Second)
+		synctest.Wait()
 		testutil.Equal(t, "commands", strings.Join(e.srv.Commands(), ","),
-			"startup,actions/register,actions/register,startup,actions/register,actions/register")
+			"startup,actions/register,startup,actions/register")
+		// Randy never clears its list: one copy per connect.
+		testutil.Equal(t, "randy's list", len(e.srv.Actions()), 2)
 		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
 		testutil.Success(t, err)
 		o, _ := h.Wait(context.Background())

@@ -17,6 +17,15 @@ type call struct {
 	inv    *Invocation
 	action *Action      // a copy taken under c.mu; nil for unknown actions
 	force  *ForceHandle // the force this action answers, if any
+	done   bool         // answered or dropped; guarded by c.mu
+}
+
+// callKey names an action in flight. Ids belong to a connection: a
+// restarted server counts from "0" again while a verdict for the old
+// server's "0" may still be pending.
+type callKey struct {
+	gen uint64
+	id  string
 }
 
 // handleAction runs the pipeline for one incoming action: look the name
@@ -43,7 +52,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 		c.finishLocked(cl, Fail("the game is busy with other actions; try again in a moment"), false)
 	default:
 		cl.inv.Data = data
-		c.inflight[a.ID] = cl
+		c.inflight[callKey{cl.gen, a.ID}] = cl
 		c.wg.Add(1)
 		c.mu.Unlock()
 		go c.validate(cl)
@@ -57,7 +66,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 // call to carry on with and its entry, or nil when it is done.
 func (c *Client) admit(gen uint64, a *actionMsg, perr error) (*call, *entry) {
 	c.mu.Lock()
-	if _, done := c.answered[a.ID]; done || c.inflight[a.ID] != nil {
+	if _, done := c.answered[a.ID]; done || c.inflight[callKey{gen, a.ID}] != nil {
 		c.mu.Unlock()
 		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", idJSON(a.ID))
 		return nil, nil
@@ -145,18 +154,20 @@ func (c *Client) unlockRecording() {
 // finishLocked answers an action exactly once: force bookkeeping (a
 // completed window unregisters its actions first, so a single-use action
 // cannot be retried into a deadlock), the result, then the execution
-// event. c.mu must be held.
+// event. A call of a lost connection is dropped, and its id is not
+// remembered: the next server may use it again. c.mu must be held.
 func (c *Client) finishLocked(cl *call, res Result, executable bool) {
-	id := cl.inv.ID
-	if _, done := c.answered[id]; done {
+	if cl.done {
 		return
 	}
-	c.rememberLocked(id)
-	delete(c.inflight, id)
+	cl.done = true
+	id := cl.inv.ID
+	delete(c.inflight, callKey{cl.gen, id})
 	if cl.gen != c.gen || !c.connected {
 		c.noteLocked(jsonl.Out, "dropped: result for an action of a lost connection", idJSON(id))
 		return
 	}
+	c.rememberLocked(id)
 	exec := executable && res.Success && !res.NoExecute
 	if exec && len(c.events) >= c.o.MaxEvents {
 		res, exec = Fail("the game is busy; try again in a moment"), false

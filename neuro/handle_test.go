@@ -164,13 +164,17 @@ func TestClient_failedWriteRequeued(t *testing.T) {
 	})
 }
 
-// stuckConn is a server that sends actions but never reads: every Write
-// after the first blocks until the connection is closed.
+// stuckConn is a server that sends actions but does not read: every Write
+// after the first blocks until the connection is closed, or until release
+// (if not nil) is closed, after which writes go through and are kept.
 type stuckConn struct {
-	in     chan []byte
-	closed chan struct{}
-	once   sync.Once
-	writes atomic.Int32
+	in      chan []byte
+	closed  chan struct{}
+	release chan struct{}
+	once    sync.Once
+	writes  atomic.Int32
+	mu      sync.Mutex
+	written []string // commands written after release
 }
 
 func (s *stuckConn) Read(ctx context.Context) ([]byte, error) {
@@ -193,26 +197,21 @@ func (s *stuckConn) Write(ctx context.Context, b []byte) error {
 		return neuro.ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-s.release:
+		var m struct{ Command string }
+		json.Unmarshal(b, &m)
+		s.mu.Lock()
+		s.written = append(s.written, m.Command)
+		s.mu.Unlock()
+		return nil
 	}
 }
 
 func (s *stuckConn) Close() error { s.once.Do(func() { close(s.closed) }); return nil }
 
-// TestClient_unreadResultsCloseSlowPeer: results and registrations are not
-// queued without bound when Neuro stops reading; the connection is closed
-// instead.
+// TestClient_unreadResultsCloseSlowPeer: results are not queued without
+// bound when Neuro stops reading; the connection is closed instead.
 func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
-	t.Run("actions", func(t *testing.T) {
-		testUnreadRepliesCloseSlowPeer(t, func(i int) map[string]any {
-			return map[string]any{"command": "action", "data": map[string]any{"id": strconv.Itoa(i), "name": "nope"}}
-		})
-	})
-	t.Run("reregister_all", func(t *testing.T) {
-		testUnreadRepliesCloseSlowPeer(t, func(int) map[string]any { return map[string]any{"command": "actions/reregister_all"} })
-	})
-}
-
-func testUnreadRepliesCloseSlowPeer(t *testing.T, msgFor func(i int) map[string]any) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := &stuckConn{in: make(chan []byte), closed: make(chan struct{})}
 		var disc []error
@@ -240,7 +239,7 @@ func testUnreadRepliesCloseSlowPeer(t *testing.T, msgFor func(i int) map[string]
 		sent := 0
 	loop:
 		for i := range 100 {
-			msg, _ := json.Marshal(msgFor(i))
+			msg, _ := json.Marshal(map[string]any{"command": "action", "data": map[string]any{"id": strconv.Itoa(i), "name": "nope"}})
 			select {
 			case sc.in <- msg:
 				sent++
@@ -257,6 +256,42 @@ func testUnreadRepliesCloseSlowPeer(t *testing.T, msgFor func(i int) map[string]
 		defer mu.Unlock()
 		testutil.Equal(t, "disconnects", len(disc), 1)
 		testutil.ErrorIs(t, disc[0], neuro.ErrQueueFull)
+	})
+}
+
+// TestClient_reregisterFloodAnsweredOnce: requests to re-register that
+// arrive while a registration of every action is still unsent are
+// answered by it, so a server that keeps asking but does not read grows
+// no queue. (Until issue #19 each one queued a registration, bounded only
+// by closing the slow peer.)
+func TestClient_reregisterFloodAnsweredOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sc := &stuckConn{in: make(chan []byte), closed: make(chan struct{}), release: make(chan struct{})}
+		var disc atomic.Int32
+		c, err := neuro.NewClient("G", &neuro.ClientOptions{MaxQueue: 8, ReconnectDelay: time.Hour,
+			Dial: func(ctx context.Context, url string) (neuro.Conn, error) { return sc, nil },
+			OnEvent: func(ev neuro.Event) {
+				if _, ok := ev.(neuro.Disconnected); ok {
+					disc.Add(1)
+				}
+			}})
+		testutil.Success(t, err)
+		defer c.Close()
+		testutil.Success(t, c.Register(neuro.Action{Name: "pass", Description: "Pass."}))
+		testutil.Success(t, c.Start())
+		msg := []byte(`{"command":"actions/reregister_all"}`)
+		for range 100 {
+			sc.in <- msg // the connect-time register is stuck in Write
+			synctest.Wait()
+		}
+		testutil.Equal(t, "disconnects", disc.Load(), int32(0))
+		close(sc.release)
+		synctest.Wait()
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		// The stuck one, then one answer for the 99 requests that came
+		// after the first (which crossed it).
+		testutil.Equal(t, "written", strings.Join(sc.written, ","), "actions/register,actions/register")
 	})
 }
 
