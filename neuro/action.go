@@ -67,13 +67,16 @@ func Fail(msg string) Result { return Result{Success: false, Message: msg} }
 func Decline(msg string) Result { return Result{Success: true, Message: msg, NoExecute: true} }
 
 // Bind adapts a validator with typed arguments: the (already schema-valid)
-// data is decoded into a T, and on success the T becomes [Result.Value]
-// unless fn set one.
+// data is decoded into a T with [Invocation.Decode], and on success the T
+// becomes [Result.Value] unless fn set one. Data that does not fit T (the
+// schema allows more than T holds) is answered success:false with a
+// [DataError] message for Neuro: where, what came and what was expected,
+// in JSON terms.
 func Bind[T any](fn func(ctx context.Context, args T) Result) func(context.Context, *Invocation) Result {
 	return func(ctx context.Context, inv *Invocation) Result {
 		var v T
 		if err := inv.Decode(&v); err != nil {
-			return Fail((&DataError{Action: inv.Name, Reason: err.Error()}).Error())
+			return Fail(decodeError(inv.wireName(), inv.Data, err).Error())
 		}
 		r := fn(ctx, v)
 		if r.Value == nil {

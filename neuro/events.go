@@ -66,14 +66,25 @@ type Invocation struct {
 	// Value is whatever the validator returned in [Result.Value], so that
 	// Execute need not parse Data again.
 	Value any
+
+	wire string // the name Neuro knows (with the client's prefix)
 }
 
-// Decode unmarshals the invocation's data into v. Data absent decodes as {}.
+// Decode unmarshals the invocation's data into v, as encoding/json does,
+// except that a number whose fraction is zero (1.0, 1e2), which the
+// schema's "integer" accepts, decodes into an integer field too (such
+// numbers reach v, json.Number and json.RawMessage fields included,
+// written as integers). Data absent decodes as {}.
 func (inv *Invocation) Decode(v any) error {
-	if len(inv.Data) == 0 {
-		return json.Unmarshal([]byte("{}"), v)
+	return decodeArgs(inv.Data, v)
+}
+
+// wireName returns the action's name as Neuro knows it.
+func (inv *Invocation) wireName() string {
+	if inv.wire != "" {
+		return inv.wire
 	}
-	return json.Unmarshal(inv.Data, v)
+	return inv.Name
 }
 
 // ForceUpdate reports a change in a force's state; see [ForceOutcome].

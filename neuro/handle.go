@@ -80,7 +80,7 @@ func (c *Client) admit(gen uint64, a *actionMsg, perr error) (*call, *entry) {
 		c.finishLocked(cl, Fail(c.unknownMessageLocked(a.Name)), false)
 	default:
 		act := e.a // a copy: SetActions may swap callbacks meanwhile
-		cl.action, cl.inv.Name = &act, e.a.Name
+		cl.action, cl.inv.Name, cl.inv.wire = &act, e.a.Name, e.wire
 		// Only an action that arrives after the force went out answers
 		// it; Neuro may act unforced just before a force.
 		if h := c.force; h != nil && h.sent && slices.Contains(h.f.Actions, act.Name) {
@@ -108,7 +108,7 @@ func (c *Client) validate(cl *call) {
 	stop := context.AfterFunc(ctx, func() {
 		defer close(fired)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			c.finish(cl, Fail(fmt.Sprintf("the game took longer than %v to validate %q; try again", d, cl.inv.Name)), false)
+			c.finish(cl, Fail(fmt.Sprintf("the game took longer than %v to validate %q; try again", d, cl.inv.wireName())), false)
 		}
 	})
 	res := cl.action.Validate(ctx, cl.inv)
