@@ -23,7 +23,9 @@ type Disconnected struct {
 }
 
 // StartupAck is Neuro's optional reply to startup, naming the character the
-// game is connected to. It "may be sent": the SDK never waits for it.
+// game is connected to. It "may be sent": the SDK never waits for it. A
+// startup from the server without a session is no acknowledgement: it is
+// reported to [ClientOptions.OnError] as a *[ProtocolError].
 type StartupAck struct {
 	SessionID   string // opaque server session id
 	CharacterID string // "neuro" or "evil"

@@ -89,6 +89,13 @@ func encodeOut(game, command string, data any) ([]byte, error) {
 	return json.Marshal(outMsg{Command: command, Game: game, Data: data})
 }
 
+// wireSession is the session of Neuro's startup acknowledgement.
+type wireSession struct {
+	SessionID   string `json:"sessionId"`
+	CharacterID string `json:"characterId"`
+	DisplayName string `json:"displayName"`
+}
+
 // inMsg is the Neuro-to-game envelope.
 type inMsg struct {
 	Command string          `json:"command"`
@@ -137,17 +144,21 @@ func decodeData(cmd string, data []byte) (any, error) {
 		return a, err
 	case cmdStartup:
 		var d struct {
-			Session struct {
-				SessionID   string `json:"sessionId"`
-				CharacterID string `json:"characterId"`
-				DisplayName string `json:"displayName"`
-			} `json:"session"`
+			Session *wireSession `json:"session"`
 		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return nil, err
 		}
-		s := d.Session
-		return StartupAck{SessionID: s.SessionID, CharacterID: s.CharacterID, DisplayName: s.DisplayName}, nil
+		// No acknowledgement without a session (issue #19): a bare startup
+		// from the server names no character.
+		switch s := d.Session; {
+		case s == nil:
+			return nil, fmt.Errorf(`missing required "session"`)
+		case *s == wireSession{}:
+			return nil, fmt.Errorf(`"session" is empty`)
+		default:
+			return StartupAck{SessionID: s.SessionID, CharacterID: s.CharacterID, DisplayName: s.DisplayName}, nil
+		}
 	case cmdSpeechFinished:
 		var d struct {
 			IsFinal   *bool  `json:"isFinal"`

@@ -1,0 +1,50 @@
+package neuro_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/gamelink-go/gamelink/neuro/neurotest"
+)
+
+// TestClient_bareStartupIsNoAck: a startup from the server without a
+// session acknowledges nothing: no StartupAck with empty fields, and the
+// message is reported as malformed. Issue #19 item 5.
+func TestClient_bareStartupIsNoAck(t *testing.T) {
+	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
+		var mu sync.Mutex
+		var errs []error
+		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second,
+			OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
+		e.begin(m)
+		e.wait("startup", func() bool { return len(e.srv.Commands()) > 0 })
+		e.srv.Send("startup", nil)
+		e.srv.Send("startup", map[string]any{})
+		e.srv.Send("startup", map[string]any{"session": nil})
+		e.wait("errors", func() bool { mu.Lock(); defer mu.Unlock(); return len(errs) == 3 })
+		acks := e.eventsOf(func(ev neuro.Event) bool { _, ok := ev.(neuro.StartupAck); return ok })
+		for _, ev := range acks {
+			if ack := ev.(neuro.StartupAck); ack.SessionID == "" {
+				t.Errorf("ack without a session: %+v", ack)
+			}
+		}
+		want := 0 // Randy never acknowledges
+		if m.mode == neurotest.Strict {
+			want = 1 // one per connect
+			if m.restart {
+				want = 2
+			}
+		}
+		testutil.Equal(t, "acks", len(acks), want)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, err := range errs {
+			var pe *neuro.ProtocolError
+			testutil.ErrorAs(t, err, &pe)
+			testutil.Equal(t, "command", pe.Command, "startup")
+		}
+	})
+}
