@@ -3,6 +3,7 @@ package neuro
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Register adds actions to the client's set and, when connected, sends one
@@ -75,8 +76,10 @@ func (c *Client) Actions() []string {
 
 // sendDiffLocked queues the diff when connected. While disconnected
 // nothing is queued: the next connect sends startup (which clears the
-// server's set) and the whole set. c.mu must be held.
+// server's set) and the whole set. Either way it remembers what was
+// unregistered, for a while. c.mu must be held.
 func (c *Client) sendDiffLocked(unreg []string, reg []*entry) {
+	c.rememberGoneLocked(unreg, reg)
 	if !c.connected {
 		return
 	}
@@ -87,6 +90,42 @@ func (c *Client) sendDiffLocked(unreg []string, reg []*entry) {
 	if len(reg) > 0 {
 		b := c.mustEncode(cmdRegister, registerData{Actions: wireActions(reg)})
 		c.pushLocked(queued{cmd: cmdRegister, b: b}, false)
+	}
+}
+
+// goneMemory is how long an unregistered action is answered as such rather
+// than as unknown: the official Unity SDK keeps its "recently
+// unregistered" actions for 10 s. goneMax bounds how many are kept.
+const (
+	goneMemory = 10 * time.Second
+	goneMax    = 256
+)
+
+// rememberGoneLocked notes the wire names just unregistered, and forgets
+// those registered again. c.mu must be held.
+func (c *Client) rememberGoneLocked(unreg []string, reg []*entry) {
+	now := time.Now()
+	if len(unreg) > 0 {
+		for n, at := range c.gone {
+			if now.Sub(at) >= goneMemory {
+				delete(c.gone, n)
+			}
+		}
+	}
+	for _, n := range unreg {
+		if len(c.gone) >= goneMax {
+			oldest := ""
+			for m, at := range c.gone {
+				if oldest == "" || at.Before(c.gone[oldest]) {
+					oldest = m
+				}
+			}
+			delete(c.gone, oldest)
+		}
+		c.gone[n] = now
+	}
+	for _, e := range reg { // a redefinition is unregistered and registered
+		delete(c.gone, e.wire)
 	}
 }
 

@@ -147,11 +147,13 @@ type Client struct {
 	answered  map[string]struct{} // ids answered on this connection
 	ansRing   []string            // bounds answered
 	ansNext   int
-	force     *ForceHandle   // the outstanding force
-	forceQ    []*ForceHandle // forces waiting for the slot
-	shutdownW bool           // latest shutdown/graceful wants_shutdown
-	drained   chan struct{}  // closed and replaced when the queue empties
-	notes     []recNote      // recorder notes to write once c.mu is released
+	force     *ForceHandle         // the outstanding force
+	forceQ    []*ForceHandle       // forces waiting for the slot
+	windows   []*ForceHandle       // open windows, in opening order
+	gone      map[string]time.Time // wire names unregistered lately, and when
+	shutdownW bool                 // latest shutdown/graceful wants_shutdown
+	drained   chan struct{}        // closed and replaced when the queue empties
+	notes     []recNote            // recorder notes to write once c.mu is released
 }
 
 type queued struct {
@@ -190,6 +192,7 @@ func NewClient(game string, opts *ClientOptions) (*Client, error) {
 		reg:      newRegistry(o.Prefix),
 		inflight: map[callKey]*call{},
 		answered: map[string]struct{}{},
+		gone:     map[string]time.Time{},
 		ansRing:  make([]string, answeredMemory),
 		drained:  make(chan struct{}),
 	}
@@ -235,7 +238,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	cancel := c.cancel
-	hs := append([]*ForceHandle{c.force}, c.forceQ...)
+	hs := append(append([]*ForceHandle{c.force}, c.forceQ...), c.windows...)
 	c.force, c.forceQ = nil, nil
 	for _, h := range hs {
 		if h != nil {
@@ -343,16 +346,8 @@ func (c *Client) encode(cmd string, data any) ([]byte, error) {
 // pushLocked appends to the outgoing queue; bounded messages fail with
 // ErrQueueFull. c.mu must be held.
 func (c *Client) pushLocked(q queued, bounded bool) error {
-	if bounded {
-		n := 0
-		for _, x := range c.queue {
-			if x.cmd != cmdResult && x.cmd != cmdRegister && x.cmd != cmdUnregister {
-				n++
-			}
-		}
-		if n >= c.o.MaxQueue {
-			return fmt.Errorf("%w: %d messages waiting", ErrQueueFull, n)
-		}
+	if n := c.boundedLocked(); bounded && n >= c.o.MaxQueue {
+		return fmt.Errorf("%w: %d messages waiting", ErrQueueFull, n)
 	}
 	if i := slices.IndexFunc(c.queue, func(x queued) bool { return x.cmd == cmdForce }); q.cmd == cmdResult && i >= 0 {
 		// A force waits for pending results (the writer holds it), so a
@@ -366,6 +361,18 @@ func (c *Client) pushLocked(q queued, bounded bool) error {
 	default:
 	}
 	return nil
+}
+
+// boundedLocked counts the queued messages bounded by MaxQueue: all but
+// results and registrations. c.mu must be held.
+func (c *Client) boundedLocked() int {
+	n := 0
+	for _, x := range c.queue {
+		if x.cmd != cmdResult && x.cmd != cmdRegister && x.cmd != cmdUnregister {
+			n++
+		}
+	}
+	return n
 }
 
 // emitLocked queues an event for delivery. c.mu must be held.
@@ -389,11 +396,14 @@ func (c *Client) emit(ev Event) {
 
 // Poll appends the events waiting for delivery to dst and returns it. Use
 // it with [ClientOptions.Poll], once per frame; an [*Invocation] in the
-// result means "execute this now". Without Poll it returns dst unchanged.
+// result means "execute this now". It first checks the conditions of open
+// windows ([Window.ForceWhen], [Window.EndWhen]) on the caller's
+// goroutine. Without Poll it returns dst unchanged.
 func (c *Client) Poll(dst []Event) []Event {
 	if !c.o.Poll {
 		return dst
 	}
+	c.checkWindows() // the game's frame: its windows' conditions
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, pe := range c.events {
@@ -404,11 +414,38 @@ func (c *Client) Poll(dst []Event) []Event {
 	return dst
 }
 
-// dispatch delivers events in callback mode. No lock is held while the
-// game's callbacks run.
+// dispatch delivers events in callback mode, and checks the windows'
+// conditions while any are watched. No lock is held while the game's
+// callbacks run.
 func (c *Client) dispatch(ctx context.Context) {
 	defer c.wg.Done()
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	for {
+		c.mu.Lock()
+		watching := c.watchingLocked()
+		c.mu.Unlock()
+		var due <-chan time.Time
+		switch {
+		case watching && tick == nil:
+			tick = time.NewTicker(conditionInterval)
+		case !watching && tick != nil:
+			tick.Stop()
+			tick = nil
+		}
+		if tick != nil {
+			due = tick.C
+		}
+		select {
+		case <-due: // also between events, so that a busy stream cannot starve them
+			c.checkWindows()
+			continue
+		default:
+		}
 		c.mu.Lock()
 		if len(c.events) == 0 {
 			c.mu.Unlock()
@@ -416,8 +453,10 @@ func (c *Client) dispatch(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-c.evWake:
-				continue
+			case <-due:
+				c.checkWindows()
 			}
+			continue
 		}
 		pe := c.events[0]
 		c.events[0] = pendingEvent{}

@@ -313,7 +313,7 @@ func TestClient_windowUnregistersBeforeResult(t *testing.T) {
 		e.start()
 		pick := neuro.Action{Name: "pick_reward", Description: "Pick a reward.",
 			Schema: neuro.Object(map[string]neuro.Schema{"reward": neuro.Enum("gold", "sword")}, "reward").JSON()}
-		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{pick}, Force: neuro.Force{Query: "Choose."}}, neuro.ForceRefuse)
+		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{pick}, Force: &neuro.Force{Query: "Choose."}}, neuro.ForceRefuse)
 		testutil.Success(t, err)
 		o, _ := h.Wait(context.Background())
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)

@@ -9,6 +9,10 @@
 //     startup, then one actions/register with the whole current action set.
 //     Reconnects back off exponentially from 3 s to 30 s, and a server that
 //     is down produces one [DialError] and one [Disconnected] per outage.
+//     Action ids belong to a connection (a restarted server counts from "0"
+//     again). An actions/reregister_all is answered with the whole set,
+//     unless it crossed the one sent on connect (Randy sends one on every
+//     connection).
 //   - The game declares its actions ([Client.Register], [Client.SetActions]);
 //     the SDK sends minimal register/unregister diffs, refuses a second,
 //     different definition of a name locally ([ConflictError]: the server
@@ -23,8 +27,11 @@
 //     that tells her what to do instead. No id is answered twice.
 //   - At most one force is outstanding ([Client.Force]); another is refused
 //     ([ErrForceBusy]), queued or made to supersede it, and each
-//     [ForceHandle] can be awaited. [Client.Window] registers actions for one
-//     force and unregisters them, before the result, when it completes.
+//     [ForceHandle] can be awaited. [Client.Window] is the official SDKs'
+//     ActionWindow: context with the registration, a force at once, after a
+//     delay or when a condition holds (or none), an end after a timer or a
+//     condition, and the actions unregistered, before the result, when one
+//     succeeds. An action unregistered a moment ago is answered as such.
 //
 // Messages are queued in order while disconnected and never merged or
 // reordered, with one deliberate exception: a force is held while one of

@@ -3,6 +3,7 @@ package neuro_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gamelink-go/gamelink/neuro"
@@ -77,4 +78,45 @@ func Example() {
 	n := <-done
 	fmt.Println(outcome, n >= 1 && n <= 3, srv.Actions())
 	// Output: completed true [dice_roll]
+}
+
+// ExampleClient_Window opens an action window as the official SDKs'
+// ActionWindow does: context with the registration, a force once a
+// condition holds, and the actions unregistered when her choice succeeds.
+func ExampleClient_Window() {
+	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond})
+	defer srv.Close()
+	c, err := neuro.NewClient("Dungeon", &neuro.ClientOptions{Dial: srv.Dial})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	if err := c.Start(); err != nil {
+		panic(err)
+	}
+
+	var lidOpen atomic.Bool // set by the game loop when the chest's lid is open
+	h, err := c.Window(neuro.Window{
+		Actions: []neuro.Action{{
+			Name:        "pick_reward",
+			Description: "Take one thing from the chest.",
+			Schema:      neuro.Object(map[string]neuro.Schema{"reward": neuro.Enum("gold", "sword")}, "reward").JSON(),
+		}},
+		Context:   "You found a chest.",
+		Force:     &neuro.Force{Query: "Pick your reward.", Ephemeral: true},
+		ForceWhen: lidOpen.Load, // or ForceAfter: 5 * time.Second
+		EndAfter:  time.Minute,  // gone if she was never forced
+	}, neuro.ForceQueue)
+	if err != nil {
+		panic(err)
+	}
+	lidOpen.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	outcome, err := h.Wait(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(outcome, c.Actions())
+	// Output: completed []
 }

@@ -45,8 +45,8 @@ const (
 	ForceRetrying                       // an action failed validation; Neuro retries
 	ForceCompleted                      // an action succeeded
 	ForceSuperseded                     // replaced by a newer force (ForceReplace)
-	ForceCancelled                      // Cancel, Close, or all its actions unregistered
-	ForceTimedOut                       // Force.Timeout passed
+	ForceCancelled                      // Cancel, Close, all its actions unregistered, or a window's EndWhen
+	ForceTimedOut                       // Force.Timeout, or a window's EndAfter, passed
 )
 
 var outcomeNames = [...]string{"pending", "retrying", "completed", "superseded", "cancelled", "timed out"}
@@ -64,12 +64,12 @@ func (o ForceOutcome) Final() bool { return o >= ForceCompleted }
 
 // ForceHandle follows one force. All methods may be called concurrently.
 type ForceHandle struct {
-	c      *Client
-	f      Force
-	msg    []byte
-	window []string // action names to unregister when the force ends
-	done   chan struct{}
-	timer  *time.Timer
+	c     *Client
+	f     Force
+	msg   []byte
+	win   *window // the window this force belongs to, if any
+	done  chan struct{}
+	timer *time.Timer
 
 	// guarded by c.mu
 	outcome  ForceOutcome
@@ -108,8 +108,9 @@ func (h *ForceHandle) Wait(ctx context.Context) (ForceOutcome, error) {
 
 // Cancel gives the force up locally: it ends as [ForceCancelled] and the
 // slot is free. The API has no message to withdraw a force, so an action
-// Neuro already chose is still answered. A window's actions are
-// unregistered (the spec only says a force naming no registered action is
+// Neuro already chose is still answered. For a window, Cancel ends it
+// (the official SDKs' End): its actions are unregistered, and its force,
+// if not sent yet, never is (the spec only says a force naming no registered action is
 // dropped; that the server also drops one whose actions go away later is
 // assumed, and neurotest behaves so). A plain force that was already sent
 // stays with Neuro: the next force sent (including a queued one, which
@@ -127,58 +128,29 @@ func (h *ForceHandle) Cancel() {
 // Force sends a force, or deals with a busy slot per policy. Every name in
 // f.Actions must be in the client's set (else [ErrUnknownAction]).
 func (c *Client) Force(f Force, policy ForcePolicy) (*ForceHandle, error) {
-	return c.force1(f, policy, nil)
-}
-
-// Window is an action window: the actions exist only for one force. See
-// [Client.Window].
-type Window struct {
-	Actions []Action
-	Force   Force // Force.Actions is filled in from Actions when empty
-}
-
-// Window registers w's actions, forces Neuro to choose one, and
-// unregisters them when the force ends. When an action succeeds, the
-// unregister is sent before the result, so that single-use actions cannot
-// be retried into a deadlock. The names must not already be in the set.
-func (c *Client) Window(w Window, policy ForcePolicy) (*ForceHandle, error) {
-	names := make([]string, len(w.Actions))
-	for i, a := range w.Actions {
-		names[i] = a.Name
-	}
-	f := w.Force
-	if len(f.Actions) == 0 {
-		f.Actions = names
-	}
 	c.mu.Lock()
-	for _, n := range names {
-		if _, ok := c.reg.byName[n]; ok {
-			c.mu.Unlock()
-			return nil, &ConflictError{Name: n}
-		}
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
 	}
-	c.mu.Unlock()
-	if err := c.Register(w.Actions...); err != nil {
+	h, err := c.newForceLocked(f)
+	if err != nil {
 		return nil, err
 	}
-	h, err := c.force1(f, policy, names)
-	if err != nil {
-		c.Unregister(names...)
+	if err := c.placeForceLocked(h, policy); err != nil {
+		return nil, err
 	}
-	return h, err
+	return h, nil
 }
 
-func (c *Client) force1(f Force, policy ForcePolicy, window []string) (*ForceHandle, error) {
+// newForceLocked checks f and encodes its message; every name in
+// f.Actions must be in the set. c.mu must be held.
+func (c *Client) newForceLocked(f Force) (*ForceHandle, error) {
 	if len(f.Actions) == 0 {
 		return nil, fmt.Errorf("neuro: force: no actions (the server would drop it)")
 	}
 	if f.Priority < PriorityLow || f.Priority > PriorityCritical {
 		return nil, fmt.Errorf("neuro: force: invalid priority %d", int(f.Priority))
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
 	}
 	names := make([]string, len(f.Actions))
 	for i, n := range f.Actions {
@@ -197,25 +169,27 @@ func (c *Client) force1(f Force, policy ForcePolicy, window []string) (*ForceHan
 		return nil, err
 	}
 	f.Actions = slices.Clone(f.Actions)
-	h := &ForceHandle{c: c, f: f, msg: msg, window: window, done: make(chan struct{})}
+	return &ForceHandle{c: c, f: f, msg: msg, done: make(chan struct{})}, nil
+}
+
+// placeForceLocked starts h, or deals with a busy slot per policy. c.mu
+// must be held.
+func (c *Client) placeForceLocked(h *ForceHandle, policy ForcePolicy) error {
 	if c.force != nil {
 		switch policy {
 		case ForceQueue:
 			if len(c.forceQ) >= c.o.MaxQueue {
-				return nil, fmt.Errorf("neuro: force: %w", ErrQueueFull)
+				return fmt.Errorf("neuro: force: %w", ErrQueueFull)
 			}
 			c.forceQ = append(c.forceQ, h)
-			return h, nil
+			return nil
 		case ForceReplace:
 			c.endForceLocked(c.force, ForceSuperseded, true)
 		default:
-			return nil, ErrForceBusy
+			return ErrForceBusy
 		}
 	}
-	if err := c.startForceLocked(h); err != nil {
-		return nil, err
-	}
-	return h, nil
+	return c.startForceLocked(h)
 }
 
 // startForceLocked makes h the outstanding force and queues its message.
@@ -235,9 +209,11 @@ func (c *Client) startForceLocked(h *ForceHandle) error {
 	return nil
 }
 
-// endForceLocked ends h (outstanding or queued) with a final outcome; the
-// caller then runs advanceForcesLocked. unregister says whether a window's actions
-// are unregistered now (finishLocked already did it before the result).
+// endForceLocked ends h (outstanding, queued, or a window's that has not
+// forced yet) with a final outcome; the caller then runs
+// advanceForcesLocked. unregister says whether a window's actions are
+// unregistered now (finishLocked passes true before queueing the result,
+// so they go first).
 func (c *Client) endForceLocked(h *ForceHandle, o ForceOutcome, unregister bool) {
 	if h.outcome.Final() {
 		return
@@ -247,8 +223,8 @@ func (c *Client) endForceLocked(h *ForceHandle, o ForceOutcome, unregister bool)
 		h.timer.Stop()
 	}
 	close(h.done)
-	if unregister && len(h.window) > 0 && !c.closed {
-		c.sendDiffLocked(c.reg.remove(h.window), nil)
+	if h.win != nil {
+		c.closeWindowLocked(h, unregister)
 	}
 	if !c.closed {
 		c.emitLocked(ForceUpdate{Force: h, Outcome: o}, nil)
@@ -288,10 +264,16 @@ func (c *Client) forceResultLocked(h *ForceHandle, success bool) {
 	c.endForceLocked(h, ForceCompleted, true)
 }
 
-// pruneForcesLocked cancels forces none of whose actions remain.
+// pruneForcesLocked cancels forces none of whose actions remain, and
+// windows whose actions are all gone.
 func (c *Client) pruneForcesLocked() {
 	live := func(h *ForceHandle) bool {
 		return slices.ContainsFunc(h.f.Actions, func(n string) bool { _, ok := c.reg.byName[n]; return ok })
+	}
+	for _, h := range slices.Clone(c.windows) {
+		if !slices.ContainsFunc(h.win.names, func(n string) bool { _, ok := c.reg.byName[n]; return ok }) {
+			c.endForceLocked(h, ForceCancelled, true)
+		}
 	}
 	for _, h := range slices.Clone(c.forceQ) {
 		if !live(h) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 )
@@ -175,6 +176,13 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	if cl.force != nil && cl.force == c.force {
 		c.forceResultLocked(cl.force, res.Success)
 	}
+	if res.Success && cl.action != nil {
+		// A window whose action succeeded, forced or not, has done its
+		// job, as in the official SDKs.
+		if h := c.windowOfLocked(cl.action.Name); h != nil {
+			c.endForceLocked(h, ForceCompleted, true)
+		}
+	}
 	b := c.mustEncode(cmdResult, resultData{ID: id, Success: res.Success, Message: res.Message})
 	c.pushLocked(queued{cmd: cmdResult, b: b}, false)
 	c.advanceForcesLocked()
@@ -193,15 +201,23 @@ func (c *Client) rememberLocked(id string) {
 	c.answered[id] = struct{}{}
 }
 
+// unknownMessageLocked tells Neuro that the action name is not in the set,
+// and what is. An action unregistered a moment ago (it crossed the
+// unregister on the wire, or a window just ended) is named as such, as the
+// official SDKs do. c.mu must be held.
 func (c *Client) unknownMessageLocked(name string) string {
 	names := make([]string, 0, len(c.reg.order))
 	for _, e := range c.reg.all() {
 		names = append(names, e.wire)
 	}
-	if len(names) == 0 {
-		return fmt.Sprintf("unknown action %q: no actions are available right now", name)
+	what := fmt.Sprintf("unknown action %q", name)
+	if at, ok := c.gone[name]; ok && time.Since(at) < goneMemory {
+		what = fmt.Sprintf("action %q was unregistered a moment ago and can no longer be used", name)
 	}
-	return fmt.Sprintf("unknown action %q; available actions: %s", name, strings.Join(names, ", "))
+	if len(names) == 0 {
+		return what + "; no actions are available right now"
+	}
+	return what + "; available actions: " + strings.Join(names, ", ")
 }
 
 // schemaHint appends the expected schema (short ones only) to a data error.
