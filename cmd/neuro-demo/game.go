@@ -62,12 +62,34 @@ func (b *board) markdown() string {
 type game struct {
 	c           *neuro.Client
 	out         io.Writer
-	in          *bufio.Scanner
+	in          *lineReader
 	auto        bool
 	turnTimeout time.Duration
+	url         string
+	dialErrs    <-chan *neuro.DialError // first failed dial of each outage
 
-	mu sync.Mutex // guards b (read by the validator goroutine)
-	b  board
+	mu      sync.Mutex // guards following (the validator runs on the SDK's goroutine)
+	b       board
+	refusal string // why Neuro's last move was refused, until shown
+}
+
+// errEndOfInput ends the demo cleanly when stdin runs out.
+var errEndOfInput = errors.New("end of input")
+
+// lineReader reads the player's moves, one a line.
+type lineReader struct{ s *bufio.Scanner }
+
+func newLineReader(r io.Reader) *lineReader { return &lineReader{s: bufio.NewScanner(r)} }
+
+// next returns the next line, errEndOfInput at the end, or a read error.
+func (l *lineReader) next() (string, error) {
+	if l.s.Scan() {
+		return l.s.Text(), nil
+	}
+	if err := l.s.Err(); err != nil {
+		return "", fmt.Errorf("reading your move: %w", err)
+	}
+	return "", errEndOfInput
 }
 
 type placeArgs struct {
@@ -83,7 +105,9 @@ func (g *game) placeAction() neuro.Action {
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			if g.b[a.Cell-1] != 0 {
-				return neuro.Fail(fmt.Sprintf("cell %d is taken; free cells: %s", a.Cell, join(g.b.free())))
+				msg := fmt.Sprintf("cell %d is taken; free cells: %s", a.Cell, join(g.b.free()))
+				g.refusal = msg
+				return neuro.Fail(msg)
 			}
 			return neuro.OK("")
 		}),
@@ -140,26 +164,49 @@ func (g *game) set(cell int, mark byte) {
 
 func (g *game) playerTurn() error {
 	g.mu.Lock()
-	free := g.b.free()
+	b := g.b
 	g.mu.Unlock()
 	cell := 0
 	if g.auto {
-		cell = free[0]
-	} else {
-		for cell == 0 {
-			fmt.Fprintf(g.out, "Your move (X), one of %s: ", join(free))
-			if !g.in.Scan() {
-				return errors.New("no more input")
-			}
-			n, err := strconv.Atoi(strings.TrimSpace(g.in.Text()))
-			if err == nil && n >= 1 && n <= 9 && g.b[n-1] == 0 {
-				cell = n
-			}
+		cell = b.free()[0]
+	}
+	for cell == 0 {
+		fmt.Fprintf(g.out, "Your move (X), one of %s: ", join(b.free()))
+		line, err := g.in.next()
+		if errors.Is(err, errEndOfInput) {
+			fmt.Fprintln(g.out, "\nEnd of input: stopping here.")
+			return err
 		}
+		if err != nil {
+			return err
+		}
+		n, why := b.parseMove(line)
+		if why != "" {
+			fmt.Fprintf(g.out, "%s; type one of %s.\n", why, join(b.free()))
+			continue
+		}
+		cell = n
 	}
 	fmt.Fprintf(g.out, "You place X on %d.\n", cell)
 	g.set(cell, 'X')
 	return g.c.ContextSilent(fmt.Sprintf("The player placed X on cell %d.", cell))
+}
+
+// parseMove reads a player's move; when it is refused, why says why.
+func (b *board) parseMove(line string) (cell int, why string) {
+	line = strings.TrimSpace(line)
+	n, err := strconv.Atoi(line)
+	switch {
+	case line == "":
+		return 0, "no move given"
+	case err != nil:
+		return 0, fmt.Sprintf("%q is not a cell number", line)
+	case n < 1 || n > 9:
+		return 0, fmt.Sprintf("there is no cell %d (cells are 1 to 9)", n)
+	case b[n-1] != 0:
+		return 0, fmt.Sprintf("cell %d is taken", n)
+	}
+	return n, ""
 }
 
 // neuroTurn forces her choice and runs the game loop's poll until her move
@@ -186,6 +233,8 @@ func (g *game) neuroTurn(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case de := <-g.dialErrs:
+			fmt.Fprintf(g.out, "Neuro is unreachable at %s (%v); still trying every few seconds. Ctrl-C to quit.\n", g.url, de.Err)
 		case <-tick.C:
 		}
 		evs = g.c.Poll(evs[:0])
@@ -194,8 +243,40 @@ func (g *game) neuroTurn(ctx context.Context) error {
 				return nil
 			}
 		}
-		if o := h.Outcome(); o.Final() && o != neuro.ForceCompleted {
-			return fmt.Errorf("Neuro's turn ended: %v", o)
+		switch o := h.Outcome(); {
+		case o == neuro.ForceTimedOut:
+			return fmt.Errorf("Neuro did not move within --turn-timeout %v.\n"+
+				"  Check that the server answers forces (see the wire messages, or drop --quiet),\n"+
+				"  or give her longer with --turn-timeout.", g.turnTimeout)
+		case o.Final() && o != neuro.ForceCompleted:
+			return fmt.Errorf("Neuro's turn ended without a move (%v); please report this with the wire messages", o)
+		}
+	}
+}
+
+// awaitConnection waits for the first connection, so that a server that
+// is down is reported within seconds rather than after a turn's timeout.
+func (g *game) awaitConnection(ctx context.Context) error {
+	tick := time.NewTicker(16 * time.Millisecond)
+	defer tick.Stop()
+	var evs []neuro.Event
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case de := <-g.dialErrs:
+			return unreachable(g.url, de)
+		case <-tick.C:
+		}
+		evs = g.c.Poll(evs[:0])
+		connected := false
+		for _, ev := range evs {
+			g.handle(ev)
+			_, ok := ev.(neuro.Connected)
+			connected = connected || ok
+		}
+		if connected {
+			return nil
 		}
 	}
 }
@@ -213,10 +294,17 @@ func (g *game) handle(ev neuro.Event) bool {
 		fmt.Fprintf(g.out, "Connected to %s.\n", ev.DisplayName)
 	case neuro.ForceUpdate:
 		if ev.Outcome == neuro.ForceRetrying {
-			fmt.Fprintln(g.out, "Neuro picked a taken cell; she tries again.")
+			g.mu.Lock()
+			why := g.refusal
+			g.refusal = ""
+			g.mu.Unlock()
+			if why == "" {
+				why = "her data did not match the action's schema"
+			}
+			fmt.Fprintf(g.out, "Neuro's move was refused: %s. She tries again.\n", why)
 		}
 	case neuro.Disconnected:
-		fmt.Fprintln(g.out, "Disconnected:", ev.Err, "(reconnecting)")
+		fmt.Fprintf(g.out, "Disconnected (%v); reconnecting.\n", ev.Err)
 	}
 	return false
 }
