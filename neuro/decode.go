@@ -28,8 +28,8 @@ func decodeArgs(data []byte, v any) error {
 // 0.5e1) as a plain integer literal. Anything else, and data that is not
 // JSON, is returned unchanged.
 func normalizeIntegers(data []byte) []byte {
-	if !bytes.ContainsAny(data, ".eE") {
-		return data // no number can need it
+	if !hasFractionOrExponent(data) {
+		return data // the common case: no number needs it
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
@@ -53,6 +53,33 @@ func normalizeIntegers(data []byte) []byte {
 		return data
 	}
 	return b
+}
+
+// hasFractionOrExponent reports whether a number outside strings in data
+// has a '.' or an exponent: outside strings a '.' occurs only in numbers,
+// and an 'e' or 'E' right after a digit only in an exponent.
+func hasFractionOrExponent(data []byte) bool {
+	inString, escaped := false, false
+	for i, b := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '.':
+			return true
+		case (b == 'e' || b == 'E') && i > 0 && data[i-1] >= '0' && data[i-1] <= '9':
+			return true
+		}
+	}
+	return false
 }
 
 // mapNumbers applies f to every number in a value decoded with UseNumber.

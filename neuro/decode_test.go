@@ -60,3 +60,21 @@ func Test_pointerAt(t *testing.T) {
 		})
 	}
 }
+
+func Test_hasFractionOrExponent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		data string
+		want bool
+	}{
+		{`{"cell":5,"mode":"sword.e1"}`, false},
+		{`{"ok":true,"no":false,"s":"a\"1.0"}`, false},
+		{`{"n":1.0}`, true},
+		{`{"n":2e3}`, true},
+		{`[1E2]`, true},
+		{`{"s":"\\","n":1.5}`, true},
+	}
+	for _, tt := range tests {
+		testutil.Equal(t, tt.data, hasFractionOrExponent([]byte(tt.data)), tt.want)
+	}
+}
