@@ -123,6 +123,9 @@ func integralLiteral(n string) (string, bool) {
 		return "0", true
 	}
 	point := len(whole) + exp // digits[:point] is the integer part
+	trimmed := strings.TrimLeft(digits, "0")
+	point -= len(digits) - len(trimmed)
+	digits = trimmed // now its first digit is not 0
 	switch {
 	case point <= 0 || point > 19:
 		return "", false // a fraction, or more than int64 holds

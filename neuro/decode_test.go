@@ -22,6 +22,7 @@ func Test_integralLiteral(t *testing.T) {
 		{"-0.0", "0", true},
 		{"0e999999", "0", true},
 		{"9.223372036854775807e18", "9223372036854775807", true},
+		{"0.010000000000000e19", "100000000000000000", true}, // found by FuzzIntegralLiteral
 		{"1", "", false},    // already an integer literal
 		{"1.5", "", false},  // a fraction
 		{"1e-1", "", false}, // a fraction

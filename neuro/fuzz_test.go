@@ -1,7 +1,11 @@
 package neuro
 
 import (
+	"encoding/json"
 	"errors"
+	"math/big"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -51,6 +55,38 @@ func FuzzValidateData(f *testing.F) {
 		}
 		if has && string(got) != data {
 			t.Fatalf("accepted data changed: %q -> %q", data, got)
+		}
+	})
+}
+
+// FuzzIntegralLiteral checks the whole-number rewrite of Invocation.Decode
+// against math/big on any JSON number: a literal is returned exactly when
+// the number has a fraction or an exponent and its value is an integer
+// that fits in an int64, and the literal is that integer. Issue #19.
+func FuzzIntegralLiteral(f *testing.F) {
+	for _, s := range []string{"1.0", "-2.00", "1e2", "0.5e1", "1.5", "1e19", "-0.0", "9.223372036854775807e18", "7", "1E-0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || s == "" || strings.TrimSpace(s) != s || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+			return // not a number
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			if e, err := strconv.Atoi(s[i+1:]); err != nil || e > 400 || e < -400 {
+				return // math/big would build a huge number; the rewrite refuses it anyway
+			}
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("math/big cannot read %q", s)
+		}
+		want := r.IsInt() && r.Num().IsInt64() && strings.ContainsAny(s, ".eE")
+		lit, got := integralLiteral(s)
+		if got != want {
+			t.Fatalf("integralLiteral(%q) ok = %v, want %v", s, got, want)
+		}
+		if got && lit != r.Num().String() {
+			t.Fatalf("integralLiteral(%q) = %q, want %s", s, lit, r.Num())
 		}
 	})
 }
