@@ -17,7 +17,9 @@ const (
 // Checker reports what a conformance tool (Gary) would say about a game's
 // traffic, with Gary's keys and severities: startup missing or repeated, the game renamed, forces while one is
 // pending or naming unknown actions, late (500 ms) or timed-out (5 s)
-// results, register conflicts and schema problems. Feed it every message
+// results, register conflicts and duplicates (a registration that follows
+// the server's actions/reregister_all answers it and is no duplicate), and
+// schema problems. Feed it every message
 // with the time it was seen; it is passive (no goroutines, no clock) and
 // not safe for concurrent use. The zero value is ready to use.
 //
