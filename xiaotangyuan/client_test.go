@@ -119,17 +119,20 @@ func TestClient_StepReset(t *testing.T) {
 	})
 }
 
-func TestClient_LegacyDuplicateDeltas(t *testing.T) {
+// The client declares assistant.text-stream, so the gateway never sends
+// it the legacy assistant.delta: each delta arrives once. (Issue #20: this
+// test used a fake quirk that sent legacy duplicates anyway, which the
+// gateway never does; the Assembler tests cover duplicates.)
+func TestClient_NoLegacyDeltas(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &xtytest.Options{Quirks: xtytest.Quirks{LegacyDeltas: true}}, nil, nil)
+		e := newEnv(t, nil, nil, nil)
 		_, err := e.c.Chat(context.Background(), "ping", nil)
 		testutil.Success(t, err)
 		texts := only(e.drain(), xty.EventText)
-		// Echo emits "You said: " at once and the rest at the final flush:
-		// two deltas, each also sent as assistant.delta.
+		// Echo emits "You said: " at once and the rest at the final flush.
 		testutil.Equal(t, "one event per delta", len(texts), 2)
-		testutil.Equal(t, "legacy frames arrived", strings.Count(e.rec.String(), `"method":"assistant.delta"`), 2)
-		testutil.Equal(t, "duplicates noted", strings.Count(e.rec.String(), "dropped: duplicate"), 2)
+		testutil.Equal(t, "deltas on the wire", strings.Count(e.rec.String(), `"method":"assistant.text.delta"`), 2)
+		testutil.Equal(t, "no legacy frames", strings.Count(e.rec.String(), `"method":"assistant.delta"`), 0)
 	})
 }
 

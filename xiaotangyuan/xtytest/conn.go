@@ -129,7 +129,9 @@ func (hc *hconn) run() {
 	for {
 		_, b, err := hc.ws.Read(hc.ctx)
 		if err != nil {
-			if errors.Is(err, websocket.ErrMessageTooBig) && hc.h.o.Quirks.CrashOnOversize {
+			if errors.Is(err, websocket.ErrMessageTooBig) {
+				// The gateway closes with 1009 and then its whole process
+				// dies (seen running it; see xiaotangyuan/PROTOCOL.md, "Size limits").
 				hc.h.crash()
 			}
 			hc.ws.CloseNow()
@@ -178,14 +180,16 @@ func (hc *hconn) handle(b []byte) {
 	}
 	switch {
 	case m.JSONRPC == nil || *m.JSONRPC != "2.0":
-		hc.fail(nil, -32700, "jsonrpc must be 2.0")
+		hc.fail(nil, -32700, `jsonrpc must be "2.0"`)
 	case m.Method == nil || *m.Method == "":
 		hc.fail(nil, -32700, "method must be a non-empty string")
 	case m.hasID && !validID(m.ID):
-		hc.fail(nil, -32700, "id must be a string, number or null")
-	case *m.Method == "gateway.ping" && m.hasID && !hc.h.o.Quirks.QueuedPing:
-		hc.answer(m, map[string]any{"pong": true}, nil)
+		hc.fail(nil, -32700, "id must be a string, number, or null")
 	default:
+		// Everything else waits its turn, gateway.ping and notifications
+		// included: the gateway runs one message at a time per connection
+		// (read in its source and seen running it; see
+		// xiaotangyuan/PROTOCOL.md, "One request at a time").
 		select {
 		case hc.queue <- m:
 		default:
@@ -297,8 +301,8 @@ func (hc *hconn) dispatch(method string, params json.RawMessage) (any, error) {
 	}
 	if !hc.helloDone() {
 		switch method {
-		case "chat.send", "chat.retry", "assistant.compose", "voice.start", "voice.stop":
-			return nil, fmt.Errorf("adapter.hello is required before %s", method)
+		case "chat.send", "chat.retry", "assistant.compose":
+			return nil, fmt.Errorf("adapter.hello must be sent before %s", method)
 		}
 	}
 	switch method {
@@ -315,40 +319,29 @@ func (hc *hconn) dispatch(method string, params json.RawMessage) (any, error) {
 }
 
 func (hc *hconn) doHello(params json.RawMessage) (any, error) {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if hc.hello != nil { // checked first: a second hello is refused even when malformed
+		return nil, errors.New("adapter.hello may only be sent once per connection")
+	}
 	p, err := parseHello(params)
 	if err != nil {
 		return nil, err
 	}
-	hc.mu.Lock()
-	defer hc.mu.Unlock()
-	if hc.hello != nil {
-		return nil, errors.New("adapter.hello may only be sent once per connection")
-	}
 	hc.hello = p
-	hc.session = "game-" + strings.TrimSpace(p.GameID) + "-" + newUUID()
-	if p.SaveID != nil {
-		hc.saveID = *p.SaveID // the gateway stores the untrimmed original
-	}
+	hc.session = "game-" + p.GameID + "-" + newUUID()
+	hc.saveID = p.SaveID // the gateway keeps the saveId as sent, untrimmed
 	return map[string]any{"accepted": true, "protocolVersion": "1.1"}, nil
 }
 
 func (hc *hconn) doState(params json.RawMessage) (any, error) {
-	var p struct {
-		Observation json.RawMessage `json:"observation"`
-		SaveID      *string         `json:"saveId"`
+	save, err := parseState(params)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, fmt.Errorf("state.update params must be an object")
-	}
-	if !isObject(p.Observation) {
-		return nil, errors.New("state.update.observation must be an object")
-	}
-	if p.SaveID != nil {
-		if err := checkSaveID("state.update.saveId", *p.SaveID); err != nil {
-			return nil, err
-		}
+	if save != "" {
 		hc.mu.Lock()
-		hc.saveID = *p.SaveID
+		hc.saveID = save
 		hc.mu.Unlock()
 	}
 	return map[string]any{"accepted": true}, nil
@@ -356,9 +349,9 @@ func (hc *hconn) doState(params json.RawMessage) (any, error) {
 
 func (hc *hconn) doVoice(method string) (any, error) {
 	hc.mu.Lock()
-	pid := hc.hello.ProcessID
+	noPID := hc.hello == nil || hc.hello.ProcessID == nil
 	hc.mu.Unlock()
-	if pid == nil {
+	if noPID { // before the hello too: the gateway checks only for a processId
 		return nil, fmt.Errorf("adapter.hello must provide processId before %s", method)
 	}
 	if method == "voice.start" {
@@ -386,6 +379,9 @@ func (hc *hconn) voiceTurn() {
 		return
 	}
 	hc.notify("assistant.status", map[string]any{"status": "thinking", "transcript": tr})
+	hc.mu.Lock()
+	hc.lastChat = &chatParams{Text: tr} // a voice turn is what chat.retry repeats next
+	hc.mu.Unlock()
 	t := hc.newTurn(tr, SourceVoice, nil)
 	reply, err := hc.h.o.Agent(hc.ctx, t)
 	t.finish()
@@ -408,9 +404,12 @@ func (hc *hconn) doChat(params json.RawMessage, src Source) (any, error) {
 	case SourceRetry:
 		if hc.lastChat == nil {
 			hc.mu.Unlock()
-			return nil, errors.New("chat.retry needs a previous chat.send")
+			return nil, errors.New("当前游戏会话还没有可重试的玩家请求") // "nothing to retry yet"
 		}
 		p.Text = hc.lastChat.Text
+		if p.Context == nil { // retry without a context reuses the previous one
+			p.Context = hc.lastChat.Context
+		}
 	case SourceChat:
 		hc.lastChat = p
 	}
@@ -492,11 +491,9 @@ func (hc *hconn) declared(atom string) bool {
 	return false
 }
 
-// legacy reports whether deltas go out twice (assistant.delta too).
+// legacy reports whether deltas go out twice (assistant.delta too): only
+// to an adapter whose hello did not declare assistant.text-stream.
 func (hc *hconn) legacy() bool {
-	if hc.h.o.Quirks.LegacyDeltas {
-		return true
-	}
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	for _, c := range hc.hello.Capabilities {

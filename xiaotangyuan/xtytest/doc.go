@@ -8,26 +8,35 @@
 //
 // # Protocol
 //
-// The fake reproduces the gateway's observable behaviour (spec §2.1-2.4):
+// The fake's defaults are the real gateway's observable behaviour, faults
+// included, as read in the gateway's source and seen running it
+// (xiaotangyuan/PROTOCOL.md in this repository says which and where):
 // gateway.ready on connect; the hello rules (request or notification,
 // once per successful hello, failed hellos retryable, protocolVersion not
-// checked); -32700 with id null for non-JSON, arrays, a wrong jsonrpc, a
-// missing method, a bad id type, and any response it is not waiting for;
-// -32000 with text for every other failure, including "unknown method";
-// requests processed strictly in order per connection while responses to
-// its own game.atom.execute calls bypass the queue; the stream sequences
-// of chat.send (start, deltas, done, result), chat.retry (… done,
-// present, result), assistant.compose (no notifications), voice (cancel,
+// checked); params read as the gateway reads them (a member set to null
+// is given and is not an object, so context: null is refused with
+// "params must be an object"; optional strings that are not strings are
+// ignored; saveIds are trimmed, and a blank one counts as absent); -32700
+// with id null for non-JSON, arrays, a wrong jsonrpc, a missing method, a
+// bad id type, and any response it is not waiting for; -32000 with text
+// for every other failure, including "unknown method"; every message of a
+// connection, gateway.ping, voice.start and notifications included,
+// processed strictly after the one before it, while responses to its own
+// game.atom.execute calls bypass the queue; the stream sequences of
+// chat.send (start, deltas, done, result), chat.retry (… done, present,
+// result), assistant.compose (no notifications), voice (cancel,
 // recording, thinking, thinking with transcript, start, deltas, present,
 // done), barge-in (cancel without interactionId, and start re-sent for
 // the cancelled interaction), and proactive replies (present then done,
-// no start); and the 80 ms delta coalescing with sentence-end flushes and
-// step resets.
+// no start); the 80 ms delta coalescing with sentence-end flushes and
+// step resets; legacy assistant.delta only to an adapter that did not
+// declare assistant.text-stream; no limit on what it sends; and a message
+// over 1 MiB closing its connection with 1009 and then bringing the whole
+// Harness down, as it kills the gateway process.
 //
 // An [Agent] function scripts the model: it streams chunks, changes step,
-// calls the adapter's atoms and barges in. [Quirks] switch on the real
-// gateway's faults: gateway.ping queued behind a running chat, duplicate
-// legacy deltas, and the whole process dying on an oversize message.
+// calls the adapter's atoms (with any arguments, as the gateway's skills
+// do once earlier results are filled in) and barges in.
 //
 // # Concurrency
 //

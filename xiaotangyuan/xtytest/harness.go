@@ -17,23 +17,29 @@ import (
 // opened; the connection is an in-memory pipe.
 const URL = "ws://127.0.0.1:32145"
 
-// maxPayload is the real gateway's WebSocket maxPayload (1 MiB).
+// maxPayload is the gateway's limit on one incoming message (1 MiB); a
+// bigger one gets close 1009 and takes the gateway process down
+// (xiaotangyuan/PROTOCOL.md, "Size limits"). The gateway puts no limit
+// on what it sends, and neither does the fake.
 const maxPayload = 1 << 20
 
 // maxReceived bounds the log of received messages; older ones are
 // forgotten first.
 const maxReceived = 4096
 
-// Options configure a [Harness]. The zero value is a well-behaved
-// Harness with the Echo agent.
+// Options configure a [Harness]. The zero value behaves as the real
+// gateway does, faults included (xiaotangyuan/PROTOCOL.md): every
+// message of a connection, gateway.ping and notifications included, waits
+// for the one before it; params are read as the gateway reads them; a message over
+// 1 MiB closes its connection with 1009 and then brings the whole Harness
+// down, as it kills the gateway process. The agent is Echo.
 type Options struct {
 	// Agent produces every reply (chat.send, chat.retry,
 	// assistant.compose, voice). If nil, Echo.
 	Agent Agent
 
 	// Coalesce is the minimum interval between emitted deltas of one
-	// interaction (the gateway's StreamingReplyAccumulator). If zero,
-	// 80 ms.
+	// interaction (the gateway's streaming accumulator). If zero, 80 ms.
 	Coalesce time.Duration
 
 	// AtomTimeout bounds Turn.CallAtom. If zero, 15 s, the gateway's
@@ -43,31 +49,6 @@ type Options struct {
 	// Transcript is the final speech transcript of a voice.stop. If
 	// empty, voice.stop produces assistant.error "recording too short".
 	Transcript string
-
-	// Quirks reproduce behaviours of the real gateway that a client must
-	// survive.
-	Quirks Quirks
-}
-
-// Quirks switch on faithful reproductions of the real gateway's
-// problems. All are off by default.
-type Quirks struct {
-	// QueuedPing queues gateway.ping behind the running request, as the
-	// real per-connection promise queue does (a ping during a 500 ms
-	// chat.send is answered after it). Off: ping is answered at once.
-	QueuedPing bool
-
-	// LegacyDeltas sends assistant.delta beside every
-	// assistant.text.delta even to adapters that declared
-	// assistant.text-stream, so clients see duplicates. (Adapters that did
-	// not declare it always get both, as the protocol says.)
-	LegacyDeltas bool
-
-	// CrashOnOversize makes a message over 1 MiB take the whole Harness
-	// down, as it crashes the real gateway process: every connection is
-	// dropped and no new one is accepted. Off: only the offending
-	// connection is closed with 1009.
-	CrashOnOversize bool
 }
 
 func (o *Options) withDefaults() Options {

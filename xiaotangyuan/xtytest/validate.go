@@ -1,6 +1,7 @@
 package xtytest
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -11,41 +12,96 @@ import (
 	"unicode/utf16"
 )
 
-var saveIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._:-]{1,128}$`)
+// The params checks below follow the gateway's reading of a message as a
+// JavaScript value (read in its source, see xiaotangyuan/PROTOCOL.md, "How
+// params are read"): a member that is absent is "not given", but a member
+// set to null is given, and null is not an object. Optional strings
+// (playerName, saveId and the like) are used only when they are non-blank
+// strings, and ignored otherwise, whatever their type.
+
+var (
+	saveIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._:-]{1,128}$`)
+	opaqueChars   = regexp.MustCompile(`^[a-zA-Z0-9._:-]+$`)
+)
+
+// errNotObject is the gateway's answer whenever params, context,
+// context.observation or state.update's observation is not a JSON object
+// (null, an array, absent where required).
+var errNotObject = errors.New("params must be an object")
+
+// object decodes raw as a JSON object, or returns errNotObject.
+func object(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil {
+		return nil, errNotObject
+	}
+	return m, nil
+}
+
+// str returns raw as a string when it is a JSON string.
+func str(raw json.RawMessage) (string, bool) {
+	var s string
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '"' || json.Unmarshal(t, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// optString is the gateway's optional string: the trimmed value when m[key]
+// is a string that is not blank, and nothing otherwise (a number, null or
+// "  " alike).
+func optString(m map[string]json.RawMessage, key string) (string, bool) {
+	s, ok := str(m[key])
+	s = strings.TrimSpace(s)
+	return s, ok && s != ""
+}
+
+// jsLen is JavaScript's string length: UTF-16 code units.
+func jsLen(s string) int { return len(utf16.Encode([]rune(s))) }
 
 type helloParams struct {
-	AdapterID       string   `json:"adapterId"`
-	GameID          string   `json:"gameId"`
-	Version         string   `json:"version"`
-	ProtocolVersion string   `json:"protocolVersion"`
-	ProcessID       *float64 `json:"processId"`
-	SaveID          *string  `json:"saveId"`
-	Capabilities    []string `json:"capabilities"`
+	GameID       string
+	ProcessID    *float64
+	SaveID       string // as sent, untrimmed, as the gateway stores it
+	Capabilities []string
 }
 
 // parseHello applies the gateway's hello validation. protocolVersion is
-// required but its value is not checked, as upstream.
+// required but its value is not checked.
 func parseHello(params json.RawMessage) (*helloParams, error) {
-	var p helloParams
-	if err := json.Unmarshal(params, &p); err != nil || !isObject(params) {
-		return nil, errors.New("adapter.hello params must be an object with string fields")
+	m, err := object(params)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range []struct{ name, v string }{{"adapterId", p.AdapterID}, {"gameId", p.GameID}, {"version", p.Version}, {"protocolVersion", p.ProtocolVersion}} {
-		if strings.TrimSpace(f.v) == "" {
-			return nil, fmt.Errorf("adapter.hello.%s must be a non-empty string", f.name)
+	p := &helloParams{}
+	for _, k := range []string{"adapterId", "gameId", "version", "protocolVersion"} {
+		s, ok := str(m[k])
+		if !ok || strings.TrimSpace(s) == "" {
+			return nil, fmt.Errorf("%s must be a non-empty string", k)
+		}
+		if k == "gameId" {
+			p.GameID = s
 		}
 	}
-	if p.ProcessID != nil {
-		if n := *p.ProcessID; n <= 0 || n != math.Trunc(n) || n > 1<<53-1 {
-			return nil, errors.New("adapter.hello.processId must be a positive safe integer")
+	if v, ok := m["processId"]; ok { // null is given, and not an integer
+		var n float64
+		if json.Unmarshal(v, &n) != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) || n <= 0 || n != math.Trunc(n) || n > 1<<53-1 {
+			return nil, errors.New("processId must be a positive integer when provided")
+		}
+		p.ProcessID = &n
+	}
+	if v, ok := m["capabilities"]; ok {
+		if err := json.Unmarshal(v, &p.Capabilities); err != nil || p.Capabilities == nil {
+			return nil, errors.New("capabilities must be an array of strings when provided")
 		}
 	}
-	if p.SaveID != nil {
-		if err := checkSaveID("adapter.hello.saveId", strings.TrimSpace(*p.SaveID)); err != nil {
-			return nil, err
+	if s, ok := optString(m, "saveId"); ok {
+		if !saveIDPattern.MatchString(s) {
+			return nil, errors.New("saveId must contain 1-128 safe opaque identifier characters")
 		}
+		p.SaveID, _ = str(m["saveId"])
 	}
-	return &p, nil
+	return p, nil
 }
 
 type chatContext struct {
@@ -60,22 +116,20 @@ type chatParams struct {
 
 // parseChat validates chat.send / chat.retry / assistant.compose params.
 func parseChat(params json.RawMessage, retry bool) (*chatParams, error) {
-	var p struct {
-		Text    *string         `json:"text"`
-		Context json.RawMessage `json:"context"`
-	}
-	if len(params) > 0 && json.Unmarshal(params, &p) != nil {
-		return nil, errors.New("params must be an object")
+	m, err := object(params)
+	if err != nil {
+		return nil, err
 	}
 	out := &chatParams{}
 	if !retry {
-		if p.Text == nil || strings.TrimSpace(*p.Text) == "" {
+		s, ok := str(m["text"])
+		if !ok || strings.TrimSpace(s) == "" {
 			return nil, errors.New("text must be a non-empty string")
 		}
-		out.Text = strings.TrimSpace(*p.Text)
+		out.Text = strings.TrimSpace(s)
 	}
-	if p.Context != nil && string(p.Context) != "null" {
-		cc, err := parseContext(p.Context)
+	if v, ok := m["context"]; ok { // context: null is given, and not an object
+		cc, err := parseContext(v)
 		if err != nil {
 			return nil, err
 		}
@@ -85,51 +139,51 @@ func parseChat(params json.RawMessage, retry bool) (*chatParams, error) {
 }
 
 func parseContext(raw json.RawMessage) (*chatContext, error) {
-	var c map[string]json.RawMessage
-	if json.Unmarshal(raw, &c) != nil {
-		return nil, errors.New("context must be an object")
+	c, err := object(raw)
+	if err != nil {
+		return nil, err
 	}
 	cc := &chatContext{raw: raw}
-	for _, k := range []string{"roleInstructions", "playerName", "location", "date", "time", "nearbyNpc", "saveId"} {
-		v, ok := c[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return nil, fmt.Errorf("context.%s must be a string", k)
-		}
-		s = strings.TrimSpace(s)
-		switch k {
-		case "roleInstructions":
-			if len(utf16.Encode([]rune(s))) > 2000 {
-				return nil, errors.New("context.roleInstructions must be at most 2000 characters")
-			}
-		case "saveId":
-			if s != "" {
-				if err := checkSaveID("context.saveId", s); err != nil {
-					return nil, err
-				}
-				cc.SaveID = s
-			}
-		}
+	if s, ok := optString(c, "roleInstructions"); ok && jsLen(s) > 2000 {
+		return nil, errors.New("roleInstructions must be at most 2000 characters")
 	}
-	if v, ok := c["observation"]; ok && !isObject(v) {
-		return nil, errors.New("context.observation must be an object")
+	if cc.SaveID, err = opaqueID(c); err != nil {
+		return nil, err
+	}
+	if v, ok := c["observation"]; ok {
+		if _, err := object(v); err != nil {
+			return nil, err
+		}
 	}
 	return cc, nil
 }
 
-func checkSaveID(field, s string) error {
-	if !saveIDPattern.MatchString(s) {
-		return fmt.Errorf("%s must be 1-128 characters of letters, digits, '.', '_', ':' or '-'", field)
+// opaqueID reads the optional saveId of a context or state.update: ""
+// when it is absent, blank or not a string.
+func opaqueID(m map[string]json.RawMessage) (string, error) {
+	s, ok := optString(m, "saveId")
+	switch {
+	case !ok:
+		return "", nil
+	case jsLen(s) > 128:
+		return "", errors.New("saveId must be at most 128 characters")
+	case !opaqueChars.MatchString(s):
+		return "", errors.New("saveId must contain only safe opaque identifier characters")
 	}
-	return nil
+	return s, nil
 }
 
-func isObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &m) == nil
+// parseState validates state.update params and returns its saveId ("" when
+// none was given).
+func parseState(params json.RawMessage) (string, error) {
+	m, err := object(params)
+	if err != nil {
+		return "", err
+	}
+	if _, err := object(m["observation"]); err != nil {
+		return "", err
+	}
+	return opaqueID(m)
 }
 
 // newUUID returns a random version 4 UUID.
