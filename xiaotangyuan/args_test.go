@@ -30,15 +30,15 @@ func Test_checkArgs(t *testing.T) {
 		{"empty object", `{}`, true},
 		{"butterfly", `{"targetId":"$target.targetId","x":1.5,"z":-3,"radius":4}`, true},
 		{"not object", `[1]`, false},
-		{"depth 8 below the arguments", nest(9), true},
-		{"depth 9 below the arguments", nest(10), false},
-		{"array 50", list(50), true},
-		{"array 51", list(51), false},
-		{"50 keys with nested values", keys(50), true},
-		{"51 keys", keys(51), false},
-		{"string 500", `{"s":"` + strings.Repeat("汤", 500) + `"}`, true},
-		{"string 501", `{"s":"` + strings.Repeat("a", 501) + `"}`, false},
-		{"long key", `{"` + strings.Repeat("k", 501) + `":1}`, false},
+		{"null", `null`, false},
+		{"empty", ``, false},
+		// Beyond the skill runtime's limits: the gateway sends such
+		// arguments once earlier results are filled in. Issue #20.
+		{"depth 40", nest(40), true},
+		{"array 5000", list(5000), true},
+		{"200 keys", keys(200), true},
+		{"string 100000", `{"s":"` + strings.Repeat("汤", 100000) + `"}`, true},
+		{"long key", `{"` + strings.Repeat("k", 501) + `":1}`, true},
 		{"broken", `{"a":`, false},
 		{"trailing value", `{}0`, false},
 		{"two objects", `{"a":1} {"b":2}`, false},
@@ -57,7 +57,7 @@ func Test_checkArgs(t *testing.T) {
 }
 
 // FuzzCheckArgs feeds arbitrary atom arguments (they come from the
-// Harness) to the limit check: it must not panic, and what it accepts is
+// Harness) to the check: it must not panic, and what it accepts is
 // a valid JSON object.
 func FuzzCheckArgs(f *testing.F) {
 	for _, s := range []string{`{}`, `{"a":[1,{"b":"c"}]}`, `{"a":`, `[1]`, `{"a":1}}`, `{"a":[}`, `  {"x":null} `} {

@@ -11,13 +11,15 @@ import (
 
 // AtomFunc executes one game ability for the Harness (game.atom.execute).
 // args is the request's arguments object ("{}" when absent); the function
-// owns it. It is within the skill runtime's limits (8 levels of nesting,
-// strings of 500 characters, 50 array elements or object keys): a request
-// beyond them is answered with CodeInvalidParams without calling the
-// function. The
-// returned value is encoded as the JSON-RPC result; an error becomes a
-// CodeAtomFailed error whose message is err.Error(), which the Harness
-// shows as the failed step's text.
+// owns it. Its size is bounded only by the read limit of the whole message
+// (Options.ReadLimit, 4 MiB by default): the Harness checks its skill
+// limits (8 levels of nesting, strings of 500 characters, 50 items or
+// keys) before filling in earlier atoms' results, so arguments built from
+// results can exceed them, and are passed on as they are. Arguments that
+// are not a JSON object are answered with CodeInvalidParams without
+// calling the function. The returned value is encoded as the JSON-RPC
+// result; an error becomes a CodeAtomFailed error whose message is
+// err.Error(), which the Harness shows as the failed step's text.
 //
 // It runs on its own goroutine, concurrently with other atoms and with
 // the game's pending calls (the Harness calls atoms while chat.send is
@@ -68,7 +70,7 @@ func (cn *conn) serve(f frame) string {
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		if err := checkArgs(p.Arguments); err != nil {
 			cn.queueReply(f.ID, &wireError{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
-			return "answered: arguments over limits"
+			return "answered: arguments not an object"
 		}
 	}
 	cn.c.mu.Lock()

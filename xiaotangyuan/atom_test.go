@@ -168,7 +168,7 @@ func TestClient_ServeBadRequests(t *testing.T) {
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"c","method":"game.atom.execute","params":{"atom":"game.nope","arguments":{}}}`))
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"d","method":"game.atom.execute","params":{"atom":"game.block","arguments":{}}}`))
 		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"e","method":"game.atom.execute","params":{"atom":"game.block","arguments":{}}}`))
-		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"f","method":"game.atom.execute","params":{"atom":"game.block","arguments":{"s":"` + strings.Repeat("s", 501) + `"}}}`))
+		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","id":"f","method":"game.atom.execute","params":{"atom":"game.block","arguments":[1]}}`))
 		synctest.Wait()
 		close(release)
 		synctest.Wait()
@@ -181,7 +181,7 @@ func TestClient_ServeBadRequests(t *testing.T) {
 			`"c"`: `unknown atom: game.nope`,
 			`"d"`: `"result":true`,
 			`"e"`: `adapter busy`,
-			`"f"`: `"code":-32602,"message":"atom game.block: arguments: string of 501 characters, limit 500"`,
+			`"f"`: `"code":-32602,"message":"atom game.block: arguments must be a JSON object"`,
 			`"g"`: `"result":"{}"`,
 		}
 		got := map[string]string{}
@@ -194,6 +194,57 @@ func TestClient_ServeBadRequests(t *testing.T) {
 		for id, frag := range want {
 			testutil.Equal(t, "answer "+id+" contains "+frag, strings.Contains(got[id], frag), true)
 		}
+	})
+}
+
+// A skill threads one atom's result into the next call's arguments. The
+// gateway checks its limits (50 items, strings of 500, nesting 8) on the
+// stored program, before the results are filled in, so the arguments it
+// sends can exceed them; the handler gets them as sent. Issue #20.
+func TestClient_AtomArgumentsFromResults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			found, err := turn.CallAtom(ctx, "game.find", map[string]any{"radius": 20})
+			if err != nil {
+				return "", err
+			}
+			var r struct{ Items, Deep any }
+			if err := json.Unmarshal(found, &r); err != nil {
+				return "", err
+			}
+			// {"items": "$found.items", "deep": "$found.deep"}, filled in.
+			got, err := turn.CallAtom(ctx, "game.collect", map[string]any{"items": r.Items, "deep": r.Deep})
+			if err != nil {
+				return "refused: " + err.Error(), nil
+			}
+			return string(got), nil
+		}
+		deep := any("bottom")
+		for range 12 {
+			deep = map[string]any{"d": deep}
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, func(c *xty.Client) {
+			testutil.Success(t, c.HandleAtom("game.find", func(context.Context, json.RawMessage) (any, error) {
+				items := make([]string, 60)
+				for i := range items {
+					items[i] = strings.Repeat("i", 600)
+				}
+				return map[string]any{"items": items, "deep": deep}, nil
+			}))
+			testutil.Success(t, c.HandleAtom("game.collect", func(_ context.Context, args json.RawMessage) (any, error) {
+				var a struct {
+					Items []string
+					Deep  json.RawMessage
+				}
+				if err := json.Unmarshal(args, &a); err != nil {
+					return nil, err
+				}
+				return fmt.Sprintf("%d items of %d, %d levels", len(a.Items), len(a.Items[0]), strings.Count(string(a.Deep), "{")), nil
+			}))
+		})
+		rep, err := e.c.Chat(context.Background(), "hunt", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "reply", rep.Text, `"60 items of 600, 12 levels"`)
 	})
 }
 
