@@ -29,7 +29,9 @@ import (
 type AtomFunc func(ctx context.Context, args json.RawMessage) (any, error)
 
 // HandleAtom registers fn under name, which must match
-// ^[a-z0-9][a-z0-9._-]{2,79}$ (for example "dst.find_nearest_butterfly").
+// ^[a-z0-9][a-z0-9._-]{2,79}$ (for example "dst.find_nearest_butterfly")
+// and must not start with "assistant." or "speech.": the Harness takes
+// those for protocol features and never calls them.
 // Registered names are advertised as capabilities in adapter.hello, so
 // HandleAtom must be called before Connect. Registering a name again
 // replaces its handler.

@@ -36,6 +36,9 @@ func TestClient_HandleAtomNames(t *testing.T) {
 		{strings.Repeat("a", 80), true},   // 80 characters
 		{strings.Repeat("a", 81), false},  // 81 characters
 		{"assistant.text-stream!", false}, // '!'
+		{"assistant.open_door", false},    // never callable (issue #20)
+		{"speech.say", false},             // never callable (issue #20)
+		{"assistants.open_door", true},
 	} {
 		err := c.HandleAtom(tc.name, fn)
 		if tc.ok {
@@ -46,6 +49,33 @@ func TestClient_HandleAtomNames(t *testing.T) {
 		testutil.ErrorAs(t, err, &ve)
 	}
 	testutil.Error(t, c.HandleAtom("valid.name", nil))
+}
+
+// The gateway drops assistant.* and speech.* names from the atoms a skill
+// may call, so an atom so named could never be called: HandleAtom refuses
+// it, saying why. Even sent in the hello, the fake never calls it, as the
+// gateway. Issue #20.
+func TestClient_HandleAtomReserved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			_, err := turn.CallAtom(ctx, "assistant.open_door", nil)
+			return err.Error(), nil
+		}
+		opts := baseOptions()
+		opts.Capabilities = []string{"assistant.open_door"} // a feature name to the gateway
+		e := newEnv(t, &xtytest.Options{Agent: agent}, opts, func(c *xty.Client) {
+			fn := func(context.Context, json.RawMessage) (any, error) { return "opened", nil }
+			for _, name := range []string{"assistant.open_door", "speech.say"} {
+				err := c.HandleAtom(name, fn)
+				var ve *xty.ValidationError
+				testutil.ErrorAs(t, err, &ve)
+				testutil.Equal(t, "reason", strings.Contains(ve.Reason, "never calls"), true)
+			}
+		})
+		rep, err := e.c.Chat(context.Background(), "open", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "not callable", rep.Text, "游戏未声明原子能力：assistant.open_door")
+	})
 }
 
 // The Harness calls atoms while the adapter's chat.send is pending; two

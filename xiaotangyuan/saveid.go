@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 var (
@@ -35,9 +36,15 @@ func validateSaveID(field, id string) error {
 	return nil
 }
 
+// validateAtomName checks an atom name against the gateway's pattern, and
+// refuses the assistant.* and speech.* names, which the gateway treats as
+// protocol features and never calls as atoms (PROTOCOL.md, "Atoms").
 func validateAtomName(name string) error {
 	if !atomPattern.MatchString(name) {
 		return &ValidationError{Field: "atom", Reason: fmt.Sprintf("%q must match ^[a-z0-9][a-z0-9._-]{2,79}$", name)}
+	}
+	if strings.HasPrefix(name, "assistant.") || strings.HasPrefix(name, "speech.") {
+		return &ValidationError{Field: "atom", Reason: fmt.Sprintf("%q starts with assistant. or speech.: the Harness takes such names for protocol features and never calls them as atoms; choose another prefix, such as your game id", name)}
 	}
 	return nil
 }
