@@ -141,25 +141,31 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// SetSaveID switches the save slot: it validates id, stores it for every
-// later hello and, when connected, reconnects so that the new
-// adapter.hello carries it (the hello is once per connection, so this is
-// the only way to change the hello saveId; a per-chat ChatContext.SaveID
-// is the other). The new connection is dialled at once, without
-// back-off; calls pending on the old one fail with a [*DisconnectError]
-// whose Reason is "save switched". It returns once the new connection is
-// ready or ctx expires; on expiry the switch still happens in the
-// background.
+// SetSaveID switches the save slot, or clears it when id is "" (the
+// player left for the title screen; the Stardew adapter does the same):
+// it validates id, stores it for every later hello and, when connected
+// and id differs from the current one, reconnects so that the new
+// adapter.hello carries it, or carries none (the hello is once per
+// connection, so this is the only way to change the hello saveId; a
+// per-chat ChatContext.SaveID is the other). The same id again changes
+// nothing. The new connection is dialled at once, without back-off;
+// calls pending on the old one fail with a [*DisconnectError] whose
+// Reason is "save switched", and the Harness starts a fresh chat session
+// on the new one. It returns once the new connection is ready or ctx
+// expires; on expiry the switch still happens in the background.
 func (c *Client) SetSaveID(ctx context.Context, id string) (err error) {
 	defer errd.Wrap(&err, "xiaotangyuan: set save id")
-	if err := ValidateSaveID(id); err != nil {
-		return err
+	if id != "" {
+		if err := ValidateSaveID(id); err != nil {
+			return err
+		}
 	}
 	c.mu.Lock()
+	same := c.saveID == id
 	c.saveID = id
 	cn := c.cur
 	c.mu.Unlock()
-	if cn == nil {
+	if cn == nil || same {
 		return nil
 	}
 	cn.switchSave()

@@ -325,6 +325,28 @@ func TestClient_SetSaveID(t *testing.T) {
 	})
 }
 
+// SetSaveID("") clears the save, as the Stardew adapter does when the
+// player returns to the title screen: the client reconnects and the new
+// hello carries no saveId. The same id twice reconnects once. Issue #20.
+func TestClient_SetSaveIDClear(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		opts := baseOptions()
+		opts.SaveID = xty.SaveID("", "123456")
+		e := newEnv(t, nil, opts, nil)
+		testutil.Success(t, e.c.SetSaveID(context.Background(), ""))
+		testutil.Success(t, e.c.SetSaveID(context.Background(), "")) // unchanged: no reconnect
+		testutil.Success(t, e.c.SetSaveID(context.Background(), opts.SaveID))
+		testutil.Success(t, e.c.Ping(context.Background()))
+		var saves []any
+		for _, m := range e.h.Received() {
+			if m.Method == "adapter.hello" {
+				saves = append(saves, decode[map[string]any](t, m.Params)["saveId"])
+			}
+		}
+		testutil.Equal(t, "hello saves", saves, []any{opts.SaveID, nil, opts.SaveID})
+	})
+}
+
 // With a full event queue, events are dropped and counted, never blocking
 // the reader (calls still complete).
 func TestClient_EventQueueFull(t *testing.T) {

@@ -14,11 +14,26 @@ var (
 )
 
 // SaveID returns the opaque save identifier the reference adapters send:
-// the lowercase hex SHA-256 of game + ":" + raw (DST hashes "dst:" +
-// save id, ONI "oni:" + colony GUID). raw may be a save path or slot name:
-// only its hash leaves the process, as the protocol requires.
+// the lowercase hex SHA-256 of game + ":" + raw, with raw trimmed of
+// surrounding white space first, as the DST adapter does ("dst:" + save
+// id; ONI hashes "oni:" + colony GUID). An empty game hashes raw alone,
+// with no prefix, as the Stardew adapter hashes its game's unique id:
+// SaveID("", "123456") is the id Stardew sends for unique id 123456. raw
+// may be a save path or slot name: only its hash leaves the process, as
+// the protocol requires.
+//
+// A blank raw (empty or only white space) gives "", meaning no save: the
+// DST adapter then sends no saveId, and "" clears the save in
+// Options.SaveID and [Client.SetSaveID].
 func SaveID(game, raw string) string {
-	sum := sha256.Sum256([]byte(game + ":" + raw))
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	if game != "" {
+		raw = game + ":" + raw
+	}
+	sum := sha256.Sum256([]byte(raw))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -14,6 +14,12 @@ func TestSaveID(t *testing.T) {
 	// sha256("dst:slot-1"), computed independently.
 	testutil.Equal(t, "hash", xty.SaveID("dst", "slot-1"), "77d62aaefebfcb76ded91f7915d46dfec44af463d5ec7159f2cb19dfc9ce341b")
 	testutil.Success(t, xty.ValidateSaveID(xty.SaveID("oni", "C:/Users/me/colony.sav")))
+	// Issue #20: the raw name is trimmed, as the DST adapter does; a
+	// blank one is no save; no game means no prefix, as Stardew hashes
+	// its unique id (sha256("123456"), computed independently).
+	testutil.Equal(t, "trimmed", xty.SaveID("dst", " \tslot-1\n"), xty.SaveID("dst", "slot-1"))
+	testutil.Equal(t, "blank", xty.SaveID("dst", " \n"), "")
+	testutil.Equal(t, "unprefixed", xty.SaveID("", "123456"), "8d969eef6ecad3c29a3a629280e686cf0c3f5d5a86aff3ca12020c923adc6c92")
 }
 
 func TestValidateSaveID(t *testing.T) {
