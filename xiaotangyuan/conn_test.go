@@ -145,23 +145,35 @@ func TestClient_OversizeGuard(t *testing.T) {
 	})
 }
 
-// An incoming message up to 1 MiB is read (coder/websocket's default
-// limit of 32 KiB would close the connection); one over the read limit
-// closes the connection with 1009.
+// The gateway limits nothing it sends: a reply over 1 MiB arrives whole
+// (the old 1 MiB read limit closed the connection with 1009 and lost the
+// chat; issue #20). A message over the 4 MiB default still closes the
+// connection with 1009.
 func TestClient_ReadLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, nil, nil)
+		long := strings.Repeat("长", 1<<19) // 1.5 MiB of UTF-8; its delta (text and delta) is 3 MiB
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			turn.Say(long)
+			return long, nil
+		}
+		e := newEnv(t, &xtytest.Options{Agent: agent}, nil, nil)
 		e.drain()
+		rep, err := e.c.Chat(context.Background(), "tell me everything", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "1.5 MiB reply", rep.Text == long, true)
+		done := only(e.drain(), xty.EventDone)
+		testutil.Equal(t, "done event", len(done) == 1 && done[0].Text == long, true)
+
 		frame := func(n int) []byte {
 			return []byte(`{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"` + strings.Repeat("z", n) + `"}}`)
 		}
-		fits := frame(xty.MaxMessageSize - len(frame(0)))
-		testutil.Equal(t, "frame size", len(fits), xty.MaxMessageSize)
+		const limit = 4 << 20
+		fits := frame(limit - len(frame(0)))
 		e.h.SendRaw(fits)
 		ev := e.next()
-		testutil.Equal(t, "1 MiB frame read", ev.Kind, xty.EventError)
-		testutil.Equal(t, "message length", len(ev.Message), xty.MaxMessageSize-len(frame(0)))
-		e.h.SendRaw([]byte(`{"jsonrpc":"2.0","method":"assistant.error","params":{"message":"` + strings.Repeat("z", xty.MaxMessageSize) + `"}}`))
+		testutil.Equal(t, "4 MiB frame read", ev.Kind, xty.EventError)
+		testutil.Equal(t, "message length", len(ev.Message), limit-len(frame(0)))
+		e.h.SendRaw(frame(limit))
 		ev = e.next()
 		testutil.Equal(t, "kind", ev.Kind, xty.EventDisconnected)
 		var de *xty.DisconnectError

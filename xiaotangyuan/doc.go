@@ -37,8 +37,8 @@
 //
 // Every outbound message is checked against [MaxMessageSize] (1 MiB)
 // before it is sent: the real gateway closes the connection with 1009 and
-// its process crashes on a bigger frame. The default read limit matches
-// (coder/websocket's default of 32 KiB would be too small).
+// its process crashes on a bigger frame. The gateway limits nothing it
+// sends, so the client reads up to 4 MiB by default (Options.ReadLimit).
 //
 // # Concurrency
 //

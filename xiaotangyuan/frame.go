@@ -10,7 +10,8 @@ import (
 
 // MaxMessageSize is the protocol's limit on one WebSocket message, in
 // bytes (1 MiB). Every outbound message is checked against it before it is
-// sent, and the default read limit matches it.
+// sent. The Harness does not hold itself to it, so the client reads more
+// (see Options.ReadLimit).
 const MaxMessageSize = 1 << 20
 
 // frameKind classifies a decoded JSON-RPC message.

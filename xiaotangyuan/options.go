@@ -15,6 +15,10 @@ import (
 // DefaultURL is the Harness's default address.
 const DefaultURL = "ws://127.0.0.1:32145"
 
+// defaultReadLimit is the default Options.ReadLimit (4 MiB), what the
+// Stardew adapter accepts.
+const defaultReadLimit = 4 << 20
+
 // Options configure a [Client]. AdapterID, GameID and Version are
 // required; every other zero field means the default stated on it.
 type Options struct {
@@ -45,10 +49,13 @@ type Options struct {
 	// http.DefaultClient. Tests use the fake Harness's in-memory client.
 	HTTPClient *http.Client
 
-	// ReadLimit is the largest incoming message, in bytes. Values below
-	// MaxMessageSize (1 MiB), zero included, mean MaxMessageSize, the
-	// protocol's limit; a larger limit tolerates a Harness that breaks it.
-	// A bigger message closes the connection with status 1009.
+	// ReadLimit is the largest incoming message, in bytes. If zero,
+	// 4 MiB, as the Stardew adapter reads. The Harness limits only what
+	// it receives (MaxMessageSize, 1 MiB), not what it sends: a long
+	// reply, or atom arguments filled in from earlier results, can be
+	// bigger (PROTOCOL.md, "Size limits"). A positive value below
+	// MaxMessageSize means MaxMessageSize. A bigger message closes the
+	// connection with status 1009, and the calls pending on it fail.
 	ReadLimit int64
 
 	HelloTimeout time.Duration // the WebSocket handshake, then adapter.hello, each; if zero, 5 s
@@ -145,7 +152,10 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.ReconnectMax < r.ReconnectMin {
 		r.ReconnectMax = r.ReconnectMin
 	}
-	if r.ReadLimit < MaxMessageSize {
+	switch {
+	case r.ReadLimit <= 0:
+		r.ReadLimit = defaultReadLimit
+	case r.ReadLimit < MaxMessageSize:
 		r.ReadLimit = MaxMessageSize
 	}
 	if r.MaxConcurrentAtoms <= 0 {
