@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 )
 
@@ -36,7 +35,7 @@ type AtomFunc func(ctx context.Context, args json.RawMessage) (any, error)
 // HandleAtom must be called before Connect. Registering a name again
 // replaces its handler.
 func (c *Client) HandleAtom(name string, fn AtomFunc) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: handle atom")
+	defer wrap(&err, "handle atom")
 	if err := validateAtomName(name); err != nil {
 		return err
 	}

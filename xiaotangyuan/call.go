@@ -3,11 +3,9 @@ package xiaotangyuan
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strings"
 	"time"
-
-	"github.com/gamelink-go/gamelink/internal/errd"
 )
 
 // Reply is the result of chat.send, chat.retry and assistant.compose: the
@@ -32,7 +30,7 @@ type Reply struct {
 // [*RPCError] for a Harness error, [ErrTimeout], [ErrDisconnected] (also
 // for calls pending when the connection drops), [ErrMessageTooLarge].
 func (c *Client) Call(ctx context.Context, method string, params, result any) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: call "+method)
+	defer wrap(&err, "call "+method)
 	cn, err := c.current()
 	if err != nil {
 		return err
@@ -45,7 +43,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) (e
 // is checked before sending; the write itself is bounded by the
 // connection's 10 s write timeout, as in Call.
 func (c *Client) Notify(ctx context.Context, method string, params any) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: notify "+method)
+	defer wrap(&err, "notify "+method)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -91,7 +89,7 @@ func (c *Client) Compose(ctx context.Context, text string, cc *ChatContext) (Rep
 }
 
 func (c *Client) reply(ctx context.Context, method, text string, cc *ChatContext) (r Reply, err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: "+method)
+	defer wrap(&err, method)
 	text = strings.TrimSpace(text)
 	if method != "chat.retry" && text == "" {
 		return r, &ValidationError{Field: "text", Reason: "must not be blank"}
@@ -130,7 +128,7 @@ func stateParams(observation any, saveID string) (stateUpdate, error) {
 // observation must encode to a JSON object; saveID may be empty. For the
 // periodic notification form, set Options.State.
 func (c *Client) UpdateState(ctx context.Context, observation any, saveID string) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: state.update")
+	defer wrap(&err, "state.update")
 	p, err := stateParams(observation, saveID)
 	if err != nil {
 		return err
@@ -147,7 +145,7 @@ func (c *Client) StartVoice(ctx context.Context) error { return c.voice(ctx, "vo
 func (c *Client) StopVoice(ctx context.Context) error { return c.voice(ctx, "voice.stop") }
 
 func (c *Client) voice(ctx context.Context, method string) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: "+method)
+	defer wrap(&err, method)
 	if c.o.ProcessID <= 0 {
 		return ErrNoProcessID
 	}
@@ -166,7 +164,7 @@ func (c *Client) accepted(ctx context.Context, method string, params any) error 
 		return err
 	}
 	if !res.Accepted {
-		return fmt.Errorf("%s: not accepted", method)
+		return errors.New("not accepted")
 	}
 	return nil
 }
@@ -175,7 +173,7 @@ func (c *Client) accepted(ctx context.Context, method string, params any) error 
 // request, so it measures the request queue, not liveness (the client
 // uses WebSocket pings for that).
 func (c *Client) Ping(ctx context.Context) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: gateway.ping")
+	defer wrap(&err, "gateway.ping")
 	cn, err := c.current()
 	if err != nil {
 		return err
@@ -187,7 +185,7 @@ func (c *Client) Ping(ctx context.Context) (err error) {
 		return err
 	}
 	if !res.Pong {
-		return fmt.Errorf("no pong in result")
+		return errors.New("no pong in result")
 	}
 	return nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 )
 
@@ -51,7 +50,7 @@ type Client struct {
 
 // New validates opts and returns a Client. It starts nothing.
 func New(opts *Options) (_ *Client, err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: new")
+	defer wrap(&err, "new")
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -83,7 +82,7 @@ func (c *Client) Dropped() uint64 { return c.drops.Load() }
 // first attempt; its expiry does not affect the connection once made.
 // Connect may be called once.
 func (c *Client) Connect(ctx context.Context) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: connect")
+	defer wrap(&err, "connect")
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -154,7 +153,7 @@ func (c *Client) Close() error {
 // on the new one. It returns once the new connection is ready or ctx
 // expires; on expiry the switch still happens in the background.
 func (c *Client) SetSaveID(ctx context.Context, id string) (err error) {
-	defer errd.Wrap(&err, "xiaotangyuan: set save id")
+	defer wrap(&err, "set save id")
 	if id != "" {
 		if err := ValidateSaveID(id); err != nil {
 			return err
@@ -290,6 +289,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	if err == nil && !res.Accepted {
 		err = &RPCError{Method: "adapter.hello", Message: "hello not accepted"}
 	}
+	wrap(&err, "adapter.hello")
 	c.mu.Lock()
 	if err == nil && c.closed {
 		err = net.ErrClosed

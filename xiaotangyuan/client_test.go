@@ -46,9 +46,9 @@ func TestClient_Hello(t *testing.T) {
 
 		err := e.c.HandleAtom("game.late", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
 		testutil.Error(t, err)
-		testutil.Equal(t, "atom after connect", err.Error(), "xiaotangyuan: handle atom: xiaotangyuan: atoms must be registered before Connect")
+		testutil.Equal(t, "atom after connect", err.Error(), "xiaotangyuan: handle atom: atoms must be registered before Connect")
 		err = e.c.Connect(context.Background())
-		testutil.Equal(t, "second connect", err.Error(), "xiaotangyuan: connect: xiaotangyuan: Connect was already called")
+		testutil.Equal(t, "second connect", err.Error(), "xiaotangyuan: connect: Connect was already called")
 	})
 }
 

@@ -170,8 +170,8 @@ func (cn *conn) switchSave() {
 
 // write sends one encoded message after the size guard.
 func (cn *conn) write(b []byte, method string) error {
-	if err := checkSize(b, method); err != nil {
-		cn.c.rec.RecordNote(jsonl.Out, err.Error(), nil)
+	if err := checkSize(b); err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+bare(err), nil)
 		return err
 	}
 	cn.c.rec.Record(jsonl.Out, b)
@@ -198,7 +198,7 @@ func (cn *conn) call(ctx context.Context, method string, params, out any, timeou
 	}
 	if out != nil {
 		if err := json.Unmarshal(res.f.Result, out); err != nil {
-			return fmt.Errorf("decode %s result: %w", method, err)
+			return fmt.Errorf("decode result: %w", err)
 		}
 	}
 	if r, ok := out.(*Reply); ok {
@@ -213,8 +213,8 @@ func (cn *conn) roundTrip(ctx context.Context, method string, params any, timeou
 	if err != nil {
 		return callResult{}, err
 	}
-	if err := checkSize(b, method); err != nil {
-		cn.c.rec.RecordNote(jsonl.Out, err.Error(), nil)
+	if err := checkSize(b); err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+bare(err), nil)
 		return callResult{}, err
 	}
 	p := &pendingCall{method: method, ch: make(chan callResult, 1)}
@@ -226,7 +226,7 @@ func (cn *conn) roundTrip(ctx context.Context, method string, params any, timeou
 	}
 	cn.pending[id] = p
 	cn.mu.Unlock()
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w: %s after %v", ErrTimeout, method, timeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %v", ErrTimeout, timeout))
 	defer cancel()
 	if err := cn.write(b, method); err != nil {
 		cn.forget(id)
@@ -389,7 +389,7 @@ func (cn *conn) sendState() bool {
 		err = cn.notify("state.update", p)
 	}
 	if err != nil && cn.ctx.Err() == nil {
-		cn.c.emit(Event{Kind: EventError, Err: fmt.Errorf("xiaotangyuan: state heartbeat: %w", err)})
+		cn.c.emit(Event{Kind: EventError, Err: &opError{op: "state heartbeat", err: err}})
 	}
 	return true
 }

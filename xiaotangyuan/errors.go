@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // JSON-RPC error codes used by the protocol. The Harness answers every
@@ -50,7 +51,8 @@ var errStarted = errors.New("xiaotangyuan: atoms must be registered before Conne
 var errConnected = errors.New("xiaotangyuan: Connect was already called")
 
 // RPCError is an error response from the Harness. Its text is
-// "xiaotangyuan: <method>: harness error <code>: <message>".
+// "xiaotangyuan: harness error <code>: <message>"; returned by a method,
+// it reads "xiaotangyuan: <method>: harness error <code>: <message>".
 type RPCError struct {
 	Method  string          // the method called
 	Code    int             // JSON-RPC error code, usually CodeServer
@@ -58,9 +60,9 @@ type RPCError struct {
 	Data    json.RawMessage // the error's data member, if any
 }
 
-// Error returns "xiaotangyuan: <method>: harness error <code>: <message>".
+// Error returns "xiaotangyuan: harness error <code>: <message>".
 func (e *RPCError) Error() string {
-	return fmt.Sprintf("xiaotangyuan: %s: harness error %d: %s", e.Method, e.Code, e.Message)
+	return fmt.Sprintf("%sharness error %d: %s", prefix, e.Code, e.Message)
 }
 
 // ValidationError reports a value refused locally before anything was sent:
@@ -94,7 +96,7 @@ func (e *DisconnectError) Error() string {
 		s += ": " + e.Reason
 	}
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + bare(e.Err)
 	}
 	return s
 }
@@ -104,3 +106,30 @@ func (e *DisconnectError) Is(target error) bool { return target == ErrDisconnect
 
 // Unwrap returns the underlying cause.
 func (e *DisconnectError) Unwrap() error { return e.Err }
+
+// prefix starts the text of every error of the package, once.
+const prefix = "xiaotangyuan: "
+
+// opError is what an exported operation returns when it fails. Its text
+// names the package and the operation once, whatever its cause says:
+// "xiaotangyuan: chat.send: harness error -32000: ...", never
+// "xiaotangyuan: chat.send: xiaotangyuan: chat.send: ..." (issue #20).
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return prefix + e.op + ": " + bare(e.err) }
+func (e *opError) Unwrap() error { return e.err }
+
+// wrap replaces a non-nil *err by an *opError for op. Exported operations
+// defer it, as errd.Wrap elsewhere in the module.
+func wrap(err *error, op string) {
+	if *err != nil {
+		*err = &opError{op: op, err: *err}
+	}
+}
+
+// bare returns err's text without the package prefix, for errors that
+// quote another: the prefix is said once, at the start.
+func bare(err error) string { return strings.TrimPrefix(err.Error(), prefix) }

@@ -113,7 +113,7 @@ func appendRequest(dst []byte, id int64, method string, params any) ([]byte, err
 	if params != nil {
 		p, err := json.Marshal(params)
 		if err != nil {
-			return dst, fmt.Errorf("encode %s params: %w", method, err)
+			return dst, fmt.Errorf("encode params: %w", err)
 		}
 		dst = append(append(dst, `,"params":`...), p...)
 	}
@@ -131,9 +131,9 @@ func encodeResponse(id json.RawMessage, result json.RawMessage, e *wireError) ([
 }
 
 // checkSize refuses a message the Harness could not take.
-func checkSize(b []byte, method string) error {
+func checkSize(b []byte) error {
 	if len(b) > MaxMessageSize {
-		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrMessageTooLarge, method, len(b), MaxMessageSize)
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(b), MaxMessageSize)
 	}
 	return nil
 }
