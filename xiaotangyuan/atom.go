@@ -56,44 +56,44 @@ type atomParams struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// serve answers a Harness request. Only game.atom.execute exists; atom
+// serve decides how to answer a Harness request; the returned func does
+// it, once the request is recorded. Only game.atom.execute exists; atom
 // handlers run on their own goroutines so the reader keeps reading.
-func (cn *conn) serve(f frame) string {
+func (cn *conn) serve(f frame) (string, func()) {
+	refuse := func(e *wireError) func() { return func() { cn.queueReply(f.ID, e) } }
 	if f.Method != "game.atom.execute" {
-		cn.queueReply(f.ID, &wireError{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
-		return "answered: unknown method"
+		return "answered: unknown method", refuse(&wireError{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
 	}
 	var p atomParams
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
-		cn.queueReply(f.ID, &wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
-		return "answered: invalid params"
+		return "answered: invalid params", refuse(&wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		if err := checkArgs(p.Arguments); err != nil {
-			cn.queueReply(f.ID, &wireError{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
-			return "answered: arguments not an object"
+			return "answered: arguments not an object", refuse(&wireError{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
 		}
 	}
 	cn.c.mu.Lock()
 	fn := cn.c.atoms[p.Atom]
 	cn.c.mu.Unlock()
 	if fn == nil {
-		cn.queueReply(f.ID, &wireError{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
-		return "answered: unknown atom"
+		return "answered: unknown atom", refuse(&wireError{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
 	}
 	select {
 	case cn.atomSem <- struct{}{}:
 	default:
-		cn.queueReply(f.ID, &wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
-		return "answered: busy"
+		return "answered: busy", refuse(&wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
 	}
+	// Counted now, on the reader, which the connection's wait joins; the
+	// goroutine starts once the request is recorded.
 	cn.wg.Add(1)
-	go func() {
-		defer cn.wg.Done()
-		defer func() { <-cn.atomSem }()
-		cn.runAtom(f.ID, p, fn)
-	}()
-	return ""
+	return "", func() {
+		go func() {
+			defer cn.wg.Done()
+			defer func() { <-cn.atomSem }()
+			cn.runAtom(f.ID, p, fn)
+		}()
+	}
 }
 
 func (cn *conn) runAtom(id json.RawMessage, p atomParams, fn AtomFunc) {

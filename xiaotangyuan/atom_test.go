@@ -278,6 +278,38 @@ func TestClient_AtomArgumentsFromResults(t *testing.T) {
 	})
 }
 
+// The recorder writes a Harness request before anything it causes: the
+// atom handler runs only once game.atom.execute is in the log, so its
+// answer can never come first; a chat's result is in the log before
+// Chat returns. Issue #20.
+func TestClient_RecorderOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			res, err := turn.CallAtom(ctx, "game.look", nil)
+			if err != nil {
+				return "", err
+			}
+			return string(res), nil
+		}
+		log := &slowLog{stall: `"dir":"in"`}
+		opts := baseOptions()
+		opts.Recorder = log
+		e := newEnv(t, &xtytest.Options{Agent: agent}, opts, func(c *xty.Client) {
+			testutil.Success(t, c.HandleAtom("game.look", func(context.Context, json.RawMessage) (any, error) {
+				return strings.Contains(log.buf.String(), `"method":"game.atom.execute"`), nil
+			}))
+		})
+		e.rec = &log.buf
+		rep, err := e.c.Chat(context.Background(), "look", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "request logged before the handler ran", rep.Text, "true")
+		testutil.Equal(t, "result logged before Chat returned", strings.Contains(log.buf.String(), rep.InteractionID+`"`), true)
+		lines := strings.Split(strings.TrimSpace(log.buf.String()), "\n")
+		last := lines[len(lines)-1]
+		testutil.Equal(t, "the result is the last line", strings.Contains(last, `"result":{"interactionId"`) || strings.Contains(last, `"reply"`), true)
+	})
+}
+
 // A result too big for one message fails the step at once with
 // CodeAtomFailed, rather than being refused by the size guard and leaving
 // the Harness to time out after 15 s.

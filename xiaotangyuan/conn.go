@@ -266,8 +266,14 @@ func (cn *conn) readLoop() {
 			cn.shutdown(cn.readError(err), websocket.StatusGoingAway)
 			return
 		}
-		note := cn.handle(b)
+		// The message is recorded before anything it causes (an atom's
+		// answer, the next request of a caller it unblocks, an event), so
+		// the log reads in causal order (issue #20).
+		note, then := cn.handle(b)
 		cn.c.rec.RecordNote(jsonl.In, note, b)
+		if then != nil {
+			then()
+		}
 	}
 }
 
@@ -288,12 +294,13 @@ func (cn *conn) readError(err error) error {
 	return &DisconnectError{Reason: "read", Err: err}
 }
 
-// handle dispatches one incoming message and returns a recorder note
-// ("" when it was handled normally).
-func (cn *conn) handle(b []byte) string {
+// handle decodes one incoming message and returns a recorder note (""
+// when it is handled normally) and what to do once it is recorded (nil
+// for nothing): answer it, hand it to its caller, or emit its event.
+func (cn *conn) handle(b []byte) (note string, then func()) {
 	f, kind, err := parseFrame(b)
 	if err != nil {
-		return "dropped: " + err.Error()
+		return "dropped: " + err.Error(), nil
 	}
 	switch kind {
 	case kindResponse:
@@ -304,27 +311,27 @@ func (cn *conn) handle(b []byte) string {
 	ev, err := decodeNotification(&cn.c.asm, f.Method, f.Params)
 	if err != nil {
 		if errors.Is(err, errDropped) {
-			return err.Error()
+			return err.Error(), nil
 		}
-		return "dropped: " + err.Error()
+		return "dropped: " + err.Error(), nil
 	}
-	cn.c.emit(ev)
-	return ""
+	return "", func() { cn.c.emit(ev) }
 }
 
-// resolve hands a response to its pending call. Responses with unknown ids
-// (late, or the Harness's id:null errors) are dropped, never answered.
-func (cn *conn) resolve(f frame) string {
+// resolve finds the call a response answers; the returned func hands the
+// result over. Responses with unknown ids (late, or the Harness's id:null
+// errors) are dropped, never answered.
+func (cn *conn) resolve(f frame) (string, func()) {
 	id, ok := clientID(f.ID)
 	if !ok {
-		return "dropped: response with unknown id"
+		return "dropped: response with unknown id", nil
 	}
 	cn.mu.Lock()
 	p := cn.pending[id]
 	delete(cn.pending, id)
 	cn.mu.Unlock()
 	if p == nil {
-		return "dropped: response with unknown id"
+		return "dropped: response with unknown id", nil
 	}
 	r := callResult{f: f}
 	if f.Result != nil && isReplyMethod(p.method) {
@@ -335,8 +342,7 @@ func (cn *conn) resolve(f frame) string {
 			r.cancelled = cn.c.asm.Cancelled(rep.InteractionID)
 		}
 	}
-	p.ch <- r
-	return ""
+	return "", func() { p.ch <- r }
 }
 
 func isReplyMethod(m string) bool {

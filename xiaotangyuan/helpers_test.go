@@ -3,6 +3,8 @@ package xiaotangyuan_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +37,9 @@ func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func
 	}
 	e := &env{t: t, h: h, rec: &testutil.SyncBuffer{}}
 	copts.HTTPClient = h.HTTPClient()
-	copts.Recorder = e.rec
+	if copts.Recorder == nil {
+		copts.Recorder = e.rec
+	}
 	c, err := xty.New(copts)
 	testutil.Success(t, err)
 	e.c = c
@@ -118,4 +122,24 @@ func decode[T any](t *testing.T, raw json.RawMessage) T {
 	var v T
 	testutil.Success(t, json.Unmarshal(raw, &v))
 	return v
+}
+
+// slowLog is a recorder that dawdles while it writes a line containing
+// stall, yielding the processor many times before the line lands, so that
+// anything the message caused would be written first if the client
+// recorded the message late. (A fake-time sleep cannot be used: the
+// recorder's lock is held meanwhile, and goroutines waiting on a lock do
+// not let a synctest bubble's clock advance.)
+type slowLog struct {
+	stall string
+	buf   testutil.SyncBuffer
+}
+
+func (l *slowLog) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), l.stall) {
+		for range 2000 {
+			runtime.Gosched()
+		}
+	}
+	return l.buf.Write(p)
 }
