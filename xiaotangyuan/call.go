@@ -72,12 +72,27 @@ type chatParams struct {
 // Chat sends the player's text (chat.send) and returns the final reply.
 // Stream events for it arrive on Events before it returns. text must not
 // be blank; cc may be nil. The call waits up to Options.ChatTimeout.
+//
+// When ctx ends (or ChatTimeout passes) first, Chat returns at once and
+// the chat is abandoned: none of its later stream events reaches Events
+// (when some already did, one EventCancel with Reason ReasonAbandoned and
+// its InteractionID ends its stream), and its result is dropped. The
+// Harness cannot be told: protocol v1.1 has no way to cancel a request,
+// and the Harness runs one request at a time per connection, so it
+// finishes the abandoned chat first and every later call (Chat, Ping,
+// StartVoice, UpdateState…) waits for it. What can cut a chat short is
+// in the package documentation, "Interrupting a chat".
+//
+// At most 32 chat.send and chat.retry calls, abandoned ones included,
+// may wait on one connection; one more fails at once.
 func (c *Client) Chat(ctx context.Context, text string, cc *ChatContext) (Reply, error) {
 	return c.reply(ctx, "chat.send", text, cc)
 }
 
 // Retry asks again for the previous chat.send text (chat.retry). The
-// Harness streams it with source "retry" and sends assistant.present.
+// Harness streams it with source "retry" and sends assistant.present. It
+// is abandoned as Chat is when ctx ends first (its present is dropped
+// too).
 func (c *Client) Retry(ctx context.Context, cc *ChatContext) (Reply, error) {
 	return c.reply(ctx, "chat.retry", "", cc)
 }

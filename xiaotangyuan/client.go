@@ -373,12 +373,38 @@ func (c *Client) hello() helloParams {
 }
 
 // emit hands ev to Events without blocking; when the queue is full the
-// event is dropped, counted and noted in the recorder.
+// event is dropped, counted and noted in the recorder. Only the client's
+// own goroutines, which Close joins before closing Events, may call it.
 func (c *Client) emit(ev Event) {
+	if !c.tryEmit(ev) {
+		c.dropped(ev)
+	}
+}
+
+// tryEmit queues ev on Events if there is room and reports whether it did.
+func (c *Client) tryEmit(ev Event) bool {
 	select {
 	case c.events <- ev:
+		return true
 	default:
-		c.drops.Add(1)
-		c.rec.RecordNote(jsonl.In, fmt.Sprintf("dropped: event queue full (%s)", ev.Kind), nil)
+		return false
+	}
+}
+
+// dropped counts and notes an event that found Events full.
+func (c *Client) dropped(ev Event) {
+	c.drops.Add(1)
+	c.rec.RecordNote(jsonl.In, fmt.Sprintf("dropped: event queue full (%s)", ev.Kind), nil)
+}
+
+// emitOutside is emit for goroutines Close does not join (a caller giving
+// up on a chat): it never sends once Close has begun, since Close then
+// closes Events.
+func (c *Client) emitOutside(ev Event) {
+	c.mu.Lock()
+	queued := c.closed || c.tryEmit(ev)
+	c.mu.Unlock()
+	if !queued {
+		c.dropped(ev)
 	}
 }

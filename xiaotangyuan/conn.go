@@ -34,14 +34,27 @@ type conn struct {
 	switched atomic.Bool   // ended by SetSaveID: reconnect at once
 	pingSent atomic.Int64  // UnixNano of the unanswered ping, 0 if none
 
-	mu      sync.Mutex // guards following
-	pending map[int64]*pendingCall
-	err     error // why the connection ended; nil while open
+	// streamMu orders the writes of chat.send and chat.retry with their
+	// place in streaming, which must be the order the Harness runs them
+	// in (abandon.go). It is held across that one write, as
+	// coder/websocket holds its own write lock, and bounded by
+	// writeTimeout.
+	streamMu sync.Mutex
+
+	// owners ties each interactionId of a chat's stream to its call;
+	// owned by the reader goroutine, at most maxStreaming entries.
+	owners map[string]*pendingCall
+
+	mu        sync.Mutex // guards following
+	pending   map[int64]*pendingCall
+	streaming []*pendingCall // chat.send and chat.retry not yet answered, in wire order
+	err       error          // why the connection ended; nil while open
 }
 
 type pendingCall struct {
 	method string
 	ch     chan callResult // buffered 1
+	s      streamCall      // chat.send and chat.retry only
 }
 
 type callResult struct {
@@ -58,6 +71,7 @@ func newConn(c *Client, ws *websocket.Conn) *conn {
 		replies: make(chan []byte, replyQueue),
 		done:    make(chan struct{}),
 		pending: make(map[int64]*pendingCall),
+		owners:  make(map[string]*pendingCall),
 	}
 	cn.ctx, cn.cancel = context.WithCancel(c.life)
 	return cn
@@ -218,32 +232,74 @@ func (cn *conn) roundTrip(ctx context.Context, method string, params any, timeou
 		return callResult{}, err
 	}
 	p := &pendingCall{method: method, ch: make(chan callResult, 1)}
-	cn.mu.Lock()
-	if cn.err != nil {
-		err := cn.err
-		cn.mu.Unlock()
+	if err := cn.send(id, p, b); err != nil {
 		return callResult{}, err
 	}
-	cn.pending[id] = p
-	cn.mu.Unlock()
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %v", ErrTimeout, timeout))
 	defer cancel()
-	if err := cn.write(b, method); err != nil {
-		cn.forget(id)
-		return callResult{}, err
+	return cn.await(ctx, id, p)
+}
+
+// send registers p as pending and writes its request b. The line of
+// chat.send and chat.retry calls must be in wire order, so for those the
+// two steps happen under streamMu.
+func (cn *conn) send(id int64, p *pendingCall, b []byte) error {
+	stream := isStreamMethod(p.method)
+	if stream {
+		cn.streamMu.Lock()
+		defer cn.streamMu.Unlock()
 	}
+	if err := cn.register(id, p, stream); err != nil {
+		return err
+	}
+	if err := cn.write(b, p.method); err != nil {
+		cn.forget(id, p)
+		return err
+	}
+	return nil
+}
+
+// register adds p to the pending calls (and the line of streaming calls).
+func (cn *conn) register(id int64, p *pendingCall, stream bool) error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.err != nil {
+		return cn.err
+	}
+	if stream {
+		if err := cn.enqueueLocked(p); err != nil {
+			return err
+		}
+	}
+	cn.pending[id] = p
+	return nil
+}
+
+// await waits for p's result. When ctx ends first, a streaming call is
+// abandoned (its result and later events are dropped); any other is
+// forgotten (its late response is dropped as unknown).
+func (cn *conn) await(ctx context.Context, id int64, p *pendingCall) (callResult, error) {
 	select {
 	case r := <-p.ch:
 		return r, r.err
 	case <-ctx.Done():
-		cn.forget(id)
+	}
+	if !isStreamMethod(p.method) {
+		cn.forget(id, p)
 		return callResult{}, context.Cause(ctx)
 	}
+	if !cn.abandon(p) { // the result came at the same moment: take it
+		r := <-p.ch
+		return r, r.err
+	}
+	return callResult{}, context.Cause(ctx)
 }
 
-func (cn *conn) forget(id int64) {
+// forget drops a call nobody waits for any more.
+func (cn *conn) forget(id int64, p *pendingCall) {
 	cn.mu.Lock()
 	delete(cn.pending, id)
+	cn.dequeueLocked(p)
 	cn.mu.Unlock()
 }
 
@@ -315,7 +371,7 @@ func (cn *conn) handle(b []byte) (note string, then func()) {
 		}
 		return "dropped: " + err.Error(), nil
 	}
-	return "", func() { cn.c.emit(ev) }
+	return "", func() { cn.emitOwned(ev) }
 }
 
 // resolve finds the call a response answers; the returned func hands the
@@ -342,7 +398,14 @@ func (cn *conn) resolve(f frame) (string, func()) {
 			r.cancelled = cn.c.asm.Cancelled(rep.InteractionID)
 		}
 	}
-	return "", func() { p.ch <- r }
+	if !isStreamMethod(p.method) {
+		return "", func() { p.ch <- r }
+	}
+	return "", func() {
+		if note := cn.settle(p, r); note != "" {
+			cn.c.rec.RecordNote(jsonl.In, note, nil)
+		}
+	}
 }
 
 func isReplyMethod(m string) bool {

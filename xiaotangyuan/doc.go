@@ -34,6 +34,32 @@
 // interaction cancelled by a barge-in are dropped, although the gateway
 // re-sends text.start for it. The chat result still arrives, marked
 // [Reply].Cancelled.
+// Events of a chat the game abandoned (see [Client.Chat]) are dropped
+// too.
+//
+// # Interrupting a chat
+//
+// In protocol v1.1 a game cannot cancel a request it sent: there is no
+// cancel method, and the Harness runs one message at a time per
+// connection, so everything sent after a chat.send (another chat,
+// gateway.ping, state.update, voice.start) waits until that chat is done.
+// Only two things cut a pending chat short: the player pressing the
+// Harness media host's own push-to-talk key (a barge-in: EventCancel with
+// Reason "barge-in", and the chat still ends with its reply, marked
+// [Reply].Cancelled), and the connection closing. [Client.StartVoice]
+// does not: voice.start waits behind the chat like everything else.
+//
+// What a game should do instead: keep one chat in flight and show that
+// the companion is thinking. If the player moves on, abandon the chat by
+// cancelling Chat's ctx: Chat returns at once, and the client keeps the
+// chat's later events off [Client.Events] and drops its reply (see
+// [Client.Chat]); the next request still waits until the Harness has
+// finished the abandoned one. If nothing may wait (the player quit to the
+// title screen or loaded another save), call [Client.SetSaveID] with the
+// new save, or "" for none: it reconnects at once, and the new connection
+// has its own queue; or Close the client and make a new one. Either way
+// the Harness starts a fresh chat session (its long-term memory, kept per
+// game and save, stays). PROTOCOL.md in this directory has the details.
 //
 // Every outbound message is checked against [MaxMessageSize] (1 MiB)
 // before it is sent: the real gateway closes the connection with 1009 and

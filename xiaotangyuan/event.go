@@ -18,7 +18,7 @@ const (
 	EventStart                             // assistant.text.start: InteractionID, Source
 	EventText                              // a delta: Text replaces the displayed text; StepReset
 	EventDone                              // assistant.text.done: Text is the final text
-	EventCancel                            // assistant.text.cancel: Reason
+	EventCancel                            // assistant.text.cancel: Reason "barge-in"; or an abandoned chat's stream ends: Reason ReasonAbandoned, InteractionID
 	EventPresent                           // assistant.present: Text, Source
 	EventStatus                            // assistant.status: Status, Transcript
 	EventError                             // assistant.error: Message; or a local failure: Err
@@ -59,7 +59,7 @@ const (
 // owns them.
 type Event struct {
 	Kind          EventKind     // what happened; says which fields below are set
-	InteractionID string        // Start, Text, Done
+	InteractionID string        // Start, Text, Done; Cancel of an abandoned chat
 	Source        Source        // Start, Text, Done, Present
 	Text          string        // Text: the whole text to display now; Done, Present: the final text
 	Delta         string        // Text: the new part, for logging only (never concatenate it)
@@ -68,7 +68,7 @@ type Event struct {
 	Status        Status        // Status
 	Transcript    string        // Status (thinking): partial or final speech transcript
 	Message       string        // Error: the Harness's message
-	Reason        string        // Cancel: "barge-in"
+	Reason        string        // Cancel: "barge-in", or ReasonAbandoned
 	Err           error         // Disconnected; Error raised locally (for example by the state heartbeat)
 
 	ProtocolVersion string   // Ready
