@@ -9,294 +9,222 @@
 //
 // Commands: /retry, /ping, /save NAME (switch save slot), /proactive
 // (--fake only), /quit. End of input also quits.
+//
+// Exit status: 0 at /quit or end of input, 1 when the Harness cannot be
+// reached, 2 for a mistake in the command line, 130 when interrupted.
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
-	"time"
+	"syscall"
 
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
-		log.Fatal(err)
-	}
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1   // the Harness could not be reached, or the fake not started
+	exitUsage       = 2   // a mistake in the command line
+	exitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+const name = "xiaotangyuan-chat"
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+// config is the parsed command line.
+type config struct {
+	url, game, save, record string
+	fake                    bool
 }
 
-func run(args []string, in io.Reader, out io.Writer) error {
-	fs := flag.NewFlagSet("xiaotangyuan-chat", flag.ContinueOnError)
-	url := fs.String("url", xty.DefaultURL, "Harness WebSocket URL (loopback only)")
-	fake := fs.Bool("fake", false, "run against a built-in fake Harness")
-	game := fs.String("game", "terminal", "gameId sent in adapter.hello")
-	save := fs.String("save", "", "save slot name; sent hashed as saveId")
-	record := fs.String("record", "", "write a JSONL protocol log to this file")
+// usageError is a mistake in the command line; its text names the flag.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+func newFlagSet(c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // --help prints usage on stdout; a mistake prints one line
+	fs.StringVar(&c.url, "url", xty.DefaultURL, "Harness WebSocket `URL`, loopback only")
+	fs.BoolVar(&c.fake, "fake", false, "run against a built-in fake Harness (offline)")
+	fs.StringVar(&c.game, "game", "terminal", "the `ID` sent as gameId in adapter.hello")
+	fs.StringVar(&c.save, "save", "", "save slot `NAME`; sent hashed as saveId, never as is")
+	fs.StringVar(&c.record, "record", "", "write every message in and out to `FILE` as JSON Lines (for bug reports)")
+	return fs
+}
+
+// parseFlags returns the configuration, flag.ErrHelp, or a *usageError.
+func parseFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := newFlagSet(c)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usagef("%s", flagError(err))
 	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (type what to say once the chat has started)", fs.Arg(0))
+	}
+	if strings.TrimSpace(c.game) == "" {
+		return nil, usagef("--game must not be empty")
+	}
+	urlSet := false
+	fs.Visit(func(f *flag.Flag) { urlSet = urlSet || f.Name == "url" })
+	if c.fake && urlSet {
+		return nil, usagef("--url and --fake exclude each other: --fake starts its own Harness")
+	}
+	return c, nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+// flagError rewords the flag package's errors to name flags as the usage
+// does, with two dashes.
+func flagError(err error) string {
+	msg := err.Error()
+	for _, f := range []struct{ prefix, format string }{
+		{"flag provided but not defined: -", "unknown flag --%s"},
+		{"flag needs an argument: -", "--%s needs a value"},
+	} {
+		if rest, ok := strings.CutPrefix(msg, f.prefix); ok {
+			return fmt.Sprintf(f.format, strings.TrimPrefix(rest, "-"))
+		}
+	}
+	return msg
+}
+
+const usageText = `Usage: xiaotangyuan-chat [flags]
+
+Chat with the XiaoTangYuan (小汤圆) companion from a terminal, as a game
+adapter would: each line you type is sent with chat.send and the reply
+streams in. The companion may call one example game ability,
+demo.roll_dice.
+
+Try it offline first:
+  xiaotangyuan-chat --fake          then type "roll a die"
+
+Flags:
+`
+
+const commandsText = `
+Commands while chatting:
+  /retry        ask again for the last reply
+  /ping         check that the Harness answers (it waits behind a running chat)
+  /save NAME    switch to save slot NAME (reconnects: the hello carries the save)
+  /proactive    make the companion speak unprompted (--fake only)
+  /quit         leave; end of input (Ctrl-D) also does
+
+Exit status: 0 at /quit or end of input, 1 when the Harness cannot be
+reached, 2 for a mistake in the command line, 130 when interrupted.
+`
+
+// usage writes the help text, every flag included.
+func usage(w io.Writer) {
+	fmt.Fprint(w, usageText)
+	fs := newFlagSet(&config{})
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, text := flag.UnquoteUsage(f)
+		left := "--" + f.Name
+		if arg != "" {
+			left += " " + arg
+		}
+		if f.DefValue != "" && f.DefValue != "false" {
+			text += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(w, "  %-16s %s\n", left, text)
+	})
+	fmt.Fprintf(w, "  %-16s %s\n", "-h, --help", "show this help")
+	fmt.Fprint(w, commandsText)
+}
+
+// run is the whole program; it returns the exit status.
+func run(args []string, in io.Reader, out, errOut io.Writer) int {
+	cfg, err := parseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		usage(out)
+		return exitOK
+	}
+	if err != nil {
+		return fail(errOut, exitUsage, "%v; run '%s --help' for usage", err, name)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return chatMain(ctx, cfg, in, out, errOut)
+}
 
+// fail writes one line on errOut and returns code.
+func fail(errOut io.Writer, code int, format string, args ...any) int {
+	fmt.Fprintf(errOut, name+": "+format+"\n", args...)
+	return code
+}
+
+// chatMain connects and chats until end of input, /quit or ctx ends.
+func chatMain(ctx context.Context, cfg *config, in io.Reader, out, errOut io.Writer) int {
 	var h *xtytest.Harness
-	if *fake {
+	if cfg.fake {
 		h = xtytest.New(&xtytest.Options{Agent: fakeAgent})
 		defer h.Close()
 		u, err := h.Listen("127.0.0.1:0")
 		if err != nil {
-			return err
+			return fail(errOut, exitFailed, "cannot start the fake Harness: %v; try again, or run without --fake against a real one", err)
 		}
-		*url = u
+		cfg.url = u
 	}
-	opts := &xty.Options{URL: *url, AdapterID: "xiaotangyuan-chat", GameID: *game, Version: "0.1.0"}
-	if *save != "" {
-		opts.SaveID = xty.SaveID(*game, *save)
+	opts := &xty.Options{URL: cfg.url, AdapterID: name, GameID: cfg.game, Version: "0.1.0"}
+	if cfg.save != "" {
+		opts.SaveID = xty.SaveID(cfg.game, cfg.save)
 	}
-	if *record != "" {
-		f, err := os.Create(*record)
+	if cfg.record != "" {
+		f, err := os.Create(cfg.record)
 		if err != nil {
-			return err
+			return fail(errOut, exitUsage, "--record: %v; give a file in a folder you can write to; run '%s --help' for usage", err, name)
 		}
 		defer f.Close()
 		opts.Recorder = f
 	}
 	c, err := xty.New(opts)
 	if err != nil {
-		return err
+		var ve *xty.ValidationError
+		if errors.As(err, &ve) && ve.Field == "url" {
+			return fail(errOut, exitUsage, "--url %s: %s; run '%s --help' for usage", cfg.url, ve.Reason, name)
+		}
+		return fail(errOut, exitUsage, "%v; run '%s --help' for usage", err, name)
 	}
-	c.HandleAtom("demo.roll_dice", rollDice)
+	if err := c.HandleAtom("demo.roll_dice", rollDice); err != nil {
+		return fail(errOut, exitFailed, "%v", err) // a bug: the name is fixed
+	}
 	if err := c.Connect(ctx); err != nil {
-		return err
+		c.Close()
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return fail(errOut, exitFailed, "cannot reach the Harness at %s (%v); start XiaoTangYuan and its game plugin, pass --url if it listens elsewhere, or try --fake", cfg.url, err)
 	}
 
-	p := newPrinter(out)
+	o := newOutput(out, c.Events())
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for ev := range c.Events() {
-			p.event(ev)
-		}
+		o.run()
 	}()
-	err = chat(ctx, c, h, *game, in, p)
-	c.Close() // closes Events
+	code := chat(ctx, &session{c: c, h: h, game: cfg.game, o: o}, in)
+	c.Close() // closes Events, which ends o.run
 	wg.Wait()
-	return err
-}
-
-// chat reads lines until end of input, /quit or ctx ends.
-func chat(ctx context.Context, c *xty.Client, h *xtytest.Harness, game string, in io.Reader, p *printer) error {
-	lines := make(chan string)
-	go func() { // ends at end of input; not joined, as stdin cannot be interrupted
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	sess := &session{c: c, h: h, game: game, p: p}
-	for {
-		var line string
-		var ok bool
-		select {
-		case <-ctx.Done():
-			return nil
-		case line, ok = <-lines:
-		}
-		if !ok || !sess.line(ctx, strings.TrimSpace(line)) {
-			return nil
-		}
-	}
-}
-
-// session runs the commands and chat lines of one terminal chat.
-type session struct {
-	c    *xty.Client
-	h    *xtytest.Harness // nil without --fake
-	game string           // the --game prefix of hashed save names
-	p    *printer
-}
-
-// line runs one input line and reports whether to go on.
-func (s *session) line(ctx context.Context, line string) bool {
-	var err error
-	switch cmd, arg, _ := strings.Cut(line, " "); cmd {
-	case "":
-	case "/quit":
-		return false
-	case "/ping":
-		if err = s.c.Ping(ctx); err == nil {
-			s.p.printf("pong\n")
-		}
-	case "/save":
-		// Hashed like --save, so that a slot named either way is the same
-		// save for the Harness.
-		if arg = strings.TrimSpace(arg); arg == "" {
-			err = errors.New("usage: /save NAME")
-		} else {
-			err = s.c.SetSaveID(ctx, xty.SaveID(s.game, arg))
-		}
-	case "/proactive":
-		if s.h == nil {
-			err = errors.New("/proactive needs --fake")
-		} else {
-			s.h.Proactive("Still there? It is getting dark.")
-		}
-	case "/retry":
-		var r xty.Reply
-		if r, err = s.c.Retry(ctx, nil); err == nil {
-			s.p.reply(r)
-		}
-	default:
-		var r xty.Reply
-		if r, err = s.c.Chat(ctx, line, &xty.ChatContext{PlayerName: "player"}); err == nil {
-			s.p.reply(r)
-		}
-	}
-	if err != nil {
-		s.p.printf("error: %v\n", err)
-	}
-	return true
-}
-
-// printer writes stream events and replies without interleaving lines.
-type printer struct {
-	mu      sync.Mutex // guards following
-	w       io.Writer
-	shown   string          // text of the open streaming line
-	done    map[string]bool // interactions whose Done was printed
-	changed chan struct{}   // closed and replaced when done changes
-}
-
-func newPrinter(w io.Writer) *printer {
-	return &printer{w: w, done: map[string]bool{}, changed: make(chan struct{})}
-}
-
-// waitDone waits (at most a second) until the stream of id has been
-// printed: stream events precede the RPC result on the wire, but they
-// reach the printer on another goroutine.
-func (p *printer) waitDone(id string) {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
-	for {
-		p.mu.Lock()
-		ok, ch := p.done[id], p.changed
-		p.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return
-		}
-	}
-}
-
-func (p *printer) printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, format, args...)
-}
-
-func (p *printer) event(ev xty.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch ev.Kind {
-	case xty.EventText:
-		// Text replaces what is shown: print the new tail, or start a new
-		// line when the model began a new step.
-		if ev.StepReset || !strings.HasPrefix(ev.Text, p.shown) {
-			fmt.Fprint(p.w, "\n… ")
-			p.shown = ""
-		}
-		fmt.Fprint(p.w, strings.TrimPrefix(ev.Text, p.shown))
-		p.shown = ev.Text
-	case xty.EventDone:
-		if p.shown != "" {
-			fmt.Fprintln(p.w)
-		}
-		p.shown = ""
-		if len(p.done) > 1000 {
-			clear(p.done)
-		}
-		p.done[ev.InteractionID] = true
-		close(p.changed)
-		p.changed = make(chan struct{})
-		if ev.Source == xty.SourceProactive {
-			fmt.Fprintf(p.w, "companion (unprompted): %s\n", ev.Text)
-		}
-	case xty.EventCancel:
-		fmt.Fprintln(p.w, "[interrupted]")
-	case xty.EventError:
-		if ev.Err != nil {
-			fmt.Fprintf(p.w, "[error: %v]\n", ev.Err)
-		} else {
-			fmt.Fprintf(p.w, "[harness error: %s]\n", ev.Message)
-		}
-	case xty.EventDisconnected:
-		if errors.Is(ev.Err, net.ErrClosed) {
-			return // our own Close
-		}
-		fmt.Fprintf(p.w, "[disconnected: %v]\n", ev.Err)
-	case xty.EventConnected:
-		fmt.Fprintln(p.w, "[connected]")
-	}
-}
-
-func (p *printer) reply(r xty.Reply) {
-	p.waitDone(r.InteractionID)
-	p.printf("reply: %s\n", r.Text)
-}
-
-// rollDice is the example atom: {"sides": n} (default 6) -> {"roll": k}.
-func rollDice(ctx context.Context, args json.RawMessage) (any, error) {
-	var a struct {
-		Sides int `json:"sides"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, fmt.Errorf("bad arguments: %v", err)
-	}
-	if a.Sides == 0 {
-		a.Sides = 6
-	}
-	if a.Sides < 2 || a.Sides > 1000 {
-		return nil, fmt.Errorf("a die needs 2-1000 sides, not %d", a.Sides)
-	}
-	return map[string]int{"roll": 1 + rand.IntN(a.Sides)}, nil
-}
-
-// fakeAgent answers like the fake's Echo, except that it rolls the game's
-// die when asked to.
-func fakeAgent(ctx context.Context, t *xtytest.Turn) (string, error) {
-	if !strings.Contains(strings.ToLower(t.Text), "roll") {
-		return xtytest.Echo(ctx, t)
-	}
-	t.Say("Let me roll... ")
-	res, err := t.CallAtom(ctx, "demo.roll_dice", map[string]int{"sides": 6})
-	if err != nil {
-		return "", err
-	}
-	var r struct{ Roll int }
-	if err := json.Unmarshal(res, &r); err != nil {
-		return "", err
-	}
-	t.Step()
-	reply := fmt.Sprintf("You rolled a %d!", r.Roll)
-	t.Say(reply)
-	return reply, nil
+	return code
 }

@@ -32,7 +32,7 @@ func TestBinaryFake(t *testing.T) {
 	defer cancel()
 	logPath := filepath.Join(dir, "wire.jsonl")
 	cmd := exec.CommandContext(ctx, bin, "--fake", "--game", "demo", "--save", "slot-1", "--record", logPath)
-	cmd.Stdin = strings.NewReader("hello there\nroll a die please\n/retry\n/ping\n/save\n/save slot-2\n/proactive\nbye\n/quit\nafter quit\n")
+	cmd.Stdin = strings.NewReader("hello there\nroll a die please\n/retry\n/ping\n/save\n/save slot-2\n/proactive\nplease interrupt me\nbye\n/quit\nafter quit\n")
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
@@ -42,13 +42,17 @@ func TestBinaryFake(t *testing.T) {
 	for _, want := range []string{
 		"reply: You said: hello there\n",
 		"pong\n",
-		"error: usage: /save NAME\n",
+		"usage: /save NAME (the save slot to switch to)\n",
 		"companion (unprompted): Still there? It is getting dark.\n",
 		"reply: You said: bye\n",
 	} {
 		testutil.Equal(t, "output has "+want, strings.Contains(got, want), true)
 	}
 	testutil.Equal(t, "nothing after /quit", strings.Contains(got, "after quit"), false)
+	// Issue #20: a barge-in ends the stream at "[interrupted]", and the
+	// cancelled reply is not printed after it.
+	testutil.Equal(t, "interrupted", strings.Contains(got, "Let me tell you a long story. \n[interrupted]\n"), true)
+	testutil.Equal(t, "cancelled reply not printed", strings.Contains(got, "Once upon a time"), false)
 	testutil.Equal(t, "dice rolled", regexp.MustCompile(`reply: You rolled a [1-6]!\n`).MatchString(got), true)
 	testutil.Equal(t, "retry repeats the dice", len(regexp.MustCompile(`reply: You rolled a`).FindAllString(got, -1)), 2)
 	testutil.Equal(t, "reconnected for the save switch", strings.Count(got, "[connected]"), 2)
