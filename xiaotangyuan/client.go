@@ -70,7 +70,9 @@ func New(opts *Options) (_ *Client, err error) {
 // Events returns the channel of assembled Harness events. It is closed
 // when Close returns. Read it promptly: when it is full, events are
 // dropped (see Options.EventQueue). The RPC result of Chat always carries
-// the final reply, so a dropped event never loses a chat reply.
+// the final reply, so a dropped event never loses a chat reply. Events of
+// a chat whose caller gave up never appear after its EventCancel with
+// Reason ReasonAbandoned (see [Client.Chat]).
 func (c *Client) Events() <-chan Event { return c.events }
 
 // Dropped returns how many events were dropped because Events was full.
