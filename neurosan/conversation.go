@@ -3,6 +3,7 @@ package neurosan
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"sync"
@@ -184,54 +185,93 @@ func (cv *Conversation) Reset() {
 	cv.context, cv.answer = nil, nil
 }
 
-// saved is the save-slot form of a Conversation.
+// saved is the save-slot form of a Conversation. Version 1 held
+// chat_context and sly_data as JSON values; version 2 holds their JSON text
+// as strings, so that re-encoding the slot (json.Marshal compacts the
+// output of MarshalJSON) cannot change a byte of them, and values that
+// encoding/json rejects (the NaN and Infinity that Python writes) survive.
 type saved struct {
-	Version     int                        `json:"v"`
-	Agent       string                     `json:"agent"`
-	ChatContext json.RawMessage            `json:"chat_context,omitempty"`
-	SlyData     map[string]json.RawMessage `json:"sly_data,omitempty"`
+	Version     int             `json:"v"`
+	Agent       string          `json:"agent"`
+	ChatContext json.RawMessage `json:"chat_context,omitempty"`
+	SlyData     json.RawMessage `json:"sly_data,omitempty"`
 }
 
 // MarshalJSON returns the conversation's state for a save slot:
-// {"v":1,"agent":…,"chat_context":…,"sly_data":…}. chat_context is copied
-// verbatim, not re-encoded. (Calling json.Marshal on a value holding the
-// Conversation compacts that output and escapes <, > and &: the same JSON
-// to the server, but no longer the same bytes.)
+// {"v":2,"agent":…,"chat_context":"…","sly_data":"…"}, where the last two
+// are the JSON texts of the stored chat_context and sly_data, kept as
+// strings so that they come back byte for byte (see [Conversation.UnmarshalJSON]).
 func (cv *Conversation) MarshalJSON() ([]byte, error) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
 	w := objWriter{b: []byte{'{'}}
-	w.value("v", 1)
+	w.value("v", 2)
 	w.value("agent", cv.agent)
-	w.raw("chat_context", cv.context)
+	if len(cv.context) > 0 {
+		w.value("chat_context", string(cv.context))
+	}
 	if len(cv.sly) > 0 {
-		w.object("sly_data", cv.sly)
+		sly, err := appendObject(nil, cv.sly)
+		if err != nil {
+			return nil, err
+		}
+		w.value("sly_data", string(sly))
 	}
 	return append(w.b, '}'), w.err
 }
 
-// UnmarshalJSON restores a state saved by MarshalJSON, replacing the stored
-// chat_context and sly_data. The saved agent must be this conversation's.
+// UnmarshalJSON restores a state saved by MarshalJSON (version 2, or the
+// version 1 of earlier releases), replacing the stored chat_context and
+// sly_data. The saved agent must be this conversation's.
 func (cv *Conversation) UnmarshalJSON(b []byte) (err error) {
 	defer errd.Wrap(&err, "neurosan: restore conversation")
 	var s saved
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	if s.Version != 1 {
+	if s.Version != 1 && s.Version != 2 {
 		return fmt.Errorf("unknown save version %d", s.Version)
+	}
+	if string(s.ChatContext) == "null" {
+		s.ChatContext = nil
+	}
+	if string(s.SlyData) == "null" {
+		s.SlyData = nil
+	}
+	if s.Version == 2 {
+		if s.ChatContext, err = unquote("chat_context", s.ChatContext); err != nil {
+			return err
+		}
+		if s.SlyData, err = unquote("sly_data", s.SlyData); err != nil {
+			return err
+		}
+	}
+	sly := map[string]json.RawMessage{}
+	if len(s.SlyData) > 0 {
+		if err := json.Unmarshal(s.SlyData, &sly); err != nil {
+			return fmt.Errorf("sly_data: %w", err)
+		}
+	}
+	if len(s.ChatContext) > 0 && !json.Valid(s.ChatContext) {
+		return errors.New("chat_context is not JSON")
 	}
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
 	if s.Agent != cv.agent {
 		return fmt.Errorf("saved for agent %q, not %q", s.Agent, cv.agent)
 	}
-	if string(s.ChatContext) == "null" {
-		s.ChatContext = nil
-	}
-	if s.SlyData == nil {
-		s.SlyData = map[string]json.RawMessage{}
-	}
-	cv.context, cv.sly, cv.answer = s.ChatContext, s.SlyData, nil
+	cv.context, cv.sly, cv.answer = s.ChatContext, sly, nil
 	return nil
+}
+
+// unquote reads a version 2 member: a string holding JSON text.
+func unquote(name string, raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s: want a string of JSON text: %w", name, err)
+	}
+	return json.RawMessage(s), nil
 }

@@ -39,8 +39,8 @@ func ExampleConversation() {
 	ans, _ := later.Send(ctx, "one more")
 	fmt.Println(ans.Text)
 	// Output:
-	// Quest 1: about "a lost cat", find the cat by the old well. {"quest":1}
-	// Quest 2: about "make it harder", find the cat by the old well. {"quest":2}
+	// Quest 1: about "a lost cat", find the cat by the old well. {"quest": 1}
+	// Quest 2: about "make it harder", find the cat by the old well. {"quest": 2}
 	// Quest 3: about "one more", find the cat by the old well.
 }
 
@@ -79,7 +79,7 @@ func ExampleClient_StreamingChat() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer st.Close() // closing early cancels the turn on the server
+	defer st.Close() // closing early drops the connection; see Stream.Close
 	for {
 		m, err := st.Next()
 		if err == io.EOF {
@@ -92,11 +92,15 @@ func ExampleClient_StreamingChat() {
 			fmt.Printf("%s progress %.0f%%\n", m.Type, p*100)
 			continue
 		}
+		if m.Type == neurosan.TypeAgentFramework {
+			fmt.Printf("answer: %s\n", m.Text) // the final answer has no origin
+			continue
+		}
 		fmt.Printf("%s %s: %s\n", m.Type, m.Origin[len(m.Origin)-1].Tool, m.Text)
 	}
 	// Output:
 	// AI math_guy: Calling the calculator with x + y.
 	// AGENT_PROGRESS progress 50%
 	// AGENT_TOOL_RESULT calculator: 3
-	// AGENT_FRAMEWORK math_guy: 1 + 2 = 3
+	// answer: 1 + 2 = 3
 }

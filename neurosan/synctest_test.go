@@ -74,6 +74,16 @@ func servePipe(t *testing.T, h http.Handler, opts *neurosan.ClientOptions) *neur
 	return c
 }
 
+// newFake returns an unstarted fake for servePipe, closed at cleanup: like
+// the real server, it goes on with a turn its client left until it next
+// writes, so a test may end with a script still running.
+func newFake(t *testing.T, opts *neurosantest.Options) *neurosantest.Server {
+	t.Helper()
+	s := neurosantest.New(opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
 // sleeper answers after d of (fake) time, or returns when cancelled.
 func sleeper(d time.Duration) neurosantest.Agent {
 	return neurosantest.Agent{Name: "sleeper", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
@@ -88,7 +98,7 @@ func sleeper(d time.Duration) neurosantest.Agent {
 
 func TestStream_idleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
 		c := servePipe(t, fake, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
@@ -97,8 +107,86 @@ func TestStream_idleTimeout(t *testing.T) {
 		_, err = st.Next()
 		testutil.ErrorIs(t, err, neurosan.ErrIdleTimeout)
 		testutil.Equal(t, "fake time waited", time.Since(start), 30*time.Second)
+		// A silent MINIMAL turn: the server learns that the client left
+		// only when it writes the answer, an hour later.
 		testutil.Success(t, fake.WaitIdle(t.Context()))
+		testutil.Equal(t, "server noticed at its answer", time.Since(start), time.Hour)
 		testutil.Equal(t, "server saw the cancel", fake.Turns()[0].Cancelled, true)
+	})
+}
+
+// Closing a stream drops the connection, but the server learns of it only
+// at its next write. With MINIMAL and no heartbeat (the server's defaults)
+// that is the answer: until then the agents run on and hold their
+// concurrency slot, so the player's next turn gets a 503. With MAXIMAL the
+// next message tells it, with a heartbeat the next beat. Issue #25.
+func TestStream_Close_serverNoticesAtNextWrite(t *testing.T) {
+	chatty := neurosantest.Agent{Name: "chatty", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		for range 6 {
+			select {
+			case <-time.After(10 * time.Second):
+			case <-ctx.Done():
+				return neurosantest.Reply{}
+			}
+			if tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "step"}) != nil {
+				return neurosantest.Reply{}
+			}
+		}
+		return neurosantest.Reply{Text: "done"}
+	}}
+	tests := []struct {
+		name      string
+		filter    neurosan.ChatFilter
+		heartbeat time.Duration
+		noticed   time.Duration // when the fake frees the slot, from the start
+	}{
+		{"MINIMAL, no heartbeat: at the answer", neurosan.FilterMinimal, 0, time.Minute},
+		{"MAXIMAL: at the next message", neurosan.FilterMaximal, 0, 20 * time.Second},
+		{"MINIMAL with a heartbeat: at the next beat", neurosan.FilterMinimal, 15 * time.Second, 15 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, ConcurrencyLimit: 1, Heartbeat: tc.heartbeat})
+				c := servePipe(t, fake, &neurosan.ClientOptions{Retries: -1})
+				start := time.Now()
+				st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: tc.filter})
+				testutil.Success(t, err)
+				if tc.filter == neurosan.FilterMaximal {
+					m, err := st.Next() // the first step, at 10 s
+					testutil.Success(t, err)
+					testutil.Equal(t, "step", m.Text, "step")
+				}
+				time.Sleep(12*time.Second - time.Since(start))
+				st.Close()
+				synctest.Wait()
+				_, err = c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "again"})
+				testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
+				testutil.Success(t, fake.WaitIdle(t.Context()))
+				testutil.Equal(t, "slot freed at", time.Since(start), tc.noticed)
+				turn := fake.Turns()[0]
+				testutil.Equal(t, "cancelled", turn.Cancelled, true)
+				testutil.Equal(t, "done", turn.Done, true)
+			})
+		})
+	}
+}
+
+// A caller's context that ends closes the connection too, with the same
+// delay on the server's side.
+func TestStreamingChat_contextCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Minute)}, LineDelay: -1})
+		c := servePipe(t, fake, nil)
+		ctx, cancel := context.WithCancel(t.Context())
+		st, err := c.StreamingChat(ctx, "sleeper", &neurosan.ChatRequest{Text: "go"})
+		testutil.Success(t, err)
+		defer st.Close()
+		time.AfterFunc(10*time.Second, cancel)
+		_, err = st.Next()
+		testutil.ErrorIs(t, err, context.Canceled)
+		testutil.Success(t, fake.WaitIdle(t.Context()))
+		testutil.Equal(t, "cancelled", fake.Turns()[0].Cancelled, true)
 	})
 }
 
@@ -106,7 +194,7 @@ func TestStream_idleTimeout(t *testing.T) {
 // two-minute turn.
 func TestStream_heartbeatKeepsAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(2 * time.Minute)}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(2 * time.Minute)}, LineDelay: -1, Heartbeat: 10 * time.Second})
 		c := servePipe(t, fake, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
@@ -136,7 +224,7 @@ func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
 			time.Sleep(6 * time.Second)
 			return neurosantest.Reply{Text: "done"}
 		}}
-		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, Heartbeat: 10 * time.Second})
 		c := servePipe(t, fake, nil)
 		st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 		testutil.Success(t, err)
@@ -150,7 +238,7 @@ func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
 
 func TestStream_turnTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1, Heartbeat: 10 * time.Second})
 		c := servePipe(t, fake, &neurosan.ClientOptions{TurnTimeout: time.Minute, IdleTimeout: 30 * time.Second})
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
@@ -165,7 +253,7 @@ func TestStream_turnTimeout(t *testing.T) {
 
 func TestStream_callerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
 		c := servePipe(t, fake, nil)
 		ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 		defer cancel()
@@ -201,7 +289,7 @@ func timed(h http.Handler) (http.Handler, func() []time.Duration) {
 // RetryBackoff base, and returns the fake-time waits between requests.
 func retryGaps(t *testing.T, base time.Duration, unavailable int) []time.Duration {
 	t.Helper()
-	fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: unavailable})
+	fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: unavailable})
 	h, times := timed(fake)
 	c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: base})
 	st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
@@ -278,7 +366,7 @@ func TestClient_retryAfter(t *testing.T) {
 // A context that ends during the back-off ends the call at once.
 func TestClient_retryCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{ShuttingDown: true})
+		fake := newFake(t, &neurosantest.Options{ShuttingDown: true})
 		c := servePipe(t, fake, &neurosan.ClientOptions{RetryBackoff: time.Minute})
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
@@ -292,7 +380,7 @@ func TestClient_retryCancelled(t *testing.T) {
 // MAXIMAL math_guy's answer is its fourth line, so it arrives at 0.9 s.
 func TestFake_realLineDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
+		fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
 		c := servePipe(t, fake, nil)
 		start := time.Now()
 		sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
@@ -316,7 +404,7 @@ func TestFake_realLineDelay(t *testing.T) {
 // with a 5 s idle timeout still succeeds.
 func TestStream_idlePausedDuringBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 1})
+		fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 1})
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "7")
 			fake.ServeHTTP(w, r)

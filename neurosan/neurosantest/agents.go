@@ -3,7 +3,9 @@ package neurosantest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -14,7 +16,11 @@ import (
 // and y from sly_data, applies the operation named in the text (add by
 // default; "subtract"/"minus", "multiply"/"times", "divide"), and returns
 // the result in sly_data "equals", the only key its allow-list lets out.
+// Numbers follow Python: integers stay integers except through "divide",
+// and, as with a numpy-based tool, dividing by zero gives Infinity or NaN.
 // With MAXIMAL it streams the calculator's steps and a progress message.
+// Its network is distributable: the tool route calls "calculator" with
+// args {"operation": …} and sly_data x and y, and returns "equals".
 func MathGuy() Agent {
 	return Agent{
 		Name:          "math_guy",
@@ -27,42 +33,91 @@ func MathGuy() Agent {
 		},
 		AllowSlyData: []string{"equals"},
 		Script:       mathScript,
+		Tools: map[string]Tool{"calculator": {
+			Run:             calculatorTool,
+			AllowSlyDataOut: []string{"equals"},
+		}},
 	}
 }
 
-func mathScript(ctx context.Context, t *Turn) Reply {
-	var x, y float64
-	if json.Unmarshal(t.SlyData["x"], &x) != nil || json.Unmarshal(t.SlyData["y"], &y) != nil {
-		return Reply{Text: "I need numbers x and y in sly_data."}
+// calculation is one run of the calculator.
+type calculation struct {
+	x, y, r string // as Python writes them
+	op      string
+}
+
+// calculate applies the operation named in text to sly_data x and y.
+func calculate(text string, sly map[string]json.RawMessage) (*calculation, error) {
+	x, xint, err1 := number(sly["x"])
+	y, yint, err2 := number(sly["y"])
+	if err1 != nil || err2 != nil {
+		return nil, errors.New("I need numbers x and y in sly_data.")
 	}
 	op, r := "+", x+y
-	switch low := strings.ToLower(t.Text); {
+	switch low := strings.ToLower(text); {
 	case strings.Contains(low, "subtract"), strings.Contains(low, "minus"):
 		op, r = "-", x-y
 	case strings.Contains(low, "multiply"), strings.Contains(low, "times"):
 		op, r = "*", x*y
 	case strings.Contains(low, "divide"):
 		op, r = "/", x/y
+		if y == 0 && x == 0 {
+			r = math.NaN()
+		}
+	}
+	return &calculation{x: pyNumber(x, xint), y: pyNumber(y, yint), r: pyNumber(r, xint && yint && op != "/"), op: op}, nil
+}
+
+// number reads a JSON number (NaN and Infinity included) and whether it is
+// an integer to Python.
+func number(raw json.RawMessage) (float64, bool, error) {
+	s := strings.TrimSpace(string(raw))
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || strings.HasPrefix(s, "+") || strings.EqualFold(s, "inf") || strings.EqualFold(s, "-inf") {
+		return 0, false, errors.New("not a number")
+	}
+	return f, !strings.ContainsAny(s, ".eEnN"), nil
+}
+
+func pyNumber(f float64, integer bool) string {
+	if integer && !math.IsInf(f, 0) && !math.IsNaN(f) {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return string(appendPyFloat(nil, f))
+}
+
+func mathScript(ctx context.Context, t *Turn) Reply {
+	c, err := calculate(t.Text, t.SlyData)
+	if err != nil {
+		return Reply{Text: err.Error()}
 	}
 	calc := []neurosan.Origin{{Tool: "math_guy"}, {Tool: "calculator"}}
 	steps := []neurosan.ChatMessage{
-		{Type: neurosan.TypeAI, Text: "Calling the calculator with x " + op + " y."},
+		{Type: neurosan.TypeAI, Text: "Calling the calculator with x " + c.op + " y."},
 		{Type: neurosan.TypeAgentProgress, Origin: calc, Structure: json.RawMessage(`{"progress":0.5}`)},
-		{Type: neurosan.TypeAgentToolResult, Origin: calc, Text: format(r), ToolResultOrigin: calc},
+		{Type: neurosan.TypeAgentToolResult, Origin: calc, Text: c.r, ToolResultOrigin: calc},
 	}
 	for _, m := range steps {
 		if t.Emit(ctx, m) != nil {
 			return Reply{}
 		}
 	}
-	eq, _ := json.Marshal(r)
 	return Reply{
-		Text:    fmt.Sprintf("%s %s %s = %s", format(x), op, format(y), format(r)),
-		SlyData: map[string]json.RawMessage{"equals": eq, "scratch": json.RawMessage(`"private"`)},
+		Text:    fmt.Sprintf("%s %s %s = %s", c.x, c.op, c.y, c.r),
+		SlyData: map[string]json.RawMessage{"equals": json.RawMessage(c.r), "scratch": json.RawMessage(`"private"`)},
 	}
 }
 
-func format(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func calculatorTool(ctx context.Context, args, sly map[string]json.RawMessage) (json.RawMessage, error) {
+	var op string
+	json.Unmarshal(args["operation"], &op)
+	c, err := calculate(op, sly)
+	if err != nil {
+		return nil, err
+	}
+	sly["equals"] = json.RawMessage(c.r)
+	return json.RawMessage(c.r), nil
+}
 
 // QuestDesigner returns a nested-name agent ("games/quest_designer") that
 // remembers the conversation: each answer names the turn number (from the

@@ -1,9 +1,9 @@
 package neurosantest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,16 +14,38 @@ import (
 )
 
 // chatRequest is the request as the real server reads it: only
-// user_message.text, sly_data, chat_context and chat_filter.
+// user_message.text, sly_data, chat_context and chat_filter.chat_filter_type,
+// each value as the client wrote it.
 type chatRequest struct {
-	UserMessage *struct {
-		Text string `json:"text"`
-	} `json:"user_message"`
-	SlyData     map[string]json.RawMessage `json:"sly_data"`
-	ChatContext json.RawMessage            `json:"chat_context"`
-	ChatFilter  *struct {
-		Type json.RawMessage `json:"chat_filter_type"`
-	} `json:"chat_filter"`
+	text    string
+	hasText bool // a user_message.text string was sent (it may be empty)
+	sly     map[string]json.RawMessage
+	context json.RawMessage
+	filter  json.RawMessage // chat_filter_type, nil if absent
+}
+
+func parseChatRequest(body []byte) (*chatRequest, error) {
+	ms, err := pyObject(body)
+	if err != nil {
+		return nil, err
+	}
+	req := &chatRequest{context: member(ms, "chat_context")}
+	if string(req.context) == "null" {
+		req.context = nil
+	}
+	if um, err := pyObject(member(ms, "user_message")); err == nil {
+		req.hasText = json.Unmarshal(member(um, "text"), &req.text) == nil
+	}
+	if sly, err := pyObject(member(ms, "sly_data")); err == nil {
+		req.sly = map[string]json.RawMessage{}
+		for _, m := range sly {
+			req.sly[m.key] = m.val
+		}
+	}
+	if f, err := pyObject(member(ms, "chat_filter")); err == nil {
+		req.filter = member(f, "chat_filter_type")
+	}
+	return req, nil
 }
 
 // history is the shape of the chat_context this fake produces.
@@ -38,79 +60,63 @@ type history struct {
 // filterOf returns whether the filter is MAXIMAL and whether the server
 // echoes the request on every line (any chat_filter_type other than the
 // exact string "MINIMAL", as the real handler does).
-func filterOf(req *chatRequest) (maximal, echo bool, raw string) {
-	if req.ChatFilter == nil || len(req.ChatFilter.Type) == 0 {
+func filterOf(raw json.RawMessage) (maximal, echo bool, text string) {
+	if len(raw) == 0 {
 		return false, false, ""
 	}
-	raw = string(req.ChatFilter.Type)
 	var s string
-	if json.Unmarshal(req.ChatFilter.Type, &s) == nil {
+	if json.Unmarshal(raw, &s) == nil {
 		return strings.EqualFold(s, "MAXIMAL"), s != "MINIMAL", s
 	}
-	n, err := strconv.Atoi(raw)
-	return err == nil && n == 2, true, raw
+	n, err := strconv.Atoi(string(raw))
+	return err == nil && n == 2, true, string(raw)
 }
 
+// streamingChat serves one turn. As the real handler, it takes a
+// concurrency slot first (503 beyond the limit), then parses the body (400
+// for bad JSON), flushes the 200 headers and streams one json.dumps line
+// per response.
 func (s *Server) streamingChat(w http.ResponseWriter, r *http.Request, a *Agent) {
-	body, err := readBody(r.Body)
-	var req chatRequest
-	if err != nil || json.Unmarshal(body, &req) != nil {
-		writeError(w, http.StatusBadRequest, "Invalid JSON format")
-		return
-	}
-	maximal, echo, filter := filterOf(&req)
-	rec := &TurnRecord{Agent: a.Name, Filter: filter, ChatContext: req.ChatContext, SlyData: req.SlyData, Header: r.Header.Clone()}
-	if req.UserMessage != nil {
-		rec.Text = req.UserMessage.Text
-	}
-	if !s.begin(rec) {
+	if !s.acquire() {
 		writeError(w, http.StatusServiceUnavailable, "Too many concurrent requests")
 		return
 	}
-	defer s.end(rec)
+	var rec *TurnRecord
+	defer func() { s.release(rec) }()
+	body, err := readBody(r.Body)
+	var req *chatRequest
+	if err == nil {
+		req, err = parseChatRequest(body)
+	}
+	if errors.Is(err, errNotObject) {
+		writePage(w, http.StatusInternalServerError) // the server fails on it before the stream
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "Invalid JSON format")
+		return
+	}
+	maximal, echo, filter := filterOf(req.filter)
+	rec = &TurnRecord{Agent: a.Name, Text: req.text, Filter: filter, ChatContext: req.context, SlyData: req.sly, Header: r.Header.Clone()}
+	s.record(rec)
 
 	w.Header().Set("Content-Type", "application/json-lines")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	rc.Flush()
-	lw := &lineWriter{w: w, rc: rc, ctx: r.Context(), opts: &s.opts}
-	if rec.Text == "" {
-		lw.line([]byte("{}\n"))
+	lw := &lineWriter{w: w, rc: rc, client: r.Context(), server: s.ctx, opts: &s.opts}
+	if !req.hasText {
+		// No user_message.text: the server streams one empty object.
+		if lw.line([]byte("{}\n")) != nil {
+			s.cancelled(rec)
+		}
 		return
 	}
-	var echoed json.RawMessage
+	c := &chat{s: s, a: a, lw: lw, rec: rec, maximal: maximal}
 	if echo {
-		echoed = body
+		c.echo = pyJSON(body)
 	}
-	t := &chat{s: s, a: a, lw: lw, rec: rec, maximal: maximal, echo: echoed}
-	t.run(r.Context(), &req)
-}
-
-// begin records a new turn, or refuses it beyond ConcurrencyLimit.
-func (s *Server) begin(rec *TurnRecord) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.opts.ConcurrencyLimit > 0 && s.active >= s.opts.ConcurrencyLimit {
-		return false
-	}
-	s.active++
-	s.turns = append(s.turns, rec)
-	s.notifyLocked()
-	return true
-}
-
-func (s *Server) end(rec *TurnRecord) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.active--
-	rec.Done = true
-	s.notifyLocked()
-}
-
-func (s *Server) cancelled(rec *TurnRecord) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec.Cancelled = true
+	c.run(req)
 }
 
 // chat runs one turn: the script in its own goroutine, the writer here.
@@ -120,57 +126,60 @@ type chat struct {
 	lw      *lineWriter
 	rec     *TurnRecord
 	maximal bool
-	echo    json.RawMessage
+	echo    []byte // the request as the server re-encodes it, or nil
+
+	heartbeat *time.Timer // nil without Options.Heartbeat
 }
 
-func (c *chat) run(ctx context.Context, req *chatRequest) {
-	hist, padding, err := c.parseHistory(req.ChatContext)
+func (c *chat) run(req *chatRequest) {
+	hist, padding, err := c.parseHistory(req.context)
 	if err != nil {
-		c.fail(`{"error":"Internal server error"}`)
+		c.fail("Internal server error")
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// The script's context ends with the server, or when the fake notices
+	// at a write that the client left: never just because it left.
+	ctx, cancel := context.WithCancel(c.s.ctx)
 	defer cancel()
 	steps := make(chan neurosan.ChatMessage)
 	done := make(chan Reply, 1)
-	turn := &Turn{Agent: c.a.Name, Text: c.rec.Text, History: hist, SlyData: req.SlyData, steps: steps, front: c.a.frontMan()}
+	turn := &Turn{Agent: c.a.Name, Text: req.text, History: hist, SlyData: req.sly, steps: steps, front: c.a.frontMan()}
 	script := c.a.Script
 	if script == nil {
 		script = echoScript
 	}
 	go func() { done <- script(ctx, turn) }()
 
-	var hb <-chan time.Time
-	var ticker *time.Ticker
-	if c.s.opts.Heartbeat > 0 {
-		ticker = time.NewTicker(c.s.opts.Heartbeat)
-		defer ticker.Stop()
-		hb = ticker.C
+	var beat <-chan time.Time
+	if d := c.s.opts.Heartbeat; d > 0 {
+		c.heartbeat = time.NewTimer(d)
+		defer c.heartbeat.Stop()
+		beat = c.heartbeat.C
 	}
 	for {
+		var err error
 		select {
 		case m := <-steps:
-			if ticker != nil {
-				ticker.Reset(c.s.opts.Heartbeat)
-			}
 			// MINIMAL passes only AGENT_FRAMEWORK messages with a chat_context.
-			pass := c.maximal || m.Type == neurosan.TypeAgentFramework && len(m.ChatContext) > 0
-			if pass && c.respond(&m) != nil {
-				c.abandon(cancel, done)
-				return
+			if c.maximal || m.Type == neurosan.TypeAgentFramework && m.ChatContext != nil {
+				err = c.respond(&m)
 			}
-		case <-hb:
-			if c.lw.line([]byte(`{"response":{"type":"AGENT_PROGRESS","text":""}}`+"\n")) != nil {
-				c.abandon(cancel, done)
-				return
-			}
-		case <-ctx.Done():
-			c.abandon(cancel, done)
-			return
+		case <-beat:
+			err = c.beat()
+		case <-c.s.ctx.Done():
+			err = c.s.ctx.Err()
 		case reply := <-done:
-			// A script that returned because the client left (both cases
-			// ready at once) is a cancelled turn too.
-			if ctx.Err() != nil || c.finish(ctx, turn, reply, padding) != nil {
+			if c.s.ctx.Err() != nil || errors.Is(c.finish(turn, reply, padding), errClientGone) {
+				c.s.cancelled(c.rec)
+			}
+			return
+		}
+		if err != nil {
+			// The client left, the server closed, or a script's value
+			// failed the turn: stop the script and join it.
+			cancel()
+			<-done
+			if !errors.Is(err, errScriptValue) {
 				c.s.cancelled(c.rec)
 			}
 			return
@@ -178,54 +187,127 @@ func (c *chat) run(ctx context.Context, req *chatRequest) {
 	}
 }
 
-// abandon records a turn the client left, cancels the script and joins it.
-func (c *chat) abandon(cancel context.CancelFunc, done <-chan Reply) {
-	cancel()
-	<-done
-	c.s.cancelled(c.rec)
-}
-
-func (c *chat) finish(ctx context.Context, t *Turn, reply Reply, padding string) error {
-	switch reply.Fault {
-	case FaultTimeout:
-		return c.fail(`{"error":"Request timeout"}`)
-	case FaultInternal:
-		return c.fail(`{"error":"Internal server error"}`)
+// beat writes a heartbeat frame when nothing was written for a whole
+// interval, as the server's heartbeat task does: it wakes every interval
+// and writes only if the last write is within half a second of being an
+// interval old.
+func (c *chat) beat() error {
+	d := c.s.opts.Heartbeat
+	if wait := d - time.Since(c.lw.last); wait > 500*time.Millisecond {
+		c.heartbeat.Reset(wait)
+		return nil
 	}
-	msg := neurosan.ChatMessage{
-		Type: neurosan.TypeAgentFramework, Text: reply.Text, Structure: reply.Structure,
-		Origin: []neurosan.Origin{{Tool: t.front}},
-	}
-	msg.ChatContext = c.context(t, reply.Text, padding)
-	msg.SlyData = c.allowed(reply.SlyData)
-	if err := c.respond(&msg); err != nil {
+	c.heartbeat.Reset(d)
+	if err := c.lw.write(append(pyJSON([]byte(`{"response":{"type":"AGENT_PROGRESS","text":""}}`)), '\n')); err != nil {
 		return err
 	}
-	return c.lw.flushPending()
+	c.lw.last = time.Now()
+	return nil
 }
 
-// fail ends the stream with an error object after the last full line,
-// without a newline, as the real handler does.
-func (c *chat) fail(obj string) error {
+func (c *chat) finish(t *Turn, reply Reply, padding string) error {
+	switch reply.Fault {
+	case FaultTimeout:
+		return c.fail("Request timeout")
+	case FaultInternal:
+		return c.fail("Internal server error")
+	case FaultCut:
+		err := c.lw.flushPending()
+		c.lw.cut()
+		return err
+	}
+	msg := neurosan.ChatMessage{Type: neurosan.TypeAgentFramework, Text: reply.Text}
+	if reply.EmptyContext {
+		msg.ChatContext = json.RawMessage("{}")
+	} else {
+		msg.ChatContext = c.context(t, reply.Text, padding)
+		msg.Structure = reply.Structure
+		msg.SlyData = c.allowed(reply.SlyData)
+	}
+	if err := c.respond(&msg); err != nil {
+		return err // errScriptValue: the error object is written
+	}
 	if err := c.lw.flushPending(); err != nil {
 		return err
 	}
-	return c.lw.write([]byte(obj))
+	switch reply.After {
+	case FaultTimeout:
+		return c.lw.write(errorObject("Request timeout"))
+	case FaultInternal:
+		return c.lw.write(errorObject("Internal server error"))
+	case FaultCut:
+		c.lw.cut()
+	}
+	return nil
 }
 
-// respond writes one ChatResponse, with the request echo when asked for.
-func (c *chat) respond(m *neurosan.ChatMessage) error {
-	msg, err := m.MarshalJSON()
-	if err != nil {
+// fail ends the stream with an error object after the last full line,
+// without a newline, as the real handler does (its status 503 or 500
+// comes too late to be sent).
+func (c *chat) fail(msg string) error {
+	if err := c.lw.flushPending(); err != nil {
 		return err
 	}
-	b := append([]byte(`{"response":`), msg...)
-	if c.echo != nil {
-		var compact bytes.Buffer
-		json.Compact(&compact, c.echo)
-		b = append(append(b, `,"request":`...), compact.Bytes()...)
+	return c.lw.write(errorObject(msg))
+}
+
+func errorObject(msg string) []byte {
+	var o object
+	o.value("error", msg)
+	return tornadoJSON(o.bytes())
+}
+
+// errScriptValue ends a turn whose script returned a value that is not
+// JSON: the stream then ends with {"error": "Internal server error"}, as
+// an exception in the server would end it.
+var errScriptValue = errors.New("neurosantest: a script's value is not JSON")
+
+// respond writes one ChatResponse: {"response": message}, plus the request
+// echo when asked for.
+func (c *chat) respond(m *neurosan.ChatMessage) error {
+	msg, err := messageJSON(m)
+	if err != nil {
+		if err := c.fail("Internal server error"); err != nil {
+			return err
+		}
+		return errScriptValue
 	}
-	return c.lw.response(append(b, '}'))
+	var o object
+	o.raw("response", msg)
+	o.raw("request", c.echo)
+	return c.lw.response(pyJSON(o.bytes()))
+}
+
+// messageJSON writes a message with the members in the order the server's
+// converter adds them: type, origin (absent on the final answer), text
+// (always, "" included), chat_context, tool_result_origin, structure,
+// sly_data, content_blocks; then any other field.
+func messageJSON(m *neurosan.ChatMessage) ([]byte, error) {
+	var o object
+	o.value("type", string(m.Type))
+	if len(m.Origin) > 0 {
+		o.value("origin", m.Origin)
+	}
+	o.value("text", m.Text)
+	o.raw("chat_context", m.ChatContext)
+	if len(m.ToolResultOrigin) > 0 {
+		o.value("tool_result_origin", m.ToolResultOrigin)
+	}
+	o.raw("structure", m.Structure)
+	if m.SlyData != nil {
+		o.members("sly_data", m.SlyData)
+	}
+	o.raw("content_blocks", m.ContentBlocks)
+	keys := make([]string, 0, len(m.Extra))
+	for k := range m.Extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		o.raw(k, m.Extra[k])
+	}
+	b := o.bytes()
+	return b, validPy(b)
 }
 
 func (c *chat) allowed(sly map[string]json.RawMessage) map[string]json.RawMessage {
@@ -242,11 +324,15 @@ func (c *chat) allowed(sly map[string]json.RawMessage) map[string]json.RawMessag
 }
 
 func (c *chat) parseHistory(raw json.RawMessage) ([]neurosan.ChatMessage, string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 {
 		return nil, "", nil
 	}
+	b, err := goJSON(raw)
+	if err != nil {
+		return nil, "", err
+	}
 	var h history
-	if err := json.Unmarshal(raw, &h); err != nil {
+	if err := json.Unmarshal(b, &h); err != nil {
 		return nil, "", err
 	}
 	front := c.a.frontMan()
@@ -267,21 +353,25 @@ func (c *chat) context(t *Turn, answer, padding string) json.RawMessage {
 	if n := c.a.MaxMessageHistory; n > 0 && len(msgs) > n {
 		msgs = msgs[len(msgs)-n:]
 	}
-	var h history
-	h.ChatHistories = make([]struct {
-		Origin   []neurosan.Origin      `json:"origin"`
-		Messages []neurosan.ChatMessage `json:"messages"`
-		Padding  string                 `json:"padding,omitempty"`
-	}, 1)
-	h.ChatHistories[0].Origin = []neurosan.Origin{{Tool: t.front, InstantiationIndex: 1}}
-	h.ChatHistories[0].Messages = msgs
-	if c.a.ContextPadding > 0 {
-		h.ChatHistories[0].Padding = strings.Repeat("x", c.a.ContextPadding)
-	} else {
-		h.ChatHistories[0].Padding = padding
+	var list [][]byte
+	for _, m := range msgs {
+		var o object
+		o.value("type", string(m.Type))
+		o.value("text", m.Text)
+		list = append(list, o.bytes())
 	}
-	b, _ := json.Marshal(h)
-	return b
+	var ch object
+	ch.value("origin", []neurosan.Origin{{Tool: t.front, InstantiationIndex: 1}})
+	ch.list("messages", list)
+	if c.a.ContextPadding > 0 {
+		padding = strings.Repeat("x", c.a.ContextPadding)
+	}
+	if padding != "" {
+		ch.value("padding", padding)
+	}
+	var o object
+	o.list("chat_histories", [][]byte{ch.bytes()})
+	return o.bytes()
 }
 
 func echoScript(ctx context.Context, t *Turn) Reply {

@@ -106,6 +106,6 @@ func ExampleAgent() {
 	}
 	// Output:
 	// AGENT_PROGRESS from keeper: 50%
-	// AGENT_FRAMEWORK: The sword costs 30 gold. {"price":30}
+	// AGENT_FRAMEWORK: The sword costs 30 gold. {"price": 30}
 	// stream error: "Internal server error", timeout: false
 }

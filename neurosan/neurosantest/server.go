@@ -1,10 +1,8 @@
 package neurosantest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,7 +14,9 @@ import (
 	"github.com/gamelink-go/gamelink/neurosan"
 )
 
-// RealLineDelay is the pause the real server makes after every flushed line.
+// RealLineDelay is the pause that NeuroSan servers before May 2026 make
+// after every flushed line (later ones flush without pausing: set LineDelay
+// to -1 to model them).
 const RealLineDelay = 300 * time.Millisecond
 
 // Options configures a fake [Server]. A nil *Options means defaults.
@@ -24,7 +24,7 @@ type Options struct {
 	// Agents are the agent networks served. Names may contain '/'.
 	Agents []Agent
 	// LineDelay is the pause after every flushed stream line. If zero,
-	// RealLineDelay (0.3 s, like the real server); negative means none.
+	// RealLineDelay (0.3 s); negative means none.
 	LineDelay time.Duration
 	// TwoPerLine puts two responses on one line (no newline between them),
 	// which the API documents as possible.
@@ -33,16 +33,24 @@ type Options struct {
 	// bytes, flushing after each, so one object arrives in several reads.
 	SplitWrites int
 	// Heartbeat, if positive, writes an empty AGENT_PROGRESS frame whenever
-	// the script has been silent that long.
+	// nothing was written to a stream for that long, as the server does with
+	// AGENT_STREAM_KEEP_ALIVE_WITH_PROGRESS_INTERVAL_SECONDS set. If zero,
+	// none: the server's default.
 	Heartbeat time.Duration
-	// Unavailable answers the first Unavailable requests (any route) with
-	// 503 {"error":"Too many concurrent requests"}.
+	// Unavailable answers the first Unavailable requests to the API routes
+	// with 503 {"error": "Too many concurrent requests"}.
 	Unavailable int
 	// ConcurrencyLimit, if positive, answers 503 "Too many concurrent
-	// requests" to a streaming_chat beyond that many in flight.
+	// requests" to a streaming_chat or tool call beyond that many in flight
+	// (the server's concurrent_requests_limit). A turn holds its slot until
+	// its handler ends, however long after the client left.
 	ConcurrencyLimit int
-	// ShuttingDown answers every request with 503 "Server is shutting down".
+	// ShuttingDown answers every API request with 503 "Server is shutting
+	// down". The health probes still answer.
 	ShuttingDown bool
+	// NotReady makes the readiness probes (/readyz, /healthz and /)
+	// answer 503 {"error": "Service Unavailable"}; /livez still answers.
+	NotReady bool
 }
 
 // Agent is one scripted agent network.
@@ -53,15 +61,17 @@ type Agent struct {
 	Tags        []string
 	// Hidden agents are served but not listed.
 	Hidden bool
-	// Forbidden agents answer 403 on every route, as a refusing authorizer.
+	// Forbidden agents answer 403 with an empty body on every chat route,
+	// as a refusing authorizer makes the server do.
 	Forbidden bool
 	// Parameters, SlyDataSchema and SlyDataOutputSchema are returned by the
 	// function route as they are.
 	Parameters, SlyDataSchema, SlyDataOutputSchema json.RawMessage
 	// Connectivity is returned by the connectivity route.
 	Connectivity []neurosan.Node
-	// FrontMan is the tool name of the front-man (the answer's origin). If
-	// empty, the last segment of Name.
+	// FrontMan is the tool name of the front-man (the origin of the
+	// intermediate messages and of the chat history). If empty, the last
+	// segment of Name.
 	FrontMan string
 	// MaxMessageHistory trims the returned chat history to that many
 	// messages. If zero, it is not trimmed.
@@ -74,6 +84,10 @@ type Agent struct {
 	ContextPadding int
 	// Script answers a turn. If nil, it answers "You said: <text>".
 	Script func(ctx context.Context, t *Turn) Reply
+	// Tools are the coded tools that POST /api/v1/{agent}/tool/{tool} calls
+	// directly. A network with none is not distributable: the route
+	// answers 404, as the server does.
+	Tools map[string]Tool
 }
 
 // Turn is what a script sees of one request.
@@ -83,19 +97,20 @@ type Turn struct {
 	// History is the front-man's chat history from the request's
 	// chat_context (HUMAN and AI messages), oldest first.
 	History []neurosan.ChatMessage
-	// SlyData is the request's sly_data.
+	// SlyData is the request's sly_data, each value as the client sent it
+	// (NaN and Infinity included).
 	SlyData map[string]json.RawMessage
 
 	steps chan<- neurosan.ChatMessage
 	front string
 }
 
-// Emit streams an intermediate message now (shown only with MAXIMAL). An
-// empty Origin becomes the front-man's. It returns ctx's error when the
-// client went away: the script should then return.
+// Emit streams an intermediate message now (written only with MAXIMAL). An
+// empty Origin becomes the front-man's, [{front-man, 1}]. It returns ctx's
+// error when the turn was cancelled: the script should then return.
 func (t *Turn) Emit(ctx context.Context, m neurosan.ChatMessage) error {
 	if len(m.Origin) == 0 {
-		m.Origin = []neurosan.Origin{{Tool: t.front}}
+		m.Origin = []neurosan.Origin{{Tool: t.front, InstantiationIndex: 1}}
 	}
 	select {
 	case t.steps <- m:
@@ -105,20 +120,23 @@ func (t *Turn) Emit(ctx context.Context, m neurosan.ChatMessage) error {
 	}
 }
 
-// Fault is a failure a script can make the server report inside a 200
-// stream.
+// Fault is a failure a script can make the server report.
 type Fault int
 
 // The faults.
 const (
 	// FaultNone answers normally.
 	FaultNone Fault = iota
-	// FaultTimeout appends {"error":"Request timeout"} without a newline,
-	// as the network's request timeout does.
+	// FaultTimeout writes {"error": "Request timeout"} without a newline,
+	// as the network's request_timeout_seconds does.
 	FaultTimeout
-	// FaultInternal appends {"error":"Internal server error"} without a
+	// FaultInternal writes {"error": "Internal server error"} without a
 	// newline, as any exception does.
 	FaultInternal
+	// FaultCut closes the connection without ending the chunked body, as a
+	// crashed server or a proxy does. It needs a real connection (NewServer
+	// or Start); through ServeHTTP alone it just ends the body.
+	FaultCut
 )
 
 // String returns the constant's name, for test logs and flag values.
@@ -130,18 +148,32 @@ func (f Fault) String() string {
 		return "FaultTimeout"
 	case FaultInternal:
 		return "FaultInternal"
+	case FaultCut:
+		return "FaultCut"
 	}
 	return "Fault(" + strconv.Itoa(int(f)) + ")"
 }
 
 // Reply is a script's answer to a turn.
 type Reply struct {
-	Text      string
+	Text string
+	// Structure, like SlyData's values, is JSON as Python reads it: NaN,
+	// Infinity and -Infinity are allowed and written as the server writes
+	// them.
 	Structure json.RawMessage
 	// SlyData is filtered by the agent's AllowSlyData.
 	SlyData map[string]json.RawMessage
-	// Fault, if set, replaces the answer with an error object.
+	// EmptyContext sends the answer with an empty chat_context ({}), as
+	// servers since April 2026 do for "Event acknowledged" and for the
+	// error text of a network that could not start (a missing LLM key).
+	EmptyContext bool
+	// Fault, if set, replaces the answer.
 	Fault Fault
+	// After, if set, follows the complete answer: the error object of
+	// FaultTimeout or FaultInternal, or FaultCut. The server does this when
+	// its request timeout or an exception strikes during the clean-up that
+	// follows the last message.
+	After Fault
 }
 
 // TurnRecord is what the server observed of one streaming_chat request.
@@ -152,10 +184,13 @@ type TurnRecord struct {
 	ChatContext json.RawMessage // as received
 	SlyData     map[string]json.RawMessage
 	Header      http.Header
-	// Cancelled: the client went away before the turn ended; the script's
-	// context was cancelled and the script has returned.
+	// Cancelled: the client went away before the turn ended. Like the real
+	// server, the fake notices only when it next writes to the stream (a
+	// MAXIMAL message, a heartbeat, the answer); it then cancels the
+	// script. With MINIMAL and no heartbeat that is when the script ends.
 	Cancelled bool
-	// Done: the handler has returned.
+	// Done: the handler has returned and the turn's concurrency slot is
+	// free again.
 	Done bool
 }
 
@@ -168,9 +203,12 @@ type Server struct {
 	opts   Options
 	agents map[string]*Agent
 	ts     *httptest.Server
+	ctx    context.Context // cancelled by Close: ends every turn
+	stop   context.CancelFunc
 
 	mu       sync.Mutex // guards following
 	requests int
+	api      int // requests to the API routes, for Options.Unavailable
 	active   int
 	turns    []*TurnRecord
 	changed  chan struct{} // closed and replaced on every turn state change
@@ -184,6 +222,7 @@ func New(opts *Options) *Server {
 	}
 	o.Agents = slices.Clone(o.Agents) // the caller may reuse its slice
 	s := &Server{opts: o, agents: map[string]*Agent{}, changed: make(chan struct{})}
+	s.ctx, s.stop = context.WithCancel(context.Background())
 	for i := range o.Agents {
 		a := &o.Agents[i]
 		s.agents[a.Name] = a
@@ -204,9 +243,11 @@ func (s *Server) Start() {
 	s.URL = s.ts.URL
 }
 
-// Close stops a started server, cutting open streams, and waits for every
-// handler and script to return.
+// Close stops the server as a shutdown would: it cancels every running
+// script, cuts open streams, and waits for every handler and script to
+// return. It may be called on an unstarted server to end its turns.
 func (s *Server) Close() {
+	s.stop()
 	if s.ts != nil {
 		s.ts.CloseClientConnections()
 		s.ts.Close()
@@ -231,8 +272,8 @@ func (s *Server) Turns() []TurnRecord {
 	return out
 }
 
-// WaitIdle waits until no streaming_chat handler is running, so a test can
-// check that a turn the client abandoned was cancelled.
+// WaitIdle waits until no streaming_chat or tool handler is running, so a
+// test can check what happened to a turn the client abandoned.
 func (s *Server) WaitIdle(ctx context.Context) error {
 	for {
 		s.mu.Lock()
@@ -254,93 +295,193 @@ func (s *Server) notifyLocked() {
 	s.changed = make(chan struct{})
 }
 
-// ServeHTTP routes a request like the real server: /api/v1/list,
-// /api/v1/{agent}/{function,connectivity,streaming_chat} where {agent} is
-// (.+), and the health routes.
+// acquire takes a concurrency slot, or refuses beyond ConcurrencyLimit.
+func (s *Server) acquire() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.ConcurrencyLimit > 0 && s.active >= s.opts.ConcurrencyLimit {
+		return false
+	}
+	s.active++
+	s.notifyLocked()
+	return true
+}
+
+func (s *Server) release(rec *TurnRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	if rec != nil {
+		rec.Done = true
+	}
+	s.notifyLocked()
+}
+
+func (s *Server) record(rec *TurnRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns = append(s.turns, rec)
+	s.notifyLocked()
+}
+
+func (s *Server) cancelled(rec *TurnRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec.Cancelled = true
+}
+
+// ServeHTTP routes a request as the real server does: the health probes
+// /, /healthz, /readyz and /livez; /api/v1/list; and
+// /api/v1/{agent}/{function,connectivity,streaming_chat} and
+// /api/v1/{agent}/tool/{tool}, where {agent} is (.+). A path no route
+// matches gets Tornado's 404 page, a route's wrong method its 405 page.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
-	unavailable := s.requests <= s.opts.Unavailable
 	s.mu.Unlock()
-	switch {
-	case s.opts.ShuttingDown:
-		writeError(w, http.StatusServiceUnavailable, "Server is shutting down")
-		return
-	case unavailable:
-		writeError(w, http.StatusServiceUnavailable, "Too many concurrent requests")
-		return
-	}
 	p := r.URL.Path
 	switch p {
 	case "/", "/healthz", "/readyz", "/livez":
-		writeJSON(w, map[string]string{"status": "ok"})
-		return
-	case "/api/v1/list":
-		s.list(w, r)
+		if method(w, r, http.MethodGet) {
+			s.health(w, p == "/livez")
+		}
 		return
 	}
 	rest, ok := strings.CutPrefix(p, "/api/v1/")
 	if !ok {
-		http.NotFound(w, r)
+		writePage(w, http.StatusNotFound)
 		return
 	}
-	i := strings.LastIndexByte(rest, '/')
-	if i <= 0 {
-		http.NotFound(w, r)
+	var name, op, tool string
+	if i := strings.LastIndex(rest, "/tool/"); i > 0 && i+len("/tool/") < len(rest) {
+		name, op, tool = rest[:i], "tool", rest[i+len("/tool/"):]
+	} else if i := strings.LastIndexByte(rest, '/'); i > 0 {
+		name, op = rest[:i], rest[i+1:]
+	} else if rest == "list" {
+		op = "list"
+	}
+	want := map[string]string{"list": http.MethodGet, "function": http.MethodGet, "connectivity": http.MethodGet,
+		"streaming_chat": http.MethodPost, "tool": http.MethodPost}[op]
+	if want == "" {
+		writePage(w, http.StatusNotFound)
 		return
 	}
-	name, op := rest[:i], rest[i+1:]
+	if !method(w, r, want) || !s.serving(w) {
+		return
+	}
+	if op == "tool" {
+		s.tool(w, r, name, tool)
+		return
+	}
+	if op == "list" {
+		s.list(w)
+		return
+	}
 	a := s.agents[name]
-	if a == nil {
-		w.WriteHeader(http.StatusNotFound) // the real server's 404 has an empty body
-		return
-	}
-	if a.Forbidden {
-		writeError(w, http.StatusForbidden, "Not authorized")
-		return
-	}
 	switch {
-	case op == "function" && r.Method == http.MethodGet:
+	case a == nil:
+		writeEmpty(w, http.StatusNotFound) // the real 404 has an empty body
+	case a.Forbidden:
+		writeEmpty(w, http.StatusForbidden) // and so has the 403
+	case op == "function":
 		s.function(w, a)
-	case op == "connectivity" && r.Method == http.MethodGet:
-		writeJSON(w, neurosan.Connectivity{Nodes: a.Connectivity})
-	case op == "streaming_chat" && r.Method == http.MethodPost:
-		s.streamingChat(w, r, a)
+	case op == "connectivity":
+		s.connectivity(w, a)
 	default:
-		w.WriteHeader(http.StatusNotFound)
+		s.streamingChat(w, r, a)
 	}
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	type info = neurosan.AgentInfo
-	out := struct {
-		Agents []info `json:"agents"`
-	}{Agents: []info{}}
+// serving answers 503 for a server that is shutting down or, for the first
+// Options.Unavailable API requests, too busy. The server checks shutdown
+// before anything else, and the concurrency limit after the agent lookup;
+// the fake's Unavailable comes first, on any API route.
+func (s *Server) serving(w http.ResponseWriter) bool {
+	s.mu.Lock()
+	s.api++
+	busy := s.api <= s.opts.Unavailable
+	s.mu.Unlock()
+	switch {
+	case s.opts.ShuttingDown:
+		writeError(w, http.StatusServiceUnavailable, "Server is shutting down")
+	case busy:
+		writeError(w, http.StatusServiceUnavailable, "Too many concurrent requests")
+	default:
+		return true
+	}
+	return false
+}
+
+// method answers Tornado's 405 page when r's method is not want.
+func method(w http.ResponseWriter, r *http.Request, want string) bool {
+	if r.Method == want {
+		return true
+	}
+	writePage(w, http.StatusMethodNotAllowed)
+	return false
+}
+
+// health answers a probe: the server's name, "ok" and the versions of its
+// libraries (the fake reports "unknown", as the server does for a library
+// it cannot find), or 503 when NotReady.
+func (s *Server) health(w http.ResponseWriter, live bool) {
+	if s.opts.NotReady && !live {
+		writeError(w, http.StatusServiceUnavailable, "Service Unavailable")
+		return
+	}
+	writeDict(w, http.StatusOK, []byte(`{"service":"neuro-san.Agent","status":"ok","versions":{"neuro-san":"unknown"}}`))
+}
+
+func (s *Server) list(w http.ResponseWriter) {
+	var o object
+	var agents [][]byte
 	for i := range s.opts.Agents {
 		if a := &s.opts.Agents[i]; !a.Hidden && !a.Forbidden {
-			out.Agents = append(out.Agents, info{AgentName: a.Name, Description: a.Description, Tags: a.Tags})
+			var info object
+			info.value("agent_name", a.Name)
+			if a.Description != "" {
+				info.value("description", a.Description)
+			}
+			if len(a.Tags) > 0 {
+				info.value("tags", a.Tags)
+			}
+			agents = append(agents, info.bytes())
 		}
 	}
-	writeJSON(w, out)
+	o.list("agents", agents)
+	writeDict(w, http.StatusOK, o.bytes())
 }
 
 func (s *Server) function(w http.ResponseWriter, a *Agent) {
-	writeJSON(w, map[string]neurosan.Function{"function": {
-		Description: a.Description, Parameters: a.Parameters,
-		SlyDataSchema: a.SlyDataSchema, SlyDataOutputSchema: a.SlyDataOutputSchema,
-	}})
+	var f object
+	if a.Description != "" {
+		f.value("description", a.Description)
+	}
+	f.raw("parameters", a.Parameters)
+	f.raw("sly_data_schema", a.SlyDataSchema)
+	f.raw("sly_data_output_schema", a.SlyDataOutputSchema)
+	var o object
+	o.raw("function", f.bytes())
+	writeDict(w, http.StatusOK, o.bytes())
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	b, _ := json.Marshal(map[string]string{"error": msg})
-	w.Write(b)
+func (s *Server) connectivity(w http.ResponseWriter, a *Agent) {
+	var nodes [][]byte
+	for _, n := range a.Connectivity {
+		var o object
+		o.value("origin", n.Origin)
+		if len(n.Tools) > 0 {
+			o.value("tools", n.Tools)
+		}
+		if n.DisplayAs != "" {
+			o.value("display_as", n.DisplayAs)
+		}
+		o.raw("metadata", n.Metadata)
+		nodes = append(nodes, o.bytes())
+	}
+	var o object
+	o.list("connectivity_info", nodes)
+	writeDict(w, http.StatusOK, o.bytes())
 }
 
 // frontMan returns the agent's front-man tool name.
@@ -349,80 +490,4 @@ func (a *Agent) frontMan() string {
 		return a.FrontMan
 	}
 	return a.Name[strings.LastIndexByte(a.Name, '/')+1:]
-}
-
-// lineWriter writes stream lines with the configured framing traps.
-type lineWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	ctx     context.Context
-	opts    *Options
-	pending []byte // TwoPerLine: a response waiting for its line-mate
-}
-
-func (lw *lineWriter) response(b []byte) error {
-	if lw.opts.TwoPerLine {
-		if lw.pending == nil {
-			lw.pending = b
-			return nil
-		}
-		b = append(lw.pending, b...)
-		lw.pending = nil
-	}
-	return lw.line(append(b, '\n'))
-}
-
-// flushPending ends a half-filled TwoPerLine line.
-func (lw *lineWriter) flushPending() error {
-	if lw.pending == nil {
-		return nil
-	}
-	b := append(lw.pending, '\n')
-	lw.pending = nil
-	return lw.line(b)
-}
-
-func (lw *lineWriter) line(b []byte) error {
-	if err := lw.write(b); err != nil {
-		return err
-	}
-	d := lw.opts.LineDelay
-	if d == 0 {
-		d = RealLineDelay
-	}
-	if d < 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-lw.ctx.Done():
-		return lw.ctx.Err()
-	}
-}
-
-func (lw *lineWriter) write(b []byte) error {
-	n := lw.opts.SplitWrites
-	if n <= 0 {
-		n = len(b)
-	}
-	for len(b) > 0 {
-		k := min(n, len(b))
-		if _, err := lw.w.Write(b[:k]); err != nil {
-			return err
-		}
-		if err := lw.rc.Flush(); err != nil {
-			return err
-		}
-		b = b[k:]
-	}
-	return nil
-}
-
-func readBody(r io.Reader) ([]byte, error) {
-	var buf bytes.Buffer
-	_, err := buf.ReadFrom(io.LimitReader(r, 64<<20))
-	return buf.Bytes(), err
 }
