@@ -529,3 +529,42 @@ func TestStream_Answer_lastFramework(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer", ans.Text, "answer")
 }
+
+// The server writes a message type it cannot name as the enum's name,
+// UNKNOWN_MESSAGE_TYPE. Issue #25.
+func TestStreamingChat_unknownType(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.Agent{Name: "odd", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: "UNKNOWN_MESSAGE_TYPE", Text: "?"})
+		return neurosantest.Reply{Text: "ok"}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "odd", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	m, err := st.Next()
+	testutil.Success(t, err)
+	testutil.Equal(t, "type", m.Type, neurosan.TypeUnknown)
+}
+
+// A connection dropped in the middle of the stream is reported as cut, not
+// as a bad stream. Issue #25.
+func TestStreamingChat_cut(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.Agent{Name: "crash", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "working"})
+		return neurosantest.Reply{Fault: neurosantest.FaultCut}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "crash", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Next()
+	testutil.Success(t, err)
+	_, err = st.Answer()
+	testutil.ErrorIs(t, err, neurosan.ErrConnectionCut)
+	testutil.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	if !strings.Contains(err.Error(), "connection cut") || strings.Contains(err.Error(), "bad stream") {
+		t.Errorf("message %q should say the connection was cut", err)
+	}
+}

@@ -57,11 +57,17 @@ func (d *decoder) decodeError(err error) error {
 	if err == io.EOF {
 		return io.EOF
 	}
-	if errors.Is(err, ErrMessageTooBig) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.Is(err, ErrMessageTooBig) {
 		return &DecodeError{Offset: d.lr.read, Err: err} // where reading stopped
 	}
-	if d.lr.err != nil && !errors.Is(err, d.lr.err) {
-		err = d.lr.err // a transport error surfaces as a syntax error otherwise
+	if d.lr.err != nil {
+		// The transport failed, whatever the JSON decoder made of it: Go's
+		// HTTP client reports a chunked body cut short as
+		// io.ErrUnexpectedEOF, a reset as a net error.
+		return fmt.Errorf("%w at byte %d: %w", ErrConnectionCut, d.lr.read, d.lr.err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &DecodeError{Offset: d.lr.read, Err: err} // a body that ended inside an object
 	}
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -71,7 +77,7 @@ func (d *decoder) decodeError(err error) error {
 	case errors.As(err, &se):
 		return &DecodeError{Offset: se.Offset, Err: err} // just past the bad byte
 	}
-	return err // transport error: the caller maps it
+	return err
 }
 
 // end is the offset just past the current object.

@@ -119,13 +119,16 @@ func Test_decoder_hugeLine(t *testing.T) {
 	testutil.Equal(t, "read stopped near the limit", d.lr.read <= 1<<20+8, true)
 }
 
-// A transport error must surface as itself, not as a JSON syntax error.
+// A transport error must surface as a cut connection wrapping itself, not
+// as a JSON syntax error or a bad stream. Issue #25.
 func Test_decoder_transportError(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("connection reset")
 	r := io.MultiReader(strings.NewReader(`{"response":{"ty`), iotest.ErrReader(boom))
 	_, err := newDecoder(r, 0).next()
 	testutil.ErrorIs(t, err, boom)
+	testutil.ErrorIs(t, err, ErrConnectionCut)
+	testutil.Equal(t, "message", err.Error(), "neurosan: connection cut at byte 16: connection reset")
 	var de *DecodeError
 	testutil.Equal(t, "not a DecodeError", errors.As(err, &de), false)
 }

@@ -43,6 +43,12 @@ var (
 	ErrInvalidAgent = errors.New("neurosan: invalid agent name")
 	// ErrBusy: Conversation.Send was called while a turn was in flight.
 	ErrBusy = errors.New("neurosan: conversation turn already in flight")
+	// ErrConnectionCut: the connection closed or failed before the end of
+	// the stream (the server crashed, a proxy dropped it). The error says at
+	// which byte, and wraps the transport's error (io.ErrUnexpectedEOF for
+	// a chunked body cut short). It is never retried: the agents may
+	// already have acted.
+	ErrConnectionCut = errors.New("neurosan: connection cut")
 	// ErrClosed: the stream was closed by its Close method.
 	ErrClosed = net.ErrClosed
 )
@@ -124,12 +130,13 @@ func (e *StreamError) Error() string {
 func (e *StreamError) Timeout() bool { return e.Message == "Request timeout" }
 
 // DecodeError is a stream body that is not a sequence of JSON objects, or
-// that was cut off in the middle of one.
+// that ended, as a complete HTTP body, in the middle of one. (A connection
+// cut short is ErrConnectionCut instead.)
 type DecodeError struct {
 	// Offset is the byte offset in the response body where decoding
 	// failed: just past the bad byte of a syntax error, the end of what
-	// was read for a cut stream or an object over MaxMessageBytes, the end
-	// of a value that is not an object.
+	// was read for a body that ended inside an object or an object over
+	// MaxMessageBytes, the end of a value that is not an object.
 	Offset int64
 	// Err says what was wrong: a *json.SyntaxError, io.ErrUnexpectedEOF,
 	// ErrMessageTooBig, or a value that is not a JSON object.
@@ -142,5 +149,5 @@ func (e *DecodeError) Error() string {
 }
 
 // Unwrap returns Err, so that errors.Is(err, ErrMessageTooBig) and
-// io.ErrUnexpectedEOF (a stream cut inside an object) match.
+// io.ErrUnexpectedEOF (a body that ended inside an object) match.
 func (e *DecodeError) Unwrap() error { return e.Err }

@@ -9,17 +9,18 @@ import (
 )
 
 // MessageType is the type of a [ChatMessage], carried on the wire as the
-// proto enum's string name. It is a string rather than an int enum so that a
-// name this package does not know (a newer server's type, or the converter's
-// "UNKNOWN_MESSAGE_TYPE") passes through unchanged instead of collapsing to
-// UNKNOWN. Numeric wire values are accepted and mapped to their names; an
+// name of the server's enum. It is a string rather than an int enum so that
+// a name this package does not know (a newer server's type) passes through
+// unchanged. Numeric wire values are accepted and mapped to their names; an
 // unknown number is kept as its decimal text, for example "105".
 type MessageType string
 
 // The message types of neuro-san's chat.proto, with their numeric values in
-// the comments.
+// the comments. The server writes the type it cannot name as
+// UNKNOWN_MESSAGE_TYPE, its enum's name for 0; the "UNKNOWN" of the
+// OpenAPI description is read as TypeUnknown too.
 const (
-	TypeUnknown         MessageType = "UNKNOWN"           // 0
+	TypeUnknown         MessageType = "UNKNOWN_MESSAGE_TYPE" // 0
 	TypeSystem          MessageType = "SYSTEM"            // 1
 	TypeHuman           MessageType = "HUMAN"             // 2
 	TypeAI              MessageType = "AI"                // 4
@@ -45,6 +46,9 @@ func (t *MessageType) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		*t = MessageType(s)
+		if s == "UNKNOWN" {
+			*t = TypeUnknown
+		}
 	default:
 		n, err := strconv.ParseInt(string(b), 10, 64)
 		if err != nil {

@@ -17,6 +17,9 @@ func TestMessageType_UnmarshalJSON(t *testing.T) {
 	}{
 		{"name", `"AGENT_FRAMEWORK"`, neurosan.TypeAgentFramework, false},
 		{"unknown name passes through", `"AGENT_SOMETHING_NEW"`, "AGENT_SOMETHING_NEW", false},
+		{"the enum's name for 0", `"UNKNOWN_MESSAGE_TYPE"`, neurosan.TypeUnknown, false}, // Issue #25
+		{"the OpenAPI name for 0", `"UNKNOWN"`, neurosan.TypeUnknown, false},
+		{"zero", `0`, neurosan.TypeUnknown, false},
 		{"number", `101`, neurosan.TypeAgentFramework, false},
 		{"human number", `2`, neurosan.TypeHuman, false},
 		{"progress number", `104`, neurosan.TypeAgentProgress, false},
