@@ -3,7 +3,6 @@ package neurosan
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -215,7 +214,7 @@ func (c *Client) getJSON(ctx context.Context, op, agent, u string, v any) error 
 		return ctxCause(ctx, err)
 	}
 	c.rec.RecordNote(jsonl.In, "200 "+op, body)
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := unmarshalRaw(body, v); err != nil {
 		return &DecodeError{Err: err}
 	}
 	return nil

@@ -248,11 +248,11 @@ func (cv *Conversation) UnmarshalJSON(b []byte) (err error) {
 	}
 	sly := map[string]json.RawMessage{}
 	if len(s.SlyData) > 0 {
-		if err := json.Unmarshal(s.SlyData, &sly); err != nil {
+		if err := unmarshalRaw(s.SlyData, &sly); err != nil {
 			return fmt.Errorf("sly_data: %w", err)
 		}
 	}
-	if len(s.ChatContext) > 0 && !json.Valid(s.ChatContext) {
+	if len(s.ChatContext) > 0 && !validJSON(s.ChatContext) {
 		return errors.New("chat_context is not JSON")
 	}
 	cv.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -235,4 +236,52 @@ func mustMarshalJSON(t *testing.T, cv *neurosan.Conversation) []byte {
 	b, err := cv.MarshalJSON()
 	testutil.Success(t, err)
 	return b
+}
+
+// Python writes non-finite floats as NaN, Infinity and -Infinity (numpy
+// values in sly_data, model output parsed into structure). The client reads
+// them, keeps them as written in the raw fields, sends sly_data back as it
+// came (as the Python client does), saves them, and decodes them with
+// neurosan.Unmarshal to math.NaN() and math.Inf. Issue #25.
+func TestConversation_Send_nonFinite(t *testing.T) {
+	t.Parallel()
+	stats := neurosantest.Agent{Name: "stats", AllowSlyData: []string{"mean"}, Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAgentProgress, Structure: json.RawMessage(`{"progress":NaN}`)})
+		return neurosantest.Reply{
+			Text:      "no data",
+			Structure: json.RawMessage(`{"mean":NaN,"range":[-Infinity,Infinity]}`),
+			SlyData:   map[string]json.RawMessage{"mean": json.RawMessage(`NaN`)},
+		}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{stats}})
+	var progress []float64
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "stats", &neurosan.ConversationOptions{
+		Filter: neurosan.FilterMaximal,
+		OnMessage: func(m *neurosan.ChatMessage) {
+			if p, ok := m.Progress(); ok {
+				progress = append(progress, p)
+			}
+		},
+	})
+	ans, err := cv.Send(context.Background(), "mean of nothing")
+	testutil.Success(t, err)
+	testutil.Equal(t, "structure as written", string(ans.Structure), `{"mean": NaN, "range": [-Infinity, Infinity]}`)
+	var st struct {
+		Mean  float64
+		Range []float64
+	}
+	testutil.Success(t, neurosan.Unmarshal(ans.Structure, &st))
+	testutil.Equal(t, "NaN", math.IsNaN(st.Mean), true)
+	testutil.Equal(t, "range", st.Range, []float64{math.Inf(-1), math.Inf(1)})
+	testutil.Equal(t, "progress NaN", len(progress) == 1 && math.IsNaN(progress[0]), true)
+	testutil.Equal(t, "sly_data kept", string(cv.SlyData()["mean"]), "NaN")
+
+	slot, err := json.Marshal(cv)
+	testutil.Success(t, err)
+	again := neurosan.NewConversation(newClient(t, s.URL, nil), "stats", nil)
+	testutil.Success(t, json.Unmarshal(slot, again))
+	_, err = again.Send(context.Background(), "and now?")
+	testutil.Success(t, err)
+	testutil.Equal(t, "sent back as written", string(s.Turns()[1].SlyData["mean"]), "NaN")
+	testutil.Equal(t, "context sent back", string(s.Turns()[1].ChatContext), string(cv.ChatContext()))
 }

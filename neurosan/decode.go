@@ -28,18 +28,22 @@ const (
 // line scanner plus json.Unmarshal would; the raw object is rebuilt from
 // the map only when a recorder asks for it.
 type decoder struct {
-	dec *json.Decoder
-	lr  *limitReader
-	top map[string]json.RawMessage
-	msg ChatMessage
+	dec   *json.Decoder
+	lr    *limitReader
+	nf    *nfReader
+	found int // non-finite tokens rewritten before the current object
+	top   map[string]json.RawMessage
+	msg   ChatMessage
 }
 
 // newDecoder returns a decoder of r. If maxObject > 0, an object (counted
 // from the end of the previous one) longer than maxObject bytes fails with
-// ErrMessageTooBig before it is buffered whole.
+// ErrMessageTooBig before it is buffered whole. NaN, Infinity and
+// -Infinity are read as Python writes them (see nonfinite.go).
 func newDecoder(r io.Reader, maxObject int64) *decoder {
 	lr := &limitReader{r: r, max: maxObject}
-	return &decoder{lr: lr, dec: json.NewDecoder(lr)}
+	nf := newNFReader(lr)
+	return &decoder{lr: lr, nf: nf, dec: json.NewDecoder(nf)}
 }
 
 // next decodes the next object. It returns io.EOF at a clean end between
@@ -49,6 +53,12 @@ func (d *decoder) next() (frameKind, error) {
 	d.top = nil
 	if err := d.dec.Decode(&d.top); err != nil {
 		return 0, d.decodeError(err)
+	}
+	if d.nf.s.found != d.found {
+		d.found = d.nf.s.found
+		for _, v := range d.top {
+			restoreNonFinite(v)
+		}
 	}
 	return d.classify()
 }

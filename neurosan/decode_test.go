@@ -68,6 +68,11 @@ var decodeCases = []struct {
 	{name: "number after answer", in: `{"response":{"type":"AI","text":"a"}} 42`, msgs: []string{"AI:a"}, decodeErr: true},
 	{name: "bad type", in: `{"response":{"type":true}}`, decodeErr: true},
 	{name: "empty body", in: ""},
+	// Issue #25: what Python's json.dumps writes for non-finite floats.
+	{name: "NaN and Infinity", in: `{"response": {"type": "AGENT_FRAMEWORK", "text": "n", "structure": {"a": NaN, "b": [Infinity, -Infinity]}, "sly_data": {"m": NaN}}}` + "\n", msgs: []string{"AGENT_FRAMEWORK:n"}},
+	{name: "NaN in the error value", in: `{"error": NaN}`, streamErr: "NaN"},
+	{name: "not NaN", in: `{"response": {"type": "AI", "structure": Nope}}`, decodeErr: true},
+	{name: "NaN for a text", in: `{"response": {"type": "AI", "text": NaN}}`, decodeErr: true},
 }
 
 func Test_decoder(t *testing.T) {
@@ -140,6 +145,7 @@ func FuzzDecoder(f *testing.F) {
 		f.Add([]byte(tc.in), uint8(3))
 	}
 	f.Add([]byte(`{"response":{"type":"AI","origin":[{"tool":"a","instantiation_index":1}],"sly_data":{"k":[1]},"extra":{"n":null}}}`), uint8(1))
+	f.Add([]byte(`{"response": {"structure": {"x": -Infinity, "s": "NaN\" E", "n": 1E5}, "sly_data": {"k": NaN}}}`), uint8(2))
 	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
 		n := int(chunk%16) + 1
 		whole, hb1, e1, err1 := decodeAll(bytes.NewReader(in), 1<<16)

@@ -31,6 +31,15 @@
 // message fields are kept in [ChatMessage].Extra, and the message type is
 // accepted as a string name or as its proto number.
 //
+// The server is Python, and json.dumps writes a float that is not finite
+// as NaN, Infinity or -Infinity, which encoding/json rejects. The client
+// reads them as Python does. In raw fields (Structure, ChatContext, the
+// values of SlyData and Extra) they stay as the bytes the server wrote, so
+// they go back to the server unchanged, as the Python client sends them;
+// [Unmarshal] decodes them to the Go values math.NaN(), math.Inf(1) and
+// math.Inf(-1) (in a float64, float32 or interface), and Progress reports a
+// NaN progress as NaN.
+//
 // The answer is the last AGENT_FRAMEWORK message. Its chat_context is the
 // whole conversation state (the server keeps none); [Conversation] keeps it
 // opaque, sends it back byte for byte, merges returned sly_data, can drop a

@@ -21,13 +21,13 @@ type MessageType string
 // OpenAPI description is read as TypeUnknown too.
 const (
 	TypeUnknown         MessageType = "UNKNOWN_MESSAGE_TYPE" // 0
-	TypeSystem          MessageType = "SYSTEM"            // 1
-	TypeHuman           MessageType = "HUMAN"             // 2
-	TypeAI              MessageType = "AI"                // 4
-	TypeAgent           MessageType = "AGENT"             // 100
-	TypeAgentFramework  MessageType = "AGENT_FRAMEWORK"   // 101
-	TypeAgentToolResult MessageType = "AGENT_TOOL_RESULT" // 103
-	TypeAgentProgress   MessageType = "AGENT_PROGRESS"    // 104
+	TypeSystem          MessageType = "SYSTEM"               // 1
+	TypeHuman           MessageType = "HUMAN"                // 2
+	TypeAI              MessageType = "AI"                   // 4
+	TypeAgent           MessageType = "AGENT"                // 100
+	TypeAgentFramework  MessageType = "AGENT_FRAMEWORK"      // 101
+	TypeAgentToolResult MessageType = "AGENT_TOOL_RESULT"    // 103
+	TypeAgentProgress   MessageType = "AGENT_PROGRESS"       // 104
 )
 
 var typeByNumber = map[int64]MessageType{
@@ -113,22 +113,36 @@ func (m *ChatMessage) Progress() (float64, bool) {
 		return 0, false
 	}
 	var p struct{ Progress *float64 }
-	if json.Unmarshal(m.Structure, &p) != nil || p.Progress == nil {
+	if Unmarshal(m.Structure, &p) != nil || p.Progress == nil {
 		return 0, false
 	}
 	return *p.Progress, true
 }
 
-// UnmarshalJSON decodes a message, keeping unknown fields in Extra.
+// UnmarshalJSON decodes a message, keeping unknown fields in Extra. It
+// reads NaN, Infinity and -Infinity, which stay as written in the raw
+// fields (decode those with [Unmarshal]).
 func (m *ChatMessage) UnmarshalJSON(b []byte) error {
+	rw, n := rewriteNonFinite(b)
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil {
+	if err := json.Unmarshal(rw, &fields); err != nil {
 		return err
 	}
 	*m = ChatMessage{}
 	for k, v := range fields {
 		if err := m.setField(k, v); err != nil {
 			return fmt.Errorf("field %q: %w", k, err)
+		}
+	}
+	if n > 0 {
+		for _, v := range [][]byte{m.Structure, m.ChatContext, m.ContentBlocks} {
+			restoreNonFinite(v)
+		}
+		for _, v := range m.SlyData {
+			restoreNonFinite(v)
+		}
+		for _, v := range m.Extra {
+			restoreNonFinite(v)
 		}
 	}
 	return nil
@@ -207,8 +221,9 @@ func (m *ChatMessage) appendJSON(b []byte) ([]byte, error) {
 }
 
 // objWriter appends the fields of a JSON object. Raw values are copied
-// verbatim (after a validity check), never re-encoded, so an opaque
-// chat_context reaches the server byte for byte as it was received.
+// verbatim (after a validity check that accepts NaN and Infinity, as the
+// server does), never re-encoded, so an opaque chat_context reaches the
+// server byte for byte as it was received.
 type objWriter struct {
 	b   []byte
 	n   int
@@ -236,7 +251,7 @@ func (w *objWriter) raw(k string, v json.RawMessage) {
 	if w.err != nil || len(v) == 0 {
 		return
 	}
-	if !json.Valid(v) {
+	if !validJSON(v) {
 		w.err = fmt.Errorf("field %q is not valid JSON", k)
 		return
 	}
