@@ -1,6 +1,7 @@
 package neurosan
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,10 +62,14 @@ func NewConversation(c *Client, agent string, opts *ConversationOptions) *Conver
 
 // Send sends one turn and returns the answer: the last AGENT_FRAMEWORK
 // message, whose Text and Structure are the reply. On success the answer's
-// chat_context replaces the stored one (unless it has none) and its sly_data
-// is merged into the stored sly_data, key by key. On error nothing changes,
-// so the turn can be sent again. ctx bounds the turn; see
-// [Client.StreamingChat].
+// chat_context replaces the stored one and its sly_data is merged into the
+// stored sly_data, key by key. An empty chat_context (none, or {}, which
+// the server sends with "Event acknowledged" and with the error text of a
+// network that could not start) carries no history: the stored one is
+// kept. An error after a complete answer (see [ErrAfterAnswer]) is not a
+// failure: the answer is kept and returned, and the error is reported
+// through ClientOptions.Logf. On any other error nothing changes, so the
+// turn can be sent again. ctx bounds the turn; see [Client.StreamingChat].
 func (cv *Conversation) Send(ctx context.Context, text string) (_ *ChatMessage, err error) {
 	defer errd.Wrap(&err, "neurosan: conversation")
 	req, err := cv.begin(text)
@@ -91,6 +96,9 @@ func (cv *Conversation) Send(ctx context.Context, text string) (_ *ChatMessage, 
 		return nil, err
 	}
 	cv.commit(ans)
+	if err := s.Err(); err != nil {
+		cv.client.opts.Logf("neurosan: conversation with %q: %v (the answer was kept)", cv.agent, err)
+	}
 	return ans, nil
 }
 
@@ -115,7 +123,7 @@ func (cv *Conversation) commit(ans *ChatMessage) {
 	defer cv.mu.Unlock()
 	cv.answer = ans
 	maps.Copy(cv.sly, ans.SlyData)
-	if len(ans.ChatContext) == 0 {
+	if emptyObject(ans.ChatContext) {
 		return
 	}
 	if cv.opts.MaxContextBytes > 0 && len(ans.ChatContext) > cv.opts.MaxContextBytes {
@@ -124,6 +132,15 @@ func (cv *Conversation) commit(ans *ChatMessage) {
 		return
 	}
 	cv.context = ans.ChatContext
+}
+
+// emptyObject reports a JSON value that is absent or {}.
+func emptyObject(raw json.RawMessage) bool {
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		return true
+	}
+	return len(b) >= 2 && b[0] == '{' && b[len(b)-1] == '}' && len(bytes.TrimSpace(b[1:len(b)-1])) == 0
 }
 
 // Answer returns the last turn's answer, or nil before the first one (and

@@ -3,6 +3,8 @@ package neurosan_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -284,4 +286,125 @@ func TestConversation_Send_nonFinite(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "sent back as written", string(s.Turns()[1].SlyData["mean"]), "NaN")
 	testutil.Equal(t, "context sent back", string(s.Turns()[1].ChatContext), string(cv.ChatContext()))
+}
+
+// The server can write {"error": "Request timeout"} (or "Internal server
+// error") after its final message, because it waits for clean-up inside
+// its request timeout; the connection can also drop then. The answer and
+// its chat_context are kept, as the Python client keeps them, and the
+// error is reported apart. Issue #25.
+func TestConversation_Send_keepsAnswer(t *testing.T) {
+	t.Parallel()
+	for _, after := range []neurosantest.Fault{neurosantest.FaultTimeout, neurosantest.FaultInternal, neurosantest.FaultCut} {
+		t.Run(after.String(), func(t *testing.T) {
+			t.Parallel()
+			agent := neurosantest.QuestDesigner()
+			quest := agent.Script
+			agent.Script = func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+				r := quest(ctx, tn)
+				r.After = after
+				return r
+			}
+			s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+			var logged []string
+			var mu sync.Mutex
+			c := newClient(t, s.URL, &neurosan.ClientOptions{Logf: func(f string, a ...any) {
+				mu.Lock()
+				logged = append(logged, fmt.Sprintf(f, a...))
+				mu.Unlock()
+			}})
+			cv := neurosan.NewConversation(c, agent.Name, nil)
+			ans, err := cv.Send(context.Background(), "cats")
+			testutil.Success(t, err)
+			testutil.Equal(t, "answer", strings.HasPrefix(ans.Text, "Quest 1:"), true)
+			testutil.Equal(t, "context kept", string(cv.ChatContext()), string(ans.ChatContext))
+			ans, err = cv.Send(context.Background(), "dogs")
+			testutil.Success(t, err)
+			testutil.Equal(t, "continued", strings.HasPrefix(ans.Text, "Quest 2:"), true)
+			mu.Lock()
+			defer mu.Unlock()
+			testutil.Equal(t, "reported twice", len(logged), 2)
+			want := map[neurosantest.Fault]string{neurosantest.FaultTimeout: "Request timeout", neurosantest.FaultInternal: "Internal server error", neurosantest.FaultCut: "connection cut"}[after]
+			if !strings.Contains(logged[0], "after the answer") || !strings.Contains(logged[0], want) {
+				t.Errorf("logged %q, want the error after the answer (%s)", logged[0], want)
+			}
+		})
+	}
+}
+
+// The stream reports what followed the answer: Answer keeps the answer,
+// Next and Err return the error, which matches ErrAfterAnswer and the
+// error itself. Issue #25.
+func TestStream_Answer_afterAnswer(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.Agent{Name: "late", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		return neurosantest.Reply{Text: "done", After: neurosantest.FaultTimeout}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "late", &neurosan.ChatRequest{Text: "x"})
+	testutil.Success(t, err)
+	defer st.Close()
+	testutil.Success(t, st.Err())
+	ans, err := st.Answer()
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer", ans.Text, "done")
+	err = st.Err()
+	testutil.ErrorIs(t, err, neurosan.ErrAfterAnswer)
+	var se *neurosan.StreamError
+	testutil.ErrorAs(t, err, &se)
+	testutil.Equal(t, "timeout", se.Timeout(), true)
+	_, err = st.Next()
+	testutil.ErrorIs(t, err, neurosan.ErrAfterAnswer)
+	testutil.Equal(t, "message", strings.Contains(err.Error(), "streaming_chat: after the answer: stream error"), true)
+}
+
+// An error after an intermediate AGENT_FRAMEWORK message (no chat_context)
+// is still a failure: that message is not the answer.
+func TestStream_Answer_afterIntermediate(t *testing.T) {
+	t.Parallel()
+	agent := neurosantest.Agent{Name: "busy", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAgentFramework, Text: "Patience, please."})
+		return neurosantest.Reply{Fault: neurosantest.FaultTimeout}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "busy", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	_, err = st.Answer()
+	var se *neurosan.StreamError
+	testutil.ErrorAs(t, err, &se)
+	if errors.Is(err, neurosan.ErrAfterAnswer) {
+		t.Fatalf("an intermediate message taken for the answer: %v", err)
+	}
+}
+
+// "Event acknowledged" and a network's set-up error come with an empty
+// chat_context ({}): the answer is returned, and the conversation keeps
+// its history. Issue #25.
+func TestConversation_Send_emptyContext(t *testing.T) {
+	t.Parallel()
+	var ack atomic.Bool
+	agent := neurosantest.QuestDesigner()
+	quest := agent.Script
+	agent.Script = func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		if ack.Load() {
+			return neurosantest.Reply{Text: "Event acknowledged", EmptyContext: true}
+		}
+		return quest(ctx, tn)
+	}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, nil)
+	_, err := cv.Send(context.Background(), "one")
+	testutil.Success(t, err)
+	before := string(cv.ChatContext())
+	ack.Store(true)
+	ans, err := cv.Send(context.Background(), "ping")
+	testutil.Success(t, err)
+	testutil.Equal(t, "answer", ans.Text, "Event acknowledged")
+	testutil.Equal(t, "its context", string(ans.ChatContext), "{}")
+	testutil.Equal(t, "history kept", string(cv.ChatContext()), before)
+	ack.Store(false)
+	ans, err = cv.Send(context.Background(), "two")
+	testutil.Success(t, err)
+	testutil.Equal(t, "continued", strings.HasPrefix(ans.Text, "Quest 2:"), true)
 }

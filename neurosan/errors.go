@@ -32,6 +32,11 @@ var (
 	// ErrTurnTimeout: the turn took longer than ClientOptions.TurnTimeout.
 	// It matches context.DeadlineExceeded too.
 	ErrTurnTimeout = fmt.Errorf("neurosan: turn timeout: %w", context.DeadlineExceeded)
+	// ErrAfterAnswer: the stream failed after a complete answer (an
+	// {"error": …} object the server wrote while cleaning up, a cut
+	// connection, a timeout). Stream.Answer and Conversation.Send keep the
+	// answer; the error comes from Stream.Next and Stream.Err.
+	ErrAfterAnswer = errors.New("neurosan: error after the answer")
 	// ErrNoAnswer: the stream ended cleanly without an AGENT_FRAMEWORK
 	// message (for example the request had no text, and the server sent {}).
 	ErrNoAnswer = errors.New("neurosan: stream ended without an answer")

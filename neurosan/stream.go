@@ -2,6 +2,7 @@ package neurosan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -81,8 +82,13 @@ type Stream struct {
 // AGENT_TOOL_RESULT, AGENT_PROGRESS with a progress structure). Empty {}
 // objects and empty AGENT_PROGRESS heartbeats are skipped and counted (see
 // Heartbeats). At a clean end it returns io.EOF; an {"error":…} object
-// returns a [*StreamError]. After an error or io.EOF, the stream is closed
-// and Next keeps returning the same error. The message is the caller's.
+// returns a [*StreamError]. An error that follows a complete answer (an
+// AGENT_FRAMEWORK message with a chat_context, as the server's final
+// message always has) also matches ErrAfterAnswer: the server can write
+// {"error": "Request timeout"} while it cleans up after its last message,
+// and the connection can drop then too; Answer keeps that answer. After an
+// error or io.EOF, the stream is closed and Next keeps returning the same
+// error. The message is the caller's.
 func (s *Stream) Next() (*ChatMessage, error) {
 	if s.err != nil {
 		return nil, s.err
@@ -92,6 +98,9 @@ func (s *Stream) Next() (*ChatMessage, error) {
 		if err == io.EOF {
 			s.body.Close() // before the cancel in Close, so the connection is reused
 		} else {
+			if s.complete() {
+				err = &afterAnswerError{err}
+			}
 			err = fmt.Errorf("neurosan: streaming_chat: %w", err)
 		}
 		s.err = err
@@ -99,6 +108,28 @@ func (s *Stream) Next() (*ChatMessage, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// complete reports whether the last AGENT_FRAMEWORK message read carries a
+// chat_context: the server's final message always does (an empty {} on
+// "Event acknowledged"), an intermediate one need not.
+func (s *Stream) complete() bool { return s.answer != nil && s.answer.ChatContext != nil }
+
+// afterAnswerError is an error that ended a stream after its answer.
+type afterAnswerError struct{ err error }
+
+func (e *afterAnswerError) Error() string   { return "after the answer: " + e.err.Error() }
+func (e *afterAnswerError) Unwrap() []error { return []error{ErrAfterAnswer, e.err} }
+
+// Err returns the error that ended the stream: nil while it runs and after
+// a clean end, otherwise the error Next returned. Call it from the
+// goroutine that reads the stream, for example after Answer to learn of an
+// error that followed the answer (it then matches ErrAfterAnswer).
+func (s *Stream) Err() error {
+	if s.err == io.EOF {
+		return nil
+	}
+	return s.err
 }
 
 func (s *Stream) next() (*ChatMessage, error) {
@@ -148,11 +179,16 @@ func (s *Stream) Messages() iter.Seq2[*ChatMessage, error] {
 // Answer reads the rest of the stream and returns the answer: the last
 // AGENT_FRAMEWORK message, whose Text and Structure are the network's reply
 // and whose ChatContext continues the conversation. It returns ErrNoAnswer
-// if the stream ended cleanly without one, or the stream's error.
+// if the stream ended cleanly without one, or the stream's error. An error
+// after a complete answer does not lose it: Answer returns the answer with
+// a nil error, and [Stream.Err] the error (as the Python client, which
+// ignores what follows the answer).
 func (s *Stream) Answer() (*ChatMessage, error) {
 	for {
 		if _, err := s.Next(); err == io.EOF {
 			break
+		} else if errors.Is(err, ErrAfterAnswer) {
+			return s.answer, nil
 		} else if err != nil {
 			return nil, err
 		}
