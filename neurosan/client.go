@@ -29,16 +29,23 @@ type ClientOptions struct {
 	// headers "request_id" and "user_id" that the server copies into its
 	// logs. New copies it.
 	Header http.Header
-	// TurnTimeout bounds a whole StreamingChat turn, from the request to the
-	// end of the stream, on top of the caller's context. It must exceed the
-	// network's max_execution_seconds: turns of several minutes are normal.
-	// If zero, 15 minutes is used. Negative disables it.
+	// TurnTimeout bounds a whole turn (and a List, Function, Connectivity,
+	// CallTool or probe call), from the request to the end of the
+	// response, on top of the caller's context. If zero, there is none,
+	// as on the server: a network has no request timeout unless its
+	// request_timeout_seconds sets one (the server then ends the turn
+	// itself with {"error": "Request timeout"}), and turns of several
+	// minutes are normal. If set, make it exceed that timeout: cutting a
+	// turn does not stop the agents (see [Stream.Close]). Negative also
+	// means none.
 	TurnTimeout time.Duration
-	// IdleTimeout bounds the wait for the next bytes of a response. With the
-	// server's heartbeat on, set it to a few heartbeat intervals. Without a
-	// heartbeat a MINIMAL stream is silent until the answer, so it must then
-	// exceed the longest turn. If zero, 5 minutes is used. Negative
-	// disables it.
+	// IdleTimeout bounds the wait for the next bytes of a response. If
+	// zero, there is none: the server's heartbeat is off by default, so a
+	// MINIMAL turn is silent until its answer, however long the agents
+	// work. When the server writes heartbeats (an interval N set with
+	// AGENT_STREAM_KEEP_ALIVE_WITH_PROGRESS_INTERVAL_SECONDS), set it to
+	// about 3N to notice a dead server or a dropped proxy connection
+	// within that. Negative also means none.
 	IdleTimeout time.Duration
 	// MaxMessageBytes bounds one JSON object of a stream, and a whole List,
 	// Function or Connectivity body. chat_context grows with the history,
@@ -62,9 +69,9 @@ type ClientOptions struct {
 	Logf func(format string, args ...any)
 }
 
+// The turn and idle timeouts have no default: the server has none (see
+// ClientOptions).
 const (
-	defaultTurnTimeout     = 15 * time.Minute
-	defaultIdleTimeout     = 5 * time.Minute
 	defaultMaxMessageBytes = 64 << 20
 	defaultRetries         = 3
 	defaultRetryBackoff    = 500 * time.Millisecond
@@ -80,12 +87,6 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 		c.HTTPClient = &http.Client{}
 	}
 	c.Header = c.Header.Clone()
-	if c.TurnTimeout == 0 {
-		c.TurnTimeout = defaultTurnTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = defaultIdleTimeout
-	}
 	if c.MaxMessageBytes == 0 {
 		c.MaxMessageBytes = defaultMaxMessageBytes
 	}

@@ -45,21 +45,41 @@
 // opaque, sends it back byte for byte, merges returned sly_data, can drop a
 // context that outgrows a byte budget, and saves to a game's save slot.
 //
-// # Timeouts and retries
+// # Timeouts, cancellation and retries
 //
-// Turns of several minutes are normal, so the http.Client must have no
-// Timeout. Instead each turn is bounded by its context, by
-// ClientOptions.TurnTimeout (which must exceed the network's
-// max_execution_seconds) and by ClientOptions.IdleTimeout (which must exceed
-// the server's heartbeat interval, or the whole turn when heartbeats are
-// off). NeuroSan has no cancel call: closing the connection cancels the
-// turn, and that is what [Stream.Close] and every timeout do.
+// The knobs, against the server's defaults:
 //
-// A 503 ("Too many concurrent requests", "Server is shutting down") before
-// the stream starts is retried with exponential back-off; nothing is retried
-// once a 200 stream has begun, because the agents may already have acted.
+//   - The caller's context bounds a turn. http.Client.Timeout must be zero
+//     ([New] refuses one): it would cut long streams.
+//   - ClientOptions.TurnTimeout: none by default, like the server, which
+//     has no request timeout unless a network sets request_timeout_seconds
+//     (it then ends the turn with {"error": "Request timeout"}, a
+//     [*StreamError]). Turns of several minutes are normal.
+//   - ClientOptions.IdleTimeout: none by default, because the server's
+//     heartbeat is off by default and a MINIMAL turn is silent until its
+//     answer. With the heartbeat on
+//     (AGENT_STREAM_KEEP_ALIVE_WITH_PROGRESS_INTERVAL_SECONDS = N, which is
+//     also what keeps proxies that drop idle connections from cutting a
+//     turn), set it to about 3N.
+//   - ClientOptions.Retries and RetryBackoff: a 503 before the stream
+//     starts ("Too many concurrent requests" beyond the server's
+//     concurrent_requests_limit, unlimited by default; "Server is shutting
+//     down", which drains for up to 30 s) is retried with exponential
+//     back-off. Nothing is retried once a 200 stream has begun, because
+//     the agents may already have acted.
+//
+// NeuroSan has no cancel call. Closing the connection ([Stream.Close], an
+// ended context, a timeout) is all a client can do, and the server learns
+// of it only when its next write to the stream fails: the next MAXIMAL
+// message, the next heartbeat, or the final answer. With MINIMAL and the
+// heartbeat off (its defaults), the agents run on to the end and hold
+// their concurrency slot: the player's next turn can meanwhile get a 503.
+// Turn the server's heartbeat on, or use FilterMaximal, to free it sooner.
+//
 // Other statuses are a [*StatusError] matching ErrBadRequest, ErrForbidden,
-// ErrNotFound or ErrServer.
+// ErrNotFound or ErrServer. An error that follows a complete answer (the
+// server's request timeout striking during its clean-up, a connection cut)
+// matches ErrAfterAnswer and does not lose the answer.
 //
 // # Concurrency
 //

@@ -19,8 +19,8 @@ import (
 // before the stream starts; any other non-200 status is a [*StatusError].
 //
 // The turn is bounded by ctx and by ClientOptions.TurnTimeout and
-// IdleTimeout; when any of them expires the connection is closed, which is
-// how NeuroSan learns that a turn was cancelled. The caller must call
+// IdleTimeout; when any of them expires the connection is closed, with the
+// consequences described at [Stream.Close]. The caller must call
 // [Stream.Close] (it is harmless after the end).
 func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatRequest) (_ *Stream, err error) {
 	defer errd.Wrap(&err, "neurosan: streaming_chat")
@@ -202,9 +202,16 @@ func (s *Stream) Answer() (*ChatMessage, error) {
 // Heartbeats returns how many empty keep-alive frames were skipped so far.
 func (s *Stream) Heartbeats() int { return s.heartbeats }
 
-// Close closes the connection, which cancels the turn on the server if it
-// was still running. It is idempotent and safe to call concurrently with
-// Next, which then returns an error matching ErrClosed.
+// Close closes the connection. It is idempotent and safe to call
+// concurrently with Next, which then returns an error matching ErrClosed.
+//
+// NeuroSan has no cancel call, and the server learns that the client left
+// only when its next write to the stream fails: the next message with
+// FilterMaximal, the next heartbeat if the server writes them, or the
+// final answer. With FilterMinimal and the heartbeat off (the server's
+// defaults) the agents therefore run on to the end of the turn and keep
+// its concurrency slot, so that on a server with concurrent_requests_limit
+// the next turn may be refused with 503 (which the client retries).
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel(ErrClosed)

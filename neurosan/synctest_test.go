@@ -418,3 +418,23 @@ func TestStream_idlePausedDuringBackoff(t *testing.T) {
 		testutil.Equal(t, "requests", fake.Requests(), 2)
 	})
 }
+
+// The defaults match the server's: it has no request timeout unless the
+// network sets one, and its heartbeat is off, so a MINIMAL turn is silent
+// until its answer. A 20-minute silent turn must not be cut by the client
+// (it was, by an idle timeout of 5 minutes and a turn timeout of 15).
+// Issue #25.
+func TestClient_defaultsLetASilentTurnRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(20 * time.Minute)}, LineDelay: -1})
+		c := servePipe(t, fake, nil)
+		start := time.Now()
+		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
+		testutil.Success(t, err)
+		defer st.Close()
+		ans, err := st.Answer()
+		testutil.Success(t, err)
+		testutil.Equal(t, "answer", ans.Text, "awake")
+		testutil.Equal(t, "waited", time.Since(start), 20*time.Minute)
+	})
+}
