@@ -164,7 +164,7 @@ func (c *Client) List(ctx context.Context) (_ []AgentInfo, err error) {
 	var resp struct {
 		Agents []AgentInfo `json:"agents"`
 	}
-	err = c.getJSON(ctx, "list", "", c.base+"/api/v1/list", &resp)
+	err = c.callJSON(ctx, http.MethodGet, "list", "", c.base+"/api/v1/list", nil, c.opts.Retries, &resp)
 	return resp.Agents, err
 }
 
@@ -196,26 +196,28 @@ func (c *Client) getAgent(ctx context.Context, op, agent string, v any) error {
 	if err != nil {
 		return err
 	}
-	return c.getJSON(ctx, op, agent, c.base+"/api/v1/"+p+"/"+op, v)
+	return c.callJSON(ctx, http.MethodGet, op, agent, c.base+"/api/v1/"+p+"/"+op, nil, c.opts.Retries, v)
 }
 
-func (c *Client) getJSON(ctx context.Context, op, agent, u string, v any) error {
+// callJSON makes one JSON call (503 retried up to retries times) and
+// decodes its 200 body into v.
+func (c *Client) callJSON(ctx context.Context, method, op, agent, u string, body []byte, retries int, v any) error {
 	if c.opts.TurnTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.opts.TurnTimeout, ErrTurnTimeout)
 		defer cancel()
 	}
-	resp, err := c.do(ctx, http.MethodGet, op, agent, u, nil, nil)
+	resp, err := c.do(ctx, method, op, agent, u, body, retries, nil)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	body, err := c.readAll(resp.Body)
+	in, err := c.readAll(resp.Body)
 	if err != nil {
 		return ctxCause(ctx, err)
 	}
-	c.rec.RecordNote(jsonl.In, "200 "+op, body)
-	if err := unmarshalRaw(body, v); err != nil {
+	c.rec.RecordNote(jsonl.In, "200 "+op, in)
+	if err := unmarshalRaw(in, v); err != nil {
 		return &DecodeError{Err: err}
 	}
 	return nil
@@ -232,10 +234,11 @@ func (c *Client) readAll(r io.Reader) ([]byte, error) {
 	return b, err
 }
 
-// do sends a request, retrying 503 answers with back-off, and returns a 200
-// response or a *StatusError. Nothing is retried once a 200 arrived. The
-// idle timer (may be nil) runs during each attempt, not during back-off.
-func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byte, idle *idleTimer) (*http.Response, error) {
+// do sends a request, retrying 503 answers with back-off up to retries
+// times, and returns a 200 response or a *StatusError. Nothing is retried
+// once a 200 arrived. The idle timer (may be nil) runs during each attempt,
+// not during back-off.
+func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byte, retries int, idle *idleTimer) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
 		idle.arm()
 		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
@@ -260,7 +263,7 @@ func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byt
 		resp.Body.Close()
 		c.rec.RecordNote(jsonl.In, resp.Status, msg)
 		serr := &StatusError{Op: op, Agent: agent, StatusCode: resp.StatusCode, Message: errorMessage(msg), Attempts: attempt}
-		if resp.StatusCode != http.StatusServiceUnavailable || attempt > c.opts.Retries {
+		if resp.StatusCode != http.StatusServiceUnavailable || attempt > retries {
 			return nil, serr
 		}
 		idle.pause()

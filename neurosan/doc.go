@@ -14,7 +14,9 @@
 // form of its protos): GET /api/v1/list, GET /api/v1/{agent}/function and
 // /connectivity, and POST /api/v1/{agent}/streaming_chat, whose chunked
 // application/json-lines body carries one ChatResponse object per message.
-// Agent names may contain '/' and are sent with the slashes unescaped.
+// Agent names may contain '/' and are sent with the slashes unescaped. A
+// game launcher also has the health probes ([Client.Ready], [Client.Live])
+// and the direct call of a coded tool ([Client.CallTool]).
 //
 // [Client.StreamingChat] returns a [Stream] of typed messages as they
 // arrive ([Stream.Next], or range over [Stream.Messages]) and then the

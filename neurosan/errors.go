@@ -44,8 +44,8 @@ var (
 	// exceeded ClientOptions.MaxMessageBytes.
 	ErrMessageTooBig = errors.New("neurosan: message too big")
 	// ErrInvalidAgent: an agent name is empty or has an empty, "." or ".."
-	// path segment.
-	ErrInvalidAgent = errors.New("neurosan: invalid agent name")
+	// path segment, or a tool name is empty or has a '/'.
+	ErrInvalidAgent = errors.New("neurosan: invalid agent or tool name")
 	// ErrBusy: Conversation.Send was called while a turn was in flight.
 	ErrBusy = errors.New("neurosan: conversation turn already in flight")
 	// ErrConnectionCut: the connection closed or failed before the end of

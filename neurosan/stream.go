@@ -47,7 +47,7 @@ func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatReque
 			s.cancel(fmt.Errorf("%w: nothing received for %v", ErrIdleTimeout, d))
 		})
 	}
-	resp, err := c.do(s.ctx, http.MethodPost, "streaming_chat", agent, c.base+"/api/v1/"+p+"/streaming_chat", body, s.idle)
+	resp, err := c.do(s.ctx, http.MethodPost, "streaming_chat", agent, c.base+"/api/v1/"+p+"/streaming_chat", body, c.opts.Retries, s.idle)
 	if err != nil {
 		s.release()
 		return nil, err
