@@ -169,7 +169,10 @@ func (c *chat) run(req *chatRequest) {
 		case <-c.s.ctx.Done():
 			err = c.s.ctx.Err()
 		case reply := <-done:
-			if c.s.ctx.Err() != nil || errors.Is(c.finish(turn, reply, padding), errClientGone) {
+			if c.s.ctx.Err() != nil {
+				c.lw.cut() // the server is closing: the stream does not end cleanly
+				c.s.cancelled(c.rec)
+			} else if errors.Is(c.finish(turn, reply, padding), errClientGone) {
 				c.s.cancelled(c.rec)
 			}
 			return
@@ -179,6 +182,9 @@ func (c *chat) run(req *chatRequest) {
 			// failed the turn: stop the script and join it.
 			cancel()
 			<-done
+			if c.s.ctx.Err() != nil {
+				c.lw.cut()
+			}
 			if !errors.Is(err, errScriptValue) {
 				c.s.cancelled(c.rec)
 			}

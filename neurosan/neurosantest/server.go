@@ -247,9 +247,11 @@ func (s *Server) Start() {
 // script, cuts open streams, and waits for every handler and script to
 // return. It may be called on an unstarted server to end its turns.
 func (s *Server) Close() {
-	s.stop()
 	if s.ts != nil {
 		s.ts.CloseClientConnections()
+	}
+	s.stop() // a stream still open is cut, never ended cleanly
+	if s.ts != nil {
 		s.ts.Close()
 	}
 }
