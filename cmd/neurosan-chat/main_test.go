@@ -2,20 +2,39 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"go.uber.org/goleak"
 )
 
 var (
 	buildOnce sync.Once
+	buildDir  string
 	binPath   string
 	buildErr  error
+	buildOut  []byte
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if buildDir != "" {
+			os.RemoveAll(buildDir)
+		}
+		os.Exit(code)
+	}))
+}
 
 // build compiles the command once, without -race, so the test runs the real
 // binary as a user would.
@@ -26,57 +45,70 @@ func build(t *testing.T) string {
 		t.Skip("go tool not found; cannot build the binary")
 	}
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "neurosan-chat")
-		if err != nil {
-			buildErr = err
+		buildDir, buildErr = os.MkdirTemp("", "neurosan-chat")
+		if buildErr != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "neurosan-chat")
-		out, err := exec.Command(goBin, "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Logf("%s", out)
-		}
+		binPath = filepath.Join(buildDir, "neurosan-chat")
+		buildOut, buildErr = exec.Command(goBin, "build", "-o", binPath, ".").CombinedOutput()
 	})
 	if buildErr != nil {
-		t.Fatalf("build: %v", buildErr)
+		t.Fatalf("build: %v\n%s", buildErr, buildOut)
 	}
 	return binPath
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-func runBinary(t *testing.T, stdin string, args ...string) string {
+// runBinary runs the built binary and returns its exit code, stdout and
+// stderr.
+func runBinary(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	cmd := exec.Command(build(t), args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, out)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%v: %v", args, err)
 	}
-	return string(out)
+	return code, out.String(), errb.String()
 }
 
-func TestBinary_fakeConversation(t *testing.T) {
+// runInProcess calls run and returns its exit code, stdout and stderr.
+func runInProcess(t *testing.T, ctx context.Context, stdin io.Reader, interrupts chan os.Signal, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb testutil.SyncBuffer
+	code = run(ctx, args, stdin, &out, &errb, interrupts)
+	return code, out.String(), errb.String()
+}
+
+func mustContain(t *testing.T, out string, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+// timestamp matches the prefix of the standard logger's lines.
+var timestamp = regexp.MustCompile(`\d{4}/\d\d/\d\d \d\d:\d\d:\d\d`)
+
+func TestRun_fakeConversation(t *testing.T) {
 	t.Parallel()
-	out := runBinary(t, "cats\ndogs\n/reset\nowls\n/quit\n", "--fake", "--fake-delay", "0", "--agent", "games/quest_designer")
-	for _, want := range []string{
+	code, out, stderr := runInProcess(t, context.Background(), strings.NewReader("cats\ndogs\n/reset\nowls\n/quit\n"), nil,
+		"--fake", "--fake-delay", "0", "--agent", "games/quest_designer")
+	testutil.Equal(t, "exit", code, exitOK)
+	testutil.Equal(t, "stderr", stderr, "")
+	mustContain(t, out,
 		"chatting with games/quest_designer: Designs side quests",
 		`agent> Quest 1: about "cats"`,
 		`agent> Quest 2: about "dogs"`, // the conversation continued
 		"(new conversation)",
-		`agent> Quest 1: about "owls"`,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+		`agent> Quest 1: about "owls"`)
 	if strings.Contains(out, "lore_keeper") {
 		t.Errorf("intermediate messages shown without --verbose:\n%s", out)
 	}
@@ -84,63 +116,206 @@ func TestBinary_fakeConversation(t *testing.T) {
 
 func TestBinary_verbose(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	rec := filepath.Join(dir, "log.jsonl")
-	out := runBinary(t, "times\n", "--fake", "--fake-delay", "0", "--verbose", "--agent", "math_guy", "--sly", "x=6", "--sly", "y=7", "--record", rec)
-	for _, want := range []string{
+	rec := filepath.Join(t.TempDir(), "log.jsonl")
+	code, out, stderr := runBinary(t, "times\n", "--fake", "--fake-delay", "0", "--verbose", "--agent", "math_guy", "--sly", "x=6", "--sly", "y=7", "--record", rec)
+	testutil.Equal(t, "exit", code, 0)
+	testutil.Equal(t, "stderr", stderr, "")
+	mustContain(t, out,
 		"[math_guy AI] Calling the calculator with x * y.",
 		"[math_guy/calculator] progress 50%",
 		"[math_guy/calculator AGENT_TOOL_RESULT] 42",
 		"agent> 6 * 7 = 42",
-		`sly_data: {"equals":42}`,
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+		`sly_data: {"equals":42}`)
 	log, err := os.ReadFile(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.Success(t, err)
 	if !strings.Contains(string(log), `"dir":"out"`) || !strings.Contains(string(log), `"AGENT_FRAMEWORK"`) {
 		t.Errorf("record file lacks the exchange:\n%s", log)
 	}
+	fi, err := os.Stat(rec)
+	testutil.Success(t, err)
+	testutil.Equal(t, "the record holds sly_data: private", fi.Mode().Perm(), os.FileMode(0o600))
 }
 
-func TestBinary_listsAgents(t *testing.T) {
+func TestRun_listsAgents(t *testing.T) {
 	t.Parallel()
-	out := runBinary(t, "", "--fake", "--fake-delay", "0")
-	if !strings.Contains(out, "available: games/quest_designer") || !strings.Contains(out, "chatting with math_guy") {
-		t.Errorf("unexpected output:\n%s", out)
+	code, out, _ := runInProcess(t, context.Background(), strings.NewReader(""), nil, "--fake", "--fake-delay", "0")
+	testutil.Equal(t, "exit", code, exitOK)
+	mustContain(t, out, "available: games/quest_designer", "chatting with math_guy")
+}
+
+// --help on stdout with 0, a mistake as one line on stderr with 2, on the
+// real binary. Issue #18 item 5.
+func TestBinary_exitStatus(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runBinary(t, "", "--help")
+	testutil.Equal(t, "--help exit", code, 0)
+	mustContain(t, stdout, "Usage:", "-turn-timeout", "Exit status:")
+	testutil.Equal(t, "--help stderr", stderr, "")
+
+	code, stdout, stderr = runBinary(t, "", "--bogus")
+	testutil.Equal(t, "unknown flag exit", code, 2)
+	testutil.Equal(t, "unknown flag stdout", stdout, "")
+	testutil.Equal(t, "unknown flag stderr", stderr,
+		"neurosan-chat: flag provided but not defined: -bogus (run 'neurosan-chat --help' for usage)\n")
+}
+
+// -h, -help and --help print the usage on stdout and exit 0. Issue #18
+// item 5.
+func TestRun_help(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"-h", "-help", "--help"} {
+		code, stdout, stderr := runInProcess(t, context.Background(), strings.NewReader(""), nil, arg)
+		testutil.Equal(t, arg+" exit", code, exitOK)
+		mustContain(t, stdout, "neurosan-chat: chat with a NeuroSan agent network", "Usage:", "-agent NAME", "/reset", "Exit status:")
+		testutil.Equal(t, arg+" stderr", stderr, "")
 	}
 }
 
-func TestBinary_unknownAgent(t *testing.T) {
+// A mistake on the command line is one line on stderr, naming the flag and
+// pointing at --help, with exit status 2 and no log timestamp. Issue #18
+// item 5.
+func TestRun_usageErrors(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(build(t), "--fake", "--agent", "nobody")
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), `no agent network "nobody"`) {
-		t.Errorf("want a not-found failure, got %v:\n%s", err, out)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"--turn-timeout", "soon"}, `invalid value "soon" for flag -turn-timeout`},
+		{[]string{"--url"}, "flag needs an argument: -url"},
+		{[]string{"--sly", "x"}, `invalid value "x" for flag -sly: want key=value`},
+		{[]string{"--turn-timeout", "-1s"}, "--turn-timeout -1s: want 0 (none) or a positive duration"},
+		{[]string{"--fake", "--fake-delay", "-1s"}, "--fake-delay -1s: want 0 or more"},
+		{[]string{"--fake-delay", "1s"}, "--fake-delay is for the fake: add --fake, or drop --fake-delay"},
+		{[]string{"hello"}, `unexpected argument "hello" (a turn is typed at the prompt`},
+		{[]string{"--fake", "--url", "http://localhost:8080"}, "--fake and --url: pick one"},
+		{[]string{"--agent", ""}, "--agent is empty"},
+		{[]string{"--url", "localhost:8080"}, `--url "localhost:8080": want http:// or https:// and a host`},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runInProcess(t, context.Background(), strings.NewReader(""), nil, tt.args...)
+		name := strings.Join(tt.args, " ")
+		testutil.Equal(t, name+" exit", code, exitUsage)
+		testutil.Equal(t, name+" stdout", stdout, "")
+		want := "neurosan-chat: " + tt.want
+		if !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, " (run 'neurosan-chat --help' for usage)\n") ||
+			strings.Count(stderr, "\n") != 1 || timestamp.MatchString(stderr) {
+			t.Errorf("%v: stderr %q; want one line starting %q and pointing at --help", tt.args, stderr, want)
+		}
 	}
 }
 
-// Ctrl-C during a turn cancels that turn only; the chat goes on.
-func TestBinary_interruptCancelsTurn(t *testing.T) {
+// End of input ends the chat cleanly with 0, at the prompt or after
+// turns. Issue #18 item 5.
+func TestRun_endOfInput(t *testing.T) {
 	t.Parallel()
-	// With an hour's pause after every line, the turn is stuck after its
-	// first intermediate message until interrupted.
+	for _, stdin := range []string{"", "cats\n", "cats"} {
+		code, stdout, stderr := runInProcess(t, context.Background(), strings.NewReader(stdin), nil, "--fake", "--fake-delay", "0")
+		testutil.Equal(t, "exit", code, exitOK)
+		testutil.Equal(t, "stderr", stderr, "")
+		testutil.Equal(t, "ends with a newline after the prompt", strings.HasSuffix(stdout, "you> \n"), true)
+	}
+}
+
+// Errors say what to do next, without a timestamp: a server that is down,
+// an unknown agent, a record file that cannot be written. Issue #18 item 5.
+func TestRun_errorsSayWhatToDo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--url", "http://127.0.0.1:1"}, []string{"neurosan-chat: cannot reach NeuroSan at http://127.0.0.1:1", "start the server there", "--url", "--fake"}},
+		{[]string{"--fake", "--agent", "nobody"}, []string{`neurosan-chat: no agent network "nobody" on http://127.0.0.1:`, "run without --agent to list them"}},
+		{[]string{"--fake", "--record", filepath.Join(t.TempDir(), "no", "such", "dir", "log")}, []string{"neurosan-chat: cannot write the --record file", "give a path in a writable folder"}},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runInProcess(t, context.Background(), strings.NewReader(""), nil, tt.args...)
+		testutil.Equal(t, strings.Join(tt.args, " ")+" exit", code, exitFailed)
+		mustContain(t, stderr, tt.want...)
+		if strings.Count(stderr, "\n") != 1 || timestamp.MatchString(stderr) {
+			t.Errorf("%v: want one line without a timestamp: %q", tt.args, stderr)
+		}
+	}
+}
+
+// A failed turn is one line on stderr that says what to do, and the chat
+// goes on.
+func TestRun_turnError(t *testing.T) {
+	t.Parallel()
+	// With an hour's pause after each line, a MAXIMAL turn is stuck after
+	// its first step until --turn-timeout.
+	code, stdout, stderr := runInProcess(t, context.Background(), strings.NewReader("times\n"), nil,
+		"--fake", "--fake-delay", "1h", "--verbose", "--agent", "math_guy", "--sly", "x=6", "--sly", "y=7", "--turn-timeout", "300ms")
+	testutil.Equal(t, "exit", code, exitOK)
+	mustContain(t, stdout, "[math_guy AI] Calling the calculator")
+	mustContain(t, stderr, "neurosan-chat: ", "turn timeout", "raise it, or set 0 for none")
+	if strings.Count(stderr, "\n") != 1 || timestamp.MatchString(stderr) {
+		t.Errorf("want one line without a timestamp: %q", stderr)
+	}
+}
+
+// Ctrl-C at the prompt (or the context ending) exits 130 with one line.
+func TestRun_interrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stdin, w := io.Pipe() // the user types nothing
+	defer w.Close()
+	code, _, stderr := runInProcess(t, ctx, stdin, nil, "--fake", "--fake-delay", "0")
+	testutil.Equal(t, "exit", code, exitInterrupted)
+	testutil.Equal(t, "stderr", stderr, "neurosan-chat: interrupted\n")
+
+	interrupts := make(chan os.Signal, 1)
+	interrupts <- os.Interrupt
+	stdin2, w2 := io.Pipe()
+	defer w2.Close()
+	code, _, stderr = runInProcess(t, context.Background(), stdin2, interrupts, "--fake", "--fake-delay", "0")
+	testutil.Equal(t, "exit", code, exitInterrupted)
+	testutil.Equal(t, "stderr", stderr, "neurosan-chat: interrupted\n")
+}
+
+// Ctrl-C during a turn abandons that turn only; the chat goes on.
+func TestRun_interruptAbandonsTurn(t *testing.T) {
+	t.Parallel()
+	stdin, w := io.Pipe()
+	interrupts := make(chan os.Signal, 1)
+	var out, errb testutil.SyncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), []string{"--fake", "--fake-delay", "1h", "--verbose", "--agent", "games/quest_designer"}, stdin, &out, &errb, interrupts)
+	}()
+	io.WriteString(w, "cats\n")
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("output lacks %q:\n%s", want, out.String())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor("lore_keeper AGENT]") // stuck in the hour's pause after it
+	interrupts <- os.Interrupt
+	waitFor("(turn abandoned")
+	w.Close()
+	testutil.Equal(t, "exit", <-done, exitOK)
+	if strings.Contains(out.String(), "agent> ") {
+		t.Errorf("the abandoned turn still answered:\n%s", out.String())
+	}
+	testutil.Equal(t, "stderr", errb.String(), "")
+}
+
+// The same with a real SIGINT on the real binary.
+func TestBinary_interruptAbandonsTurn(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(build(t), "--fake", "--fake-delay", "1h", "--verbose", "--agent", "games/quest_designer")
 	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	testutil.Success(t, err)
 	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Success(t, err)
+	testutil.Success(t, cmd.Start())
 	defer cmd.Process.Kill()
 	io.WriteString(stdin, "cats\n")
 	sc := bufio.NewScanner(stdout)
@@ -156,10 +331,8 @@ func TestBinary_interruptCancelsTurn(t *testing.T) {
 		t.Fatalf("output ended without %q:\n%s", want, out.String())
 	}
 	waitFor("lore_keeper AGENT]")
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	waitFor("(turn cancelled)")
+	testutil.Success(t, cmd.Process.Signal(os.Interrupt))
+	waitFor("(turn abandoned")
 	stdin.Close()
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
@@ -168,6 +341,6 @@ func TestBinary_interruptCancelsTurn(t *testing.T) {
 		t.Fatalf("exit: %v\n%s", err, out.String())
 	}
 	if strings.Contains(out.String(), "agent> ") {
-		t.Errorf("the cancelled turn still answered:\n%s", out.String())
+		t.Errorf("the abandoned turn still answered:\n%s", out.String())
 	}
 }
