@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 
 	"github.com/gamelink-go/gamelink/neurosan"
 	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
@@ -103,4 +104,45 @@ func ExampleClient_StreamingChat() {
 	// AGENT_PROGRESS progress 50%
 	// AGENT_TOOL_RESULT calculator: 3
 	// answer: 1 + 2 = 3
+}
+
+// The server is Python: a float that is not finite arrives as NaN,
+// Infinity or -Infinity, which raw fields keep as written and Unmarshal
+// decodes.
+func ExampleUnmarshal() {
+	structure := json.RawMessage(`{"mean": NaN, "range": [-Infinity, Infinity], "n": 0}`)
+	var stats struct {
+		Mean  float64
+		Range []float64
+		N     int
+	}
+	if err := neurosan.Unmarshal(structure, &stats); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(math.IsNaN(stats.Mean), stats.Range, stats.N)
+	// Output:
+	// true [-Inf +Inf] 0
+}
+
+// A launcher waits for the server to be ready, then calls a network's
+// coded tool directly, without its agents.
+func ExampleClient_CallTool() {
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	defer fake.Close()
+	client, _ := neurosan.New(fake.URL, nil)
+	ctx := context.Background()
+
+	if _, err := client.Ready(ctx); err != nil {
+		log.Fatal(err) // a real launcher would poll until ctx ends
+	}
+	res, err := client.CallTool(ctx, "math_guy", "calculator", &neurosan.ToolRequest{
+		Args:    map[string]json.RawMessage{"operation": json.RawMessage(`"multiply"`)},
+		SlyData: map[string]json.RawMessage{"x": json.RawMessage("6"), "y": json.RawMessage("7")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(res.Output), string(res.SlyData["equals"]), res.Error)
+	// Output:
+	// 42 42 false
 }
