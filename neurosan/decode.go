@@ -54,13 +54,15 @@ func (d *decoder) next() (frameKind, error) {
 	if err := d.dec.Decode(&d.top); err != nil {
 		return 0, d.decodeError(err)
 	}
-	if d.nf.s.found != d.found {
-		d.found = d.nf.s.found
+	markers := d.nf.s.found != d.found // this object had NaN or Infinity
+	d.found = d.nf.s.found
+	kind, err := d.classify(markers)
+	if markers {
 		for _, v := range d.top {
-			restoreNonFinite(v)
+			restoreNonFinite(v) // for the recorder; idempotent
 		}
 	}
-	return d.classify()
+	return kind, err
 }
 
 func (d *decoder) decodeError(err error) error {
@@ -103,18 +105,23 @@ func (d *decoder) raw() []byte {
 	return b
 }
 
-func (d *decoder) classify() (frameKind, error) {
+// classify reads the current object, whose text is rewritten by the
+// nfReader (with markers if it had NaN or Infinity).
+func (d *decoder) classify(markers bool) (frameKind, error) {
 	if d.top == nil {
 		return 0, &DecodeError{Offset: d.end(), Err: errors.New("want a JSON object, got null")}
 	}
 	if v, ok := d.top["error"]; ok {
+		if markers {
+			restoreNonFinite(v)
+		}
 		return frameError, d.streamError(v)
 	}
 	resp := d.top["response"]
 	if len(resp) == 0 || string(resp) == "null" {
 		return frameEmpty, nil
 	}
-	if err := d.msg.UnmarshalJSON(resp); err != nil {
+	if err := d.msg.decode(resp, markers); err != nil {
 		return 0, &DecodeError{Offset: d.end(), Err: fmt.Errorf("response: %w", err)}
 	}
 	if isHeartbeat(&d.msg) {

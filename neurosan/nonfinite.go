@@ -48,14 +48,56 @@ var (
 	markerInf = []byte("1E+00000")
 )
 
-// scan appends the rewrite of src to dst. Bytes of an unfinished NaN or
-// Infinity at the end are held back until the next call or flush.
-func (s *nfScanner) scan(dst, src []byte) []byte {
-	for _, c := range src {
-		dst = s.byte(dst, c)
+// scan appends the rewrite of src to dst (nothing if !out, to count
+// tokens only). Bytes of an unfinished NaN or Infinity at the end are held
+// back until the next call or flush. dst may share src's array if it ends
+// at least nfReserve bytes before src begins.
+func (s *nfScanner) scan(dst, src []byte, out bool) []byte {
+	var scratch [2 * nfReserve]byte
+	for len(src) > 0 {
+		if len(s.pending) == 0 && !s.escaped {
+			i := s.plain(src) // copied as runs: this is the hot path
+			if out {
+				dst = append(dst, src[:i]...)
+			}
+			if src = src[i:]; len(src) == 0 {
+				break
+			}
+		}
+		if out {
+			dst = s.byte(dst, src[0])
+		} else {
+			s.byte(scratch[:0], src[0])
+		}
+		src = src[1:]
 	}
 	return dst
 }
+
+// plain returns how many bytes at the start of src pass unchanged: up to
+// the next quote or backslash in a string, the next quote, E, N or I
+// outside one.
+func (s *nfScanner) plain(src []byte) int {
+	if s.inString {
+		i := bytes.IndexByte(src, '"')
+		if i < 0 {
+			i = len(src)
+		}
+		if j := bytes.IndexByte(src[:i], '\\'); j >= 0 {
+			i = j
+		}
+		return i
+	}
+	for i, c := range src { // short runs between strings: a table beats IndexAny
+		if nfOutside[c] {
+			return i
+		}
+	}
+	return len(src)
+}
+
+// nfOutside marks the bytes that need attention outside a string.
+var nfOutside = [256]bool{'"': true, 'E': true, 'N': true, 'I': true}
 
 func (s *nfScanner) byte(dst []byte, c byte) []byte {
 	if len(s.pending) > 0 {
@@ -112,15 +154,11 @@ func rewriteNonFinite(b []byte) ([]byte, int) {
 		return b, 0
 	}
 	var s nfScanner
-	var discard [2 * nfReserve]byte // a byte's output is at most nfReserve
-	for _, c := range b {
-		s.byte(discard[:0], c)
-	}
-	if s.found == 0 {
+	if s.scan(nil, b, false); s.found == 0 {
 		return b, 0 // the usual case, without a copy
 	}
 	s = nfScanner{}
-	out := s.flush(s.scan(make([]byte, 0, len(b)), b))
+	out := s.flush(s.scan(make([]byte, 0, len(b)), b, true))
 	return out, s.found
 }
 
@@ -196,7 +234,7 @@ func (r *nfReader) Read(p []byte) (int, error) {
 		// output is never ahead of the input by more than the bytes held
 		// back, so no byte is overwritten before it is read.
 		n, err := r.r.Read(buf[nfReserve:])
-		out := r.s.scan(buf[:0], buf[nfReserve:nfReserve+n])
+		out := r.s.scan(buf[:0], buf[nfReserve:nfReserve+n], true)
 		if err != nil {
 			out = r.s.flush(out)
 			r.err = err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -137,4 +138,38 @@ func Test_validJSON(t *testing.T) {
 	b, err := (&ChatRequest{ChatContext: json.RawMessage(`{"x": NaN}`)}).AppendJSON(nil)
 	testutil.Success(t, err)
 	testutil.Equal(t, "request", string(b), `{"chat_context":{"x": NaN}}`)
+}
+
+// Reads of any size on either side give what one pass over the whole
+// text gives: the rewrite in the caller's buffer never overtakes the bytes
+// it has yet to read.
+func Test_nfReader_random(t *testing.T) {
+	t.Parallel()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	parts := []string{"NaN", "Infinity", "-Infinity", "Na", "Infin", "N", "I", `"`, `\`, `\"`, "E", "e", "1E5", `"NaN"`, "x", "{", "}", ",", " ", "0", "hhhhhhhhhhhhhhhh"}
+	for range 300 {
+		var b strings.Builder
+		for range r.IntN(60) {
+			b.WriteString(parts[r.IntN(len(parts))])
+		}
+		in := b.String()
+		var s nfScanner
+		want := string(s.flush(s.scan(nil, []byte(in), true)))
+		src := &chunkReader{b: []byte(in), n: 1 + r.IntN(20)}
+		nr := newNFReader(src)
+		var got []byte
+		for {
+			p := make([]byte, 1+r.IntN(30))
+			n, err := nr.Read(p)
+			got = append(got, p[:n]...)
+			if err == io.EOF {
+				break
+			}
+			testutil.Success(t, err)
+		}
+		testutil.Equal(t, in, string(got), want)
+		testutil.Equal(t, "length kept", len(got), len(in))
+	}
 }

@@ -124,6 +124,12 @@ func (m *ChatMessage) Progress() (float64, bool) {
 // fields (decode those with [Unmarshal]).
 func (m *ChatMessage) UnmarshalJSON(b []byte) error {
 	rw, n := rewriteNonFinite(b)
+	return m.decode(rw, n > 0)
+}
+
+// decode reads a message from text rewritten by nfScanner; markers says
+// whether it holds any, to be restored in the raw fields.
+func (m *ChatMessage) decode(rw []byte, markers bool) error {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(rw, &fields); err != nil {
 		return err
@@ -134,7 +140,7 @@ func (m *ChatMessage) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("field %q: %w", k, err)
 		}
 	}
-	if n > 0 {
+	if markers {
 		for _, v := range [][]byte{m.Structure, m.ChatContext, m.ContentBlocks} {
 			restoreNonFinite(v)
 		}
