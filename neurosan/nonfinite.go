@@ -36,11 +36,14 @@ import (
 //   - [Unmarshal] decodes such raw values into Go values, giving NaN,
 //     Infinity and -Infinity as math.NaN(), math.Inf(1) and math.Inf(-1).
 
-// nfScanner rewrites non-finite tokens, one byte at a time.
+// nfScanner rewrites non-finite tokens: a state machine over the bytes
+// that matter (quotes, backslashes, and E, N and I outside strings), which
+// copies the runs between them as they are.
 type nfScanner struct {
 	inString, escaped bool
-	pending           []byte // a prefix of NaN or Infinity, held back
-	found             int    // tokens rewritten so far
+	held              [nfReserve]byte // a prefix of NaN or Infinity, held back
+	nheld             int
+	found             int // tokens rewritten so far
 }
 
 var (
@@ -55,7 +58,7 @@ var (
 func (s *nfScanner) scan(dst, src []byte, out bool) []byte {
 	var scratch [2 * nfReserve]byte
 	for len(src) > 0 {
-		if len(s.pending) == 0 && !s.escaped {
+		if s.nheld == 0 && !s.escaped {
 			i := s.plain(src) // copied as runs: this is the hot path
 			if out {
 				dst = append(dst, src[:i]...)
@@ -100,15 +103,16 @@ func (s *nfScanner) plain(src []byte) int {
 var nfOutside = [256]bool{'"': true, 'E': true, 'N': true, 'I': true}
 
 func (s *nfScanner) byte(dst []byte, c byte) []byte {
-	if len(s.pending) > 0 {
+	if s.nheld > 0 {
 		word := "Infinity"
-		if s.pending[0] == 'N' {
+		if s.held[0] == 'N' {
 			word = "NaN"
 		}
-		if c == word[len(s.pending)] {
-			s.pending = append(s.pending, c)
-			if len(s.pending) == len(word) {
-				s.pending = s.pending[:0]
+		if c == word[s.nheld] {
+			s.held[s.nheld] = c
+			s.nheld++
+			if s.nheld == len(word) {
+				s.nheld = 0
 				s.found++
 				if word == "NaN" {
 					return append(dst, markerNaN...)
@@ -134,7 +138,7 @@ func (s *nfScanner) byte(dst []byte, c byte) []byte {
 	case c == 'E':
 		c = 'e'
 	case c == 'N' || c == 'I':
-		s.pending = append(s.pending, c)
+		s.held[0], s.nheld = c, 1
 		return dst
 	}
 	return append(dst, c)
@@ -142,8 +146,8 @@ func (s *nfScanner) byte(dst []byte, c byte) []byte {
 
 // flush appends the bytes held back, unchanged.
 func (s *nfScanner) flush(dst []byte) []byte {
-	dst = append(dst, s.pending...)
-	s.pending = s.pending[:0]
+	dst = append(dst, s.held[:s.nheld]...)
+	s.nheld = 0
 	return dst
 }
 
