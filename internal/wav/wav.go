@@ -95,16 +95,16 @@ func Parse(b []byte) (File, error) {
 	haveFmt := false
 	off := 12
 	for off+8 <= len(b) && (f.Data == nil || !haveFmt) {
-		id := string(b[off : off+4])
+		id := [4]byte(b[off : off+4]) // an array: no allocation per chunk
 		size := int64(binary.LittleEndian.Uint32(b[off+4:]))
 		body := int64(off + 8)
-		if id == "data" && size == 0xFFFFFFFF {
+		if id == [4]byte{'d', 'a', 't', 'a'} && size == 0xFFFFFFFF {
 			size = int64(len(b)) - body
 		}
 		if body+size > int64(len(b)) {
 			return File{}, errorf(int64(off), false, "chunk %q claims %d bytes but only %d remain", id, size, int64(len(b))-body)
 		}
-		switch id {
+		switch string(id[:]) {
 		case "fmt ":
 			format, err := parseFormat(b[body:body+size], body)
 			if err != nil {

@@ -188,7 +188,7 @@ func fmtChunk(tag, channels, rate, bits int, size int, extTag int) []byte {
 		b = le.AppendUint16(b, uint16(bits)) // valid bits
 		b = le.AppendUint32(b, 3)            // channel mask
 		b = le.AppendUint16(b, uint16(extTag))
-		b = append(b, ksdataGUIDTail...)
+		b = append(b, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71) // KSDATAFORMAT_SUBTYPE GUID after the tag
 	}
 	return chunk("fmt ", b)
 }
