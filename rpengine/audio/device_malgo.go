@@ -16,7 +16,7 @@ import (
 
 // maBackendNull is miniaudio's null backend. malgo's enum lacks
 // ma_backend_custom, so malgo.BackendNull (13) selects "custom" and fails
-// with "No backend"; the real value is 14 (notes/audio.md §5.1).
+// with "No backend"; the real value is 14 (docs/audio.md, "Devices").
 const maBackendNull = malgo.Backend(14)
 
 var (

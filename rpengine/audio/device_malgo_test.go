@@ -14,18 +14,25 @@ import (
 // These tests run the real malgo path on miniaudio's null backend, whose
 // callbacks come at real-time pace: each takes a few hundred ms.
 
-func TestOutput_nullBackend(t *testing.T) {
+// TestDevice_nullBackend plays a reply of two 44.1 kHz segments on the
+// null device at 48 kHz through the real malgo path: it ends (Done), all
+// of it with the resampler's tail is heard, and no underrun is counted.
+// Issue #17.
+func TestDevice_nullBackend(t *testing.T) {
 	t.Parallel()
-	o, err := openOutput(&OutputOptions{SampleRate: 48000}, nullBackendOpener)
+	d, err := openDevice(&DeviceOptions{SampleRate: 48000}, nullBackendOpener)
 	testutil.Success(t, err)
-	defer func() { testutil.Success(t, o.Close()) }()
-	testutil.Equal(t, "rate", o.SampleRate(), 48000)
-	testutil.Equal(t, "channels", o.Channels(), 2)
-	p, err := o.NewPlayer(nil)
+	defer func() { testutil.Success(t, d.Close()) }()
+	testutil.Equal(t, "rate", d.SampleRate(), 48000)
+	testutil.Equal(t, "channels", d.Channels(), 2)
+	p, err := d.NewSpeaker(nil)
 	testutil.Success(t, err)
 	// 200 ms of 44.1 kHz speech-rate audio, resampled to the device rate.
-	seg := Segment{Reply: "r", Index: 0, Final: true, SampleRate: 44100, Samples: AppendInt16(nil, sine(44100, 440, 0.3, 8820))}
-	testutil.Success(t, p.Enqueue(seg))
+	x := AppendInt16(nil, sine(44100, 440, 0.3, 8820))
+	testutil.Success(t, p.Enqueue("r", seg(0, 44100, x[:5000])))
+	testutil.Success(t, p.Enqueue("r", seg(1, 44100, x[5000:])))
+	testutil.Success(t, p.End("r"))
+	want, _ := resampled(t, x, 44100, 48000)
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		pos, _ := p.Heard("r")
@@ -37,8 +44,11 @@ func TestOutput_nullBackend(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	testutil.Success(t, o.Err())
+	testutil.Success(t, d.Err())
 	testutil.Equal(t, "underruns", p.Stats().Underruns, int64(0))
+	testutil.Equal(t, "underrun frames", p.Stats().UnderrunFrames, int64(0))
+	pos, _ := p.Heard("r")
+	testutil.Equal(t, "heard", pos.Heard, time.Duration(len(want))*time.Second/48000)
 }
 
 func TestRecorder_nullBackend(t *testing.T) {
@@ -65,7 +75,7 @@ func TestRecorder_nullBackend(t *testing.T) {
 func TestOpen_backendUnavailable(t *testing.T) {
 	t.Parallel()
 	open := func(cfg deviceConfig) (device, error) { return openMalgo(cfg, []malgo.Backend{malgo.BackendNull}) }
-	_, err := openOutput(nil, open)
+	_, err := openDevice(nil, open)
 	testutil.ErrorIs(t, err, ErrNoDevice)
 	_, err = openRecorder(nil, open)
 	testutil.ErrorIs(t, err, ErrNoDevice)

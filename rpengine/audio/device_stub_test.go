@@ -10,7 +10,7 @@ import (
 
 func TestOpen_noCgo(t *testing.T) {
 	t.Parallel()
-	_, err := OpenOutput(nil)
+	_, err := OpenDevice(nil)
 	testutil.ErrorIs(t, err, ErrNoDevice)
 	_, err = OpenRecorder(nil)
 	testutil.ErrorIs(t, err, ErrNoDevice)

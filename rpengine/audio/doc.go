@@ -1,57 +1,76 @@
-// Package audio is the game side of RPEngine's speech: PCM formats and WAV
-// files, a pure-Go streaming resampler, push-to-talk microphone capture at
-// 16 kHz mono, and gapless playback of 44.1 kHz reply segments through
-// miniaudio (via github.com/gen2brain/malgo), with volume, pan, interrupt,
-// heard-position reporting and lip sync.
+// Package audio is the game side of RPEngine's speech: it plays the
+// speech of a reply and records the player's.
+//
+// Playing: a [Speaker] per character takes a reply's segments as the
+// reply's events bring them (stream.Segment, from rpengine/stream: 44.1 kHz
+// mono 16-bit), plays them gapless, and says what has been heard
+// ([Speaker.Position], [Speaker.Heard]) and how open the mouth is
+// ([Speaker.Mouth]). Speakers play through the sound card ([OpenDevice])
+// or, in a game engine with its own mixer, through a [Mixer] that the
+// engine reads like a file (for Ebitengine, audio.Context.NewPlayer).
+//
+// Recording: a [Recorder] captures the microphone for push to talk and
+// returns a [Recording] of 16 kHz mono 16-bit samples, what RPEngine
+// hears. Around them: PCM conversions, WAV files, a streaming resampler
+// and lip sync.
 //
 // # Protocol
 //
-// RPEngine (spec rpengine-v3 §5, §8) hears the player as 16 kHz mono PCM,
-// "pcm_s16le" or "pcm_f32le", base64 in event.audio, at most 30 s, and
-// speaks as 44.1 kHz mono PCM16, one sentence segment at a time, complete
-// once all of its chunks arrived. [Recorder] produces the first
-// ([Capture.EventAudio]); [Player] plays the second ([Segment]).
+// RPEngine hears the player as 16 kHz mono PCM, at most 30 s per event,
+// and speaks as 44.1 kHz mono 16-bit PCM, one sentence segment at a time
+// (docs/audio.md). The end of a reply's speech is known only from the
+// event that follows its last segment, so a Speaker takes segments with
+// [Speaker.Enqueue] and the end with [Speaker.End]:
+//
+//	for ev := range reply.Events() {
+//		switch ev.Kind {
+//		case rpengine.EventSegment:       // a complete sentence
+//			err = speaker.Enqueue(reply.RequestID(), ev.Segment)
+//		case /* the reply's audio is complete */:
+//			err = speaker.End(reply.RequestID())
+//		}
+//	}
+//
+// End lets the speaker play the resampler's tail and report Done, and
+// keeps the wait for it from counting as an underrun.
 //
 // # Formats
 //
 // The canonical in-memory format is float32 in [-1, 1], interleaved.
 // Conversions happen once at the edges: [AppendDecode], [AppendEncode],
-// [AppendInt16], [AppendFloat32], [AppendDownmix], [AppendBase64],
-// [AppendDecodeBase64], [DecodeWAV] and [AppendWAV]. They append to a
-// caller's slice and do not allocate when it has room.
+// [AppendInt16], [AppendFloat32], [AppendDownmix], [DecodeWAV] and
+// [AppendWAV]. They append to a caller's slice and do not allocate when it
+// has room.
 //
 // # Resampling
 //
 // miniaudio's converter rejects aliases by only 4.5-12 dB at 48 to 16 kHz
-// (notes/audio.md), so devices are opened at their native rate and
+// (docs/audio.md), so devices are opened at their native rate and
 // [Resampler] converts in Go: a Kaiser-windowed sinc (112 dB design) in
 // polyphase form, with one exact row per phase for rates whose reduced
 // ratio needs at most 640 phases (all the usual ones) and linear
 // interpolation between 512 rows otherwise. It streams without backlog and
 // its output does not depend on how the input is chunked. Measured at
-// 48 and 44.1 kHz to 16 kHz (tests assert the issue-5 targets): alias
-// rejection >= 112 dB from 9 kHz up, passband flat to 6 kHz within
-// 0.0001 dB, -1.5 dB at 7.4 kHz, THD+N of a -6 dBFS 1 kHz tone 128-151 dB,
-// 1.5 ms delay. The dot product is the hot loop; on amd64 with AVX2 and
-// FMA it runs in assembly, with the pure-Go kernel as fallback and
-// reference.
+// 48 and 44.1 kHz to 16 kHz: alias rejection >= 112 dB from 9 kHz up,
+// passband flat to 6 kHz within 0.0001 dB, -1.5 dB at 7.4 kHz, THD+N of a
+// -6 dBFS 1 kHz tone 128-151 dB, 1.5 ms delay. The dot product is the hot
+// loop; on amd64 with AVX2 and FMA it runs in assembly, with the pure-Go
+// kernel as fallback and reference.
 //
 // # Playback
 //
-// [OpenOutput] opens the playback device and mixes any number of [Player]s
-// (one per character) into it. A Player takes complete segments with
-// [Player.Enqueue], converts them to the device rate on the caller's
-// goroutine, and publishes them into a pre-allocated ring of slots; the
-// device callback consumes the ring with atomics only, so it never
-// allocates, locks a producer's lock, logs or blocks. Segments play back to
-// back without a gap; running dry before a reply's final segment plays
-// silence and counts an underrun, and the late audio then fades in.
-// [Player.Interrupt] and [Player.Pause] fade out over 5 ms so the cut does
-// not click. [Player.Position] and
-// [Player.Heard] say what has been played of each reply and segment, for
-// subtitles and for knowing where an interruption cut the speech.
-// [Player.Mouth] gives a 0..1 mouth openness from the audio being played
-// ([LipSync]).
+// A [Mixer] mixes any number of speakers. [Mixer.Read] produces PCM at a
+// chosen rate, channel count and encoding; a [Device] is a Mixer played
+// by the sound card's callback, so both take the same mixing path. A
+// Speaker converts each segment to the mixer's rate on the caller's
+// goroutine, and publishes it into a pre-allocated ring of slots; the
+// mixer consumes the ring with atomics only, so it never allocates, locks
+// a producer's lock, logs or blocks. Segments play back to back without
+// a gap; a reply whose next segment is late plays silence, counts an
+// underrun when the segment comes, and fades it in. [Speaker.Interrupt]
+// and [Speaker.Pause] fade out over 5 ms so the cut does not click.
+// Positions and the mouth follow what the mixer rendered, held back by
+// [MixerOptions.Latency] for an engine's own buffer.
 //
 // # Capture
 //
@@ -60,23 +79,33 @@
 // downmixes, resamples to 16 kHz into a buffer allocated for the 30 s cap,
 // and meters peak and RMS per 50 ms ([Recorder.Level], the quantities of
 // voice.capture.level). At the cap it stops taking input and signals
-// [Recorder.Limit]. A capture whose samples were all zero returns
+// [Recorder.Limit]. A recording whose samples were all zero comes with
 // [ErrSilentInput]: on macOS that is what a missing microphone permission
 // looks like.
+//
+// # Options and errors
+//
+// Every option struct follows one rule, stated in each field's doc: zero
+// means the default, negative disables where that makes sense
+// ([SpeakerOptions.Fade]), and any other value outside the documented
+// range is an [*OptionsError]. Malformed PCM or WAV is a [*FormatError]
+// with the byte offset. Any failure to open a device wraps [ErrNoDevice]
+// so a game can fall back (to a Mixer, or to writing WAV files with
+// [WriteWAV]). Errors on the audio thread surface through the sticky Err
+// methods.
 //
 // # Devices
 //
 // The device sits behind a small unexported interface: malgo in a
 // `//go:build cgo` file, a stub returning [ErrNoDevice] without cgo, and a
-// fake driven by a synthetic clock in tests. Any failure to open a device
-// wraps ErrNoDevice so a game can fall back (for example to writing WAV
-// files with [WriteWAV]). Errors on the audio thread surface through the
-// sticky Err methods. Tests use miniaudio's null backend, malgo.Backend(14)
-// (malgo.BackendNull is off by one and selects the custom backend).
+// fake driven by a synthetic clock in tests. Tests use miniaudio's null
+// backend, malgo.Backend(14) (malgo.BackendNull is off by one and selects
+// the custom backend).
 //
 // # Concurrency
 //
-// [Output], [Player] and [Recorder] may be used from any goroutine. They
-// start no goroutines of their own; miniaudio's device thread calls in.
-// [Resampler] and [LipSync] are passive values for one goroutine.
+// [Device], [Mixer], [Speaker] and [Recorder] may be used from any
+// goroutine. They start no goroutines of their own; miniaudio's device
+// thread, or the caller of Mixer.Read, calls in. [Resampler] and
+// [LipSync] are passive values for one goroutine.
 package audio

@@ -11,20 +11,35 @@ import (
 // Callers branch on it to fall back (for example to writing WAV files).
 var ErrNoDevice = errors.New("audio: no sound device available")
 
-// ErrClosed is returned by methods of a closed [Output], [Player] or
-// [Recorder].
+// ErrClosed is returned by methods of a closed [Device], [Mixer],
+// [Speaker] or [Recorder].
 var ErrClosed = errors.New("audio: closed")
 
-// ErrQueueFull is returned by [Player.Enqueue] when the segment does not fit
-// in the player's bounded queue. Nothing is queued; retry once the player
-// has drained, or raise [PlayerOptions.MaxSegments] or
-// [PlayerOptions.MaxQueued].
-var ErrQueueFull = errors.New("audio: player queue full")
+// ErrQueueFull is returned by [Speaker.Enqueue] when the segment does not
+// fit in the speaker's bounded queue. Nothing is queued; retry once the
+// speaker has drained, or raise [SpeakerOptions.MaxSegments] or
+// [SpeakerOptions.MaxQueued].
+var ErrQueueFull = errors.New("audio: speaker queue full")
 
 // ErrSilentInput is reported by [Recorder.Stop] when every captured sample
 // was exactly zero: on macOS this is how a missing microphone permission
 // shows up.
 var ErrSilentInput = errors.New("audio: microphone delivered only zeros (missing permission?)")
+
+// OptionsError reports an invalid field of an options struct
+// ([DeviceOptions], [MixerOptions], [SpeakerOptions], [RecorderOptions]),
+// returned by the constructor that took it. Each field's doc states the
+// rule: zero means the default, negative disables where that makes sense,
+// anything else outside the documented range is invalid.
+type OptionsError struct {
+	// Field names the option, for example "SpeakerOptions.Fade".
+	Field string
+	// Reason says what is wrong with its value, in lowercase.
+	Reason string
+}
+
+// Error names the option and what is wrong with it.
+func (e *OptionsError) Error() string { return "audio: invalid " + e.Field + ": " + e.Reason }
 
 // FormatError describes malformed or unsupported PCM or WAV input: what was
 // wrong and the byte offset where it was found.
@@ -52,7 +67,7 @@ func formatErrorf(off int64, unsupported bool, format string, args ...any) error
 }
 
 // stickyError keeps the first error reported from the audio thread, for
-// the Err methods of [Output] and [Recorder]. Safe for concurrent use.
+// the Err methods of [Device], [Speaker] and [Recorder]. Safe for concurrent use.
 type stickyError struct{ p atomic.Pointer[error] }
 
 // set records err unless an error was recorded before.

@@ -1,12 +1,12 @@
 package audio_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 
 	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // A microphone delivers 48 kHz stereo; RPEngine wants 16 kHz mono.
@@ -42,28 +42,75 @@ func ExampleDecodeWAV() {
 	// true audio: malformed input at byte 12: no fmt chunk
 }
 
-// Playing a reply, with a fallback to WAV files when there is no sound card.
-func ExampleOutput() {
-	seg := audio.Segment{Reply: "req-1", Index: 0, Final: true, SampleRate: 44100, Samples: make([]int16, 4410)}
-	out, err := audio.OpenOutput(nil)
+// Playing a reply's speech through the sound card: Enqueue each segment
+// as the reply's events bring it, End when its audio is complete. Without
+// a sound card (or cgo), fall back to a Mixer, or to WAV files.
+func ExampleDevice() {
+	dev, err := audio.OpenDevice(nil) // the native rate, stereo
 	if errors.Is(err, audio.ErrNoDevice) {
-		var buf bytes.Buffer // a game would write a file
-		_ = audio.WriteWAV(&buf, seg.SampleRate, 1, audio.AppendFloat32(nil, seg.Samples))
-		fmt.Println("no sound card: wrote", buf.Len(), "bytes of WAV")
+		fmt.Println("no sound card:", err)
 		return
 	}
 	if err != nil {
 		panic(err)
 	}
-	defer out.Close()
-	p, _ := out.NewPlayer(&audio.PlayerOptions{Pan: -0.5})
-	_ = p.Enqueue(seg)
-	// ... each game frame: subtitles from p.Position(), mouth from p.Mouth().
+	defer dev.Close()
+	speaker, _ := dev.NewSpeaker(&audio.SpeakerOptions{Pan: -0.5}) // one per character
+	// In the reply's event loop:
+	seg := stream.Segment{Index: 0, SampleRate: 44100, Samples: make([]int16, 4410)}
+	_ = speaker.Enqueue("req-1", seg) // each segment, as it arrives
+	_ = speaker.End("req-1")          // once the reply's audio is complete
+	// Each game frame: subtitles from speaker.Position(), the mouth from
+	// speaker.Mouth(); speaker.Position().Done once it has all played.
 }
 
-func ExampleCapture_EventAudio() {
-	c := audio.Capture{Samples: make([]float32, 16000)} // from Recorder.Stop
-	ev := c.EventAudio(audio.EncodingS16LE)
-	fmt.Println(ev.Format, ev.SampleRate, ev.Channels, len(ev.Data), c.Duration())
-	// Output: pcm_s16le 16000 1 42668 1s
+// A Mixer is a pull source for an engine with its own mixer (Ebitengine's
+// audio.Context.NewPlayer reads it as 16-bit stereo). Reads of any size
+// advance the speakers by exactly what was read.
+func ExampleMixer() {
+	mix, err := audio.NewMixer(&audio.MixerOptions{SampleRate: 48000}) // 16-bit stereo
+	if err != nil {
+		panic(err)
+	}
+	defer mix.Close()
+	speaker, _ := mix.NewSpeaker(nil)
+	tone := make([]int16, 4410) // 100 ms at 44.1 kHz, as RPEngine speaks
+	for i := range tone {
+		tone[i] = int16(8000 * math.Sin(2*math.Pi*220*float64(i)/44100))
+	}
+	_ = speaker.Enqueue("req-1", stream.Segment{Index: 0, SampleRate: 44100, Samples: tone[:2205]})
+	_ = speaker.Enqueue("req-1", stream.Segment{Index: 1, SampleRate: 44100, Samples: tone[2205:]})
+	_ = speaker.End("req-1")
+
+	buf := make([]byte, 1000) // what the engine's player pulls
+	read := 0
+	for !speaker.Position().Done {
+		n, _ := mix.Read(buf)
+		read += n
+	}
+	pos := speaker.Position()
+	fmt.Printf("read %d bytes; %s heard for %v; underruns: %d\n", read, pos.Reply, pos.Heard, speaker.Stats().Underruns)
+	// Output: read 20000 bytes; req-1 heard for 101.833333ms; underruns: 0
+}
+
+// Push to talk: Start when the key goes down, Stop when it comes up. The
+// recording is 16 kHz mono 16-bit, what RPEngine hears.
+func ExampleRecorder() {
+	rec, err := audio.OpenRecorder(nil)
+	if errors.Is(err, audio.ErrNoDevice) {
+		fmt.Println("no microphone:", err)
+		return
+	}
+	if err != nil {
+		panic(err)
+	}
+	defer rec.Close()
+	_ = rec.Start() // key down; rec.Level() meters it, <-rec.Limit() fires at 30 s
+	// ... key up:
+	speech, err := rec.Stop()
+	if errors.Is(err, audio.ErrSilentInput) {
+		fmt.Println("only silence: is the microphone allowed?")
+		return
+	}
+	fmt.Println(len(speech.Samples), "samples at", audio.CaptureRate, "Hz")
 }

@@ -1,7 +1,6 @@
 package audio
 
 import (
-	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -188,25 +187,4 @@ func AppendDownmix(dst, src []float32, channels int) ([]float32, error) {
 		}
 	}
 	return dst, nil
-}
-
-// AppendBase64 appends the standard (RFC 4648, padded) base64 encoding of
-// pcm to dst, as the RPEngine wire carries audio.
-func AppendBase64(dst, pcm []byte) []byte {
-	return base64.StdEncoding.AppendEncode(dst, pcm)
-}
-
-// AppendDecodeBase64 decodes standard padded base64 from src and appends the
-// bytes to dst. On error dst is returned unchanged with a [*FormatError]
-// giving the offset of the bad input.
-func AppendDecodeBase64(dst, src []byte) ([]byte, error) {
-	out, err := base64.StdEncoding.AppendDecode(dst, src)
-	if err != nil {
-		var off int64
-		if ce, ok := err.(base64.CorruptInputError); ok {
-			off = int64(ce)
-		}
-		return dst, formatErrorf(off, false, "invalid base64: %v", err)
-	}
-	return out, nil
 }

@@ -94,20 +94,6 @@ func TestAppendDownmix(t *testing.T) {
 	testutil.Error(t, err)
 }
 
-func TestBase64(t *testing.T) {
-	t.Parallel()
-	pcm := []byte{0, 1, 2, 250, 251}
-	enc := AppendBase64([]byte("x:"), pcm)
-	testutil.Equal(t, "encoded", string(enc), "x:AAEC+vs=")
-	dec, err := AppendDecodeBase64(nil, enc[2:])
-	testutil.Success(t, err)
-	testutil.Equal(t, "decoded", dec, pcm)
-	_, err = AppendDecodeBase64(nil, []byte("AA*C"))
-	var fe *FormatError
-	testutil.ErrorAs(t, err, &fe)
-	testutil.Equal(t, "offset", fe.Offset, int64(2))
-}
-
 func TestParseEncoding(t *testing.T) {
 	t.Parallel()
 	for _, e := range []Encoding{EncodingS16LE, EncodingF32LE} {
@@ -125,8 +111,6 @@ func TestFormat_allocs(t *testing.T) {
 	b := make([]byte, 0, 4*len(f))
 	d := make([]float32, 0, len(f))
 	i := make([]int16, 0, len(f))
-	b64 := make([]byte, 0, 8*len(f))
-	raw := make([]byte, 0, 4*len(f))
 	wav := AppendWAVMust(t, f)
 	var w WAV
 	testutil.Success(t, DecodeWAV(&w, wav))
@@ -138,8 +122,6 @@ func TestFormat_allocs(t *testing.T) {
 		i = AppendInt16(i[:0], f)
 		d = AppendFloat32(d[:0], i)
 		d, _ = AppendDownmix(d[:0], f, 2)
-		b64 = AppendBase64(b64[:0], b)
-		raw, _ = AppendDecodeBase64(raw[:0], b64)
 		_ = DecodeWAV(&w, wav)
 	})
 	testutil.Equal(t, "allocs", allocs, 0.0)

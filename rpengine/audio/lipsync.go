@@ -20,8 +20,8 @@ const (
 // and smoothed with a 20 ms attack and a 50 ms release so the mouth opens
 // quickly and closes without flutter.
 //
-// A LipSync is a passive value, not safe for concurrent use. A [Player]
-// runs one on what it is playing; see [Player.Mouth].
+// A LipSync is a passive value, not safe for concurrent use. A [Speaker]
+// runs one on what it is playing; see [Speaker.Mouth].
 type LipSync struct {
 	frame           int     // samples per frame
 	sum             float64 // sum of squares in the current frame

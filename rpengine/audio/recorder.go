@@ -13,33 +13,6 @@ import (
 // CaptureRate is the rate RPEngine hears the player at: 16 kHz mono.
 const CaptureRate = 16000
 
-// RecorderOptions configures [OpenRecorder]. The zero value is usable.
-type RecorderOptions struct {
-	// MaxDuration caps one capture. If zero, 30 s (RPEngine's limit for
-	// event.audio). Reaching it stops recording and signals [Recorder.Limit].
-	MaxDuration time.Duration
-	// LevelInterval is the level meter's window. If zero, 50 ms.
-	LevelInterval time.Duration
-	// SampleRate and Channels request a device format. If zero, the
-	// device's native format is used and converted in Go (downmix, then
-	// the package's resampler; miniaudio's converter aliases badly).
-	SampleRate, Channels int
-}
-
-func (o *RecorderOptions) withDefaults() RecorderOptions {
-	var c RecorderOptions
-	if o != nil {
-		c = *o
-	}
-	if c.MaxDuration <= 0 {
-		c.MaxDuration = 30 * time.Second
-	}
-	if c.LevelInterval <= 0 {
-		c.LevelInterval = 50 * time.Millisecond
-	}
-	return c
-}
-
 // Level is one level-meter reading over the last window (50 ms by
 // default): the quantities RPEngine reports as voice.capture.level.
 type Level struct {
@@ -50,42 +23,22 @@ type Level struct {
 	Peak, RMS float32
 }
 
-// Capture is a finished recording, 16 kHz mono.
-type Capture struct {
-	// Samples holds the audio at [CaptureRate] Hz, mono, in [-1, 1].
-	Samples []float32
+// Recording is a finished capture: what RPEngine hears, 16 kHz mono
+// 16-bit PCM, ready to be sent as a reply request's speech without
+// conversion.
+type Recording struct {
+	// Samples holds the speech at [CaptureRate] Hz, mono, as signed
+	// 16-bit values (RPEngine's "pcm_s16le" before byte encoding).
+	Samples []int16
 	// Limited is true when the recording hit MaxDuration and was cut.
 	Limited bool
 	// Silent is true when every input sample was exactly zero.
 	Silent bool
 }
 
-// Duration returns the length of the capture.
-func (c *Capture) Duration() time.Duration {
-	return time.Duration(int64(len(c.Samples)) * int64(time.Second) / CaptureRate)
-}
-
-// EventAudio is the event.audio object of an RPEngine reply.request.
-// Its JSON encoding is the wire form.
-type EventAudio struct {
-	// Format is "pcm_s16le" or "pcm_f32le" ([Encoding.String]).
-	Format string `json:"format"`
-	// SampleRate is the rate in Hz, always [CaptureRate] (16000).
-	SampleRate int `json:"sampleRate"`
-	// Channels is always 1 (mono).
-	Channels int `json:"channels"`
-	// Data is the PCM, base64 (RFC 4648, padded).
-	Data string `json:"data"`
-	// Language optionally names the spoken language (en ar es ja ko vi uk
-	// zh); the caller sets it.
-	Language string `json:"language,omitempty"`
-}
-
-// EventAudio encodes the capture for event.audio in enc (EncodingS16LE is
-// half the size of EncodingF32LE and ample for speech).
-func (c *Capture) EventAudio(enc Encoding) EventAudio {
-	pcm := AppendEncode(nil, enc, c.Samples)
-	return EventAudio{Format: enc.String(), SampleRate: CaptureRate, Channels: 1, Data: string(AppendBase64(nil, pcm))}
+// Duration returns the length of the recording.
+func (r *Recording) Duration() time.Duration {
+	return time.Duration(int64(len(r.Samples)) * int64(time.Second) / CaptureRate)
 }
 
 // Recorder captures the microphone for push to talk: Start when the key
@@ -119,22 +72,23 @@ type Recorder struct {
 	// audio thread only (and the controller while the device is stopped)
 	rs        *Resampler
 	mono, tmp []float32
-	buf       []float32
+	buf       []int16 // the recording, allocated for MaxDuration
 	peak      float32
 	sum       float64
 	n         int
 }
 
-// OpenRecorder opens the default capture device without starting it.
-// Without cgo or a usable microphone the error wraps [ErrNoDevice].
+// OpenRecorder opens the default capture device without starting it. An
+// invalid option is an [*OptionsError]. Without cgo or a usable microphone
+// the error wraps [ErrNoDevice].
 func OpenRecorder(opts *RecorderOptions) (*Recorder, error) {
 	return openRecorder(opts, defaultOpener)
 }
 
 func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
-	c := opts.withDefaults()
-	if c.SampleRate != 0 && (c.SampleRate < minResampleRate || c.SampleRate > maxResampleRate) || c.Channels < 0 || c.Channels > 64 {
-		return nil, fmt.Errorf("audio: open recorder: invalid options %d Hz, %d channels", c.SampleRate, c.Channels)
+	c, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	r := &Recorder{
 		maxLen: int(c.MaxDuration.Seconds() * CaptureRate),
@@ -143,17 +97,17 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 	}
 	dev, err := open(deviceConfig{capture: true, sampleRate: c.SampleRate, channels: c.Channels, data: r.consume, failed: r.fail})
 	if err != nil {
-		return nil, fmt.Errorf("audio: open recorder: %w", err)
+		return nil, err // wraps ErrNoDevice and says so
 	}
 	r.dev = dev
 	r.rate, r.ch = dev.format()
 	if r.rs, err = NewResampler(r.rate, CaptureRate, 1); err != nil {
 		_ = dev.close()
-		return nil, fmt.Errorf("audio: open recorder: %w", err)
+		return nil, fmt.Errorf("%w: the microphone's format: %v", ErrNoDevice, err)
 	}
 	r.mono = make([]float32, 0, maxBlockFrames)
 	r.tmp = make([]float32, 0, r.rs.MaxOutFrames(maxBlockFrames))
-	r.buf = make([]float32, 0, r.maxLen)
+	r.buf = make([]int16, 0, r.maxLen)
 	r.tmp, _ = r.rs.Append(r.tmp, r.mono[:maxBlockFrames]) // size the history buffer once
 	r.rs.Reset()
 	return r, nil
@@ -208,8 +162,8 @@ var (
 	errNotRecording = errors.New("audio: not recording")
 )
 
-// Start begins a capture (push to talk pressed), discarding the previous
-// one.
+// Start begins a recording (push to talk pressed), discarding the
+// previous one.
 func (r *Recorder) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -240,11 +194,12 @@ func (r *Recorder) Start() error {
 	return nil
 }
 
-// Stop ends the capture (push to talk released) and returns it. When every
+// Stop ends the recording (push to talk released) and returns it, with
+// the resampler's tail so the last milliseconds are kept. When every
 // sample was zero (a missing microphone permission on macOS looks like
-// this) it returns the capture together with an error wrapping
+// this) it returns the recording together with an error wrapping
 // [ErrSilentInput].
-func (r *Recorder) Stop() (*Capture, error) {
+func (r *Recorder) Stop() (*Recording, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.recording {
@@ -254,10 +209,10 @@ func (r *Recorder) Stop() (*Capture, error) {
 	if err := r.dev.stop(); err != nil { // no callback runs after this
 		return nil, fmt.Errorf("audio: stop capture: %w", err)
 	}
-	c := &Capture{Limited: r.limited.Load(), Silent: !r.nonzero.Load()}
+	c := &Recording{Limited: r.limited.Load(), Silent: !r.nonzero.Load()}
 	if !c.Limited {
-		r.buf = r.rs.Flush(r.buf)
-		r.buf = r.buf[:min(len(r.buf), r.maxLen)]
+		tail := r.rs.Flush(r.tmp[:0])
+		r.buf = AppendInt16(r.buf, tail[:min(len(tail), r.maxLen-len(r.buf))])
 	}
 	c.Samples = slices.Clone(r.buf)
 	if c.Silent {
@@ -300,7 +255,7 @@ func (r *Recorder) consume(in []float32) {
 		r.tmp, _ = r.rs.Append(r.tmp[:0], r.mono)
 		n := min(len(r.tmp), r.maxLen-len(r.buf))
 		r.meter(r.tmp[:n])
-		r.buf = append(r.buf, r.tmp[:n]...)
+		r.buf = AppendInt16(r.buf, r.tmp[:n])
 		r.frames.Store(int64(len(r.buf)))
 		if len(r.buf) == r.maxLen {
 			r.limited.Store(true)

@@ -1,7 +1,6 @@
 package audio
 
 import (
-	"encoding/base64"
 	"errors"
 	"math"
 	"testing"
@@ -60,19 +59,15 @@ func TestRecorder_capture(t *testing.T) {
 	if n := len(c.Samples); n < 8000+tail || n > 8000+200 {
 		t.Errorf("%d samples, want 8000 + a tail of at least %d", n, tail)
 	}
-	a, e := fitSine(c.Samples[100:7900], 1000, CaptureRate)
+	a, e := fitSine(AppendFloat32(nil, c.Samples[100:7900]), 1000, CaptureRate)
 	thdn := db(a / math.Sqrt2 / e)
-	t.Logf("48 kHz stereo capture -> 16 kHz mono: gain %.4f dB, THD+N %.1f dB", db(a/0.5), thdn)
-	if math.Abs(db(a/0.5)) > 0.01 || thdn < 100 {
+	t.Logf("48 kHz stereo capture -> 16 kHz mono 16-bit: gain %.4f dB, THD+N %.1f dB", db(a/0.5), thdn)
+	// The recording is 16-bit, as RPEngine takes it, so the floor is
+	// quantisation (about 92 dB for a -6 dBFS tone; the resampler alone
+	// reaches 128 dB, see resample_quality_test.go).
+	if math.Abs(db(a/0.5)) > 0.01 || thdn < 90 {
 		t.Errorf("gain %.4f dB, THD+N %.1f dB", db(a/0.5), thdn)
 	}
-	ev := c.EventAudio(EncodingS16LE)
-	testutil.Equal(t, "format", ev.Format, "pcm_s16le")
-	testutil.Equal(t, "rate", ev.SampleRate, 16000)
-	testutil.Equal(t, "channels", ev.Channels, 1)
-	pcm, err := base64.StdEncoding.DecodeString(ev.Data)
-	testutil.Success(t, err)
-	testutil.Equal(t, "bytes", len(pcm), 2*len(c.Samples))
 	if d := c.Duration(); d < 500*time.Millisecond || d > 520*time.Millisecond {
 		t.Errorf("duration %v", d)
 	}
@@ -153,7 +148,7 @@ func TestRecorder_nativeRate(t *testing.T) {
 	pushChunks(f, x, 160)
 	c, err := r.Stop()
 	testutil.Success(t, err)
-	testutil.Equal(t, "passthrough", c.Samples, x)
+	testutil.Equal(t, "passthrough", c.Samples, AppendInt16(nil, x))
 }
 
 func TestRecorder_close(t *testing.T) {
