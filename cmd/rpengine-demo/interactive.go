@@ -242,7 +242,7 @@ func (a *app) mic() outcome {
 	}
 	a.con.Printf("rpengine-demo: sending %.1fs of speech", c.Duration().Seconds())
 	in := &rpengine.AudioInput{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1,
-		Data: audio.AppendEncode(nil, audio.EncodingS16LE, c.Samples)}
+		Data: audio.AppendEncode(nil, audio.EncodingS16LE, audio.AppendFloat32(nil, c.Samples))}
 	if speechLanguage(a.lang) {
 		in.Language = a.lang
 	}

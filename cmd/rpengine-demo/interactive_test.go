@@ -186,7 +186,7 @@ func TestInteractive_BrowserMic(t *testing.T) {
 
 // hasSpeaker reports whether this machine can play sound.
 func hasSpeaker() bool {
-	o, err := audio.OpenOutput(nil)
+	o, err := audio.OpenDevice(nil)
 	if err != nil {
 		return false
 	}

@@ -62,8 +62,8 @@ type app struct {
 	voice, lang string
 	textOnly    bool
 
-	output    *audio.Output // nil: no playback
-	player    *audio.Player
+	output    *audio.Device // nil: no playback
+	player    *audio.Speaker
 	noDevice  bool // said once that there is no sound device
 	recorder  *audio.Recorder
 	noMic     bool
@@ -410,12 +410,12 @@ func (a *app) openPlayback() {
 	if a.cfg.noPlayback || a.textOnly || a.noDevice || a.player != nil {
 		return
 	}
-	o, err := audio.OpenOutput(nil) // rpengine/audio keeps ALSA's noise off stderr
+	o, err := audio.OpenDevice(nil) // rpengine/audio keeps ALSA's noise off stderr
 	if err != nil {
 		a.sayNoDevice(err)
 		return
 	}
-	p, err := o.NewPlayer(nil)
+	p, err := o.NewSpeaker(nil)
 	if err != nil {
 		o.Close()
 		a.sayNoDevice(err)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine"
-	"github.com/gamelink-go/gamelink/rpengine/audio"
 )
 
 // outcome is how a turn ended.
@@ -279,6 +278,9 @@ func (a *app) consume(r *rpengine.Reply, stream, capture bool) outcome {
 			a.stopCapture(r, line, ok)
 		case ev := <-evs:
 			if ev.Kind == rpengine.EventEnd {
+				if a.player != nil { // all segments came: the speech can end
+					_ = a.player.End(r.RequestID())
+				}
 				if stream {
 					a.con.EndText()
 				}
@@ -380,7 +382,7 @@ func (a *app) segment(r *rpengine.Reply, ev rpengine.Event) {
 	if a.player == nil {
 		return
 	}
-	err := a.player.Enqueue(audio.Segment{Reply: r.RequestID(), Index: s.Index, SampleRate: s.SampleRate, Samples: s.Samples})
+	err := a.player.Enqueue(r.RequestID(), s)
 	if err != nil {
 		a.con.Printf("rpengine-demo: playback: %v", err)
 	}
