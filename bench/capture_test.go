@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"math"
 	"testing"
 	"time"
@@ -25,12 +26,21 @@ func micInput(seconds int) []float32 {
 
 // capturePath does what the recorder and the request do with a push to
 // talk: 10 ms device callbacks of 48 kHz stereo float are downmixed and
-// resampled to 16 kHz mono (audio.AppendDownmix, audio.Resampler), and the
-// capture is encoded as the base64 s16le event.audio payload
-// (audio.Capture.EventAudio).
+// resampled to 16 kHz mono (audio.AppendDownmix, audio.Resampler) and
+// kept as 16-bit samples (audio.Recording), which the request encodes as
+// the base64 s16le event.audio payload.
 type capturePath struct {
 	rs        *audio.Resampler
 	mono, out []float32
+	pcm       []int16
+	bytes     []byte
+}
+
+// payload is event.audio.
+type payload struct {
+	Format               string
+	SampleRate, Channels int
+	Data                 string
 }
 
 func newCapturePath(tb testing.TB) *capturePath {
@@ -41,20 +51,24 @@ func newCapturePath(tb testing.TB) *capturePath {
 	return &capturePath{rs: rs, mono: make([]float32, 0, 480), out: make([]float32, 0, captureSeconds*audio.CaptureRate+1024)}
 }
 
-func (p *capturePath) run(in []float32) (audio.EventAudio, error) {
+func (p *capturePath) run(in []float32) (payload, error) {
 	p.rs.Reset()
 	p.out = p.out[:0]
 	for i := 0; i < len(in); i += 960 { // 480 stereo frames: 10 ms
 		var err error
 		if p.mono, err = audio.AppendDownmix(p.mono[:0], in[i:i+960], 2); err != nil {
-			return audio.EventAudio{}, err
+			return payload{}, err
 		}
 		if p.out, err = p.rs.Append(p.out, p.mono); err != nil {
-			return audio.EventAudio{}, err
+			return payload{}, err
 		}
 	}
-	c := audio.Capture{Samples: p.out}
-	return c.EventAudio(audio.EncodingS16LE), nil
+	p.pcm = audio.AppendInt16(p.pcm[:0], p.out)
+	p.bytes = p.bytes[:0]
+	for _, s := range p.pcm {
+		p.bytes = binary.LittleEndian.AppendUint16(p.bytes, uint16(s))
+	}
+	return payload{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1, Data: base64.StdEncoding.EncodeToString(p.bytes)}, nil
 }
 
 // BenchmarkCapture measures a 5 s push to talk from 48 kHz stereo float

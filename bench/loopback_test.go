@@ -83,8 +83,8 @@ func newLoopback(tb testing.TB) *loopback {
 }
 
 // consume is the game: it queues every segment for playback as
-// audio.Player.Enqueue does (float conversion and resampling to a 48 kHz
-// device; a Player itself needs a sound device) and reports when it did.
+// audio.Speaker.Enqueue does (float conversion and resampling to a 48 kHz
+// device) and reports when it did.
 func (l *loopback) consume() {
 	rs, _ := audio.NewResampler(enginetest.SampleRate, 48000, 1)
 	var f, out []float32

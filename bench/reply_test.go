@@ -61,9 +61,8 @@ type chunkJSON struct {
 	stream.AudioChunk
 }
 
-// playback stands for the player's queue: audio.Player needs a sound
-// device, so the samples are converted to float32 (as Player.Enqueue
-// does) into a preallocated ring.
+// playback stands for the speaker's queue: the samples are converted to
+// float32 (as audio.Speaker.Enqueue does) into a preallocated ring.
 type playback struct {
 	ring    []float32
 	samples int
