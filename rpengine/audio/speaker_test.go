@@ -220,6 +220,40 @@ func TestSpeaker_tail(t *testing.T) {
 	testutil.Equal(t, "heard", p.Position().Heard, time.Duration(len(want))*time.Second/48000)
 }
 
+// TestSpeaker_end checks End's corner cases: a reply never enqueued, a
+// second End, End after Interrupt, and a new reply that ends the one
+// being queued.
+func TestSpeaker_end(t *testing.T) {
+	t.Parallel()
+	d, f := newTestDevice(t, 44100, 1)
+	p := newTestSpeaker(t, d, nil)
+	testutil.Success(t, p.End("never"))
+	_, ok := p.Heard("never")
+	testutil.Equal(t, "unknown reply stays unknown", ok, false)
+
+	testutil.Success(t, p.Enqueue("a", seg(0, 44100, dcSamples(1000, 441))))
+	testutil.Success(t, p.End("a"))
+	testutil.Success(t, p.End("a")) // nothing more to end
+	testutil.Success(t, p.Enqueue("b", seg(0, 44100, dcSamples(1000, 44100))))
+	render(f, 882, 441)
+	p.Interrupt()
+	testutil.Success(t, p.End("b")) // b was cut: nothing to end
+	// c's segment ends when d's arrives, without an End of its own.
+	testutil.Success(t, p.Enqueue("c", seg(0, 44100, dcSamples(1000, 441))))
+	testutil.Success(t, p.Enqueue("d", seg(0, 44100, dcSamples(1000, 441))))
+	render(f, 4410, 441)
+	for _, c := range []struct {
+		reply             string
+		done, interrupted bool
+	}{{"a", true, false}, {"b", false, true}, {"c", true, false}, {"d", false, false}} {
+		pos, ok := p.Heard(c.reply)
+		testutil.Equal(t, c.reply+" known", ok, true)
+		testutil.Equal(t, c.reply+" done", pos.Done, c.done)
+		testutil.Equal(t, c.reply+" interrupted", pos.Interrupted, c.interrupted)
+	}
+	testutil.Equal(t, "underruns", p.Stats().Underruns, int64(0))
+}
+
 // TestSpeaker_idleUnderrun checks that an idle speaker counts no underrun:
 // 400 ms of idle after a reply counted 19,200 underrun frames at 48 kHz
 // because the reply never ended. Neither after End nor when a game never
