@@ -7,6 +7,7 @@
 //
 //	c, err := card.Parse(jsonBytes) // *ParseError with a JSON Pointer
 //	if err := c.Validate(); err != nil { ... } // every violation, with pointers
+//	c, notes, err := card.Load(downloaded) // JSON or PNG, repaired on load
 //	t, err := planner.Plan(card.Key{IntegrationID: "game", CharacterID: "ari"}, c)
 //	// send t (json.Marshal gives the spec's descriptor), then:
 //	planner.Accepted(key, c, engineHash) // or planner.Resync on card_resync_required
@@ -20,9 +21,12 @@
 // [MaxSize], the protocol's 8 MiB message limit. [Card.Validate] applies
 // the rules of the engine's validator (spec section 4.1) but reports them
 // all; Parse checks them in the same pass that hashes, so Validate is
-// free. [Repair] turns V1, V3 and incomplete exports into valid V2,
+// free. [Repair] turns V1, Pygmalion, V3 and incomplete exports into
+// valid V2 (V1 and Pygmalion fields mapped as SillyTavern imports them),
 // listing each [Change]; [ExtractPNG] reads a card from a PNG's tEXt
-// chunk.
+// chunk. [Load] is what a game calls on a card a player downloaded: JSON
+// or PNG, with Repair's changes applied and returned as notes, and an
+// error only for a card the engine would still refuse.
 //
 // The hash is SHA-256 over the RFC 8785 (JCS) canonical JSON of the whole
 // card, 64 lowercase hex ([Digest]). The canonicalizer ([AppendCanonical])
@@ -71,8 +75,8 @@
 //
 // # Concurrency
 //
-// Parse, AppendCanonical, Diff, ApplyPatch, Repair and ExtractPNG may be
-// called concurrently. A [Card] is immutable and safe for concurrent use. A
+// Parse, Load, AppendCanonical, Diff, ApplyPatch, Repair and ExtractPNG
+// may be called concurrently. A [Card] is immutable and safe for concurrent use. A
 // [Planner] is not: it belongs to one session and its owner serializes
 // calls. Everything here is synchronous and passive: no goroutines, no
 // I/O, no clocks.

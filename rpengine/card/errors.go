@@ -40,7 +40,11 @@ type Violation struct{ Pointer, Message string }
 // list is in Violations.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "card: invalid character card (%d violations)", len(e.Violations))
+	noun := "violations"
+	if len(e.Violations) == 1 {
+		noun = "violation"
+	}
+	fmt.Fprintf(&b, "card: invalid character card (%d %s)", len(e.Violations), noun)
 	for i, v := range e.Violations {
 		if i == 3 {
 			fmt.Fprintf(&b, "; ...")

@@ -33,13 +33,38 @@ func ExampleCard_Validate() {
 }
 
 func ExampleRepair() {
-	v1 := `{"name":"Tom","description":"A fisherman.","personality":"","scenario":"","first_mes":"Hi.","mes_example":""}`
+	v1 := `{"name":"Tom","description":"A fisherman.","first_mes":"Hi.","creatorcomment":"Made for the harbour mod.","tags":"fisher, old"}`
 	c, changes, err := card.Repair([]byte(v1))
-	fmt.Println(len(changes), "changes; valid:", err == nil, "; name:", c.Name())
-	fmt.Println(changes[0].Message)
+	fmt.Println("valid:", err == nil, "; name:", c.Name())
+	for _, ch := range changes {
+		fmt.Println(ch)
+	}
 	// Output:
-	// 9 changes; valid: true ; name: Tom
-	// upgraded a V1 card to V2: the six V1 fields were copied into data (and kept at the top level)
+	// valid: true ; name: Tom
+	// : upgraded a V1 card to V2 as SillyTavern imports it: the V1 fields were copied into data and kept at the top level; the other V2 fields start empty
+	// /data/creator_notes: copied from the top-level creatorcomment
+	// /data/tags: split the top-level string of comma-separated tags into an array
+}
+
+// A card as a player downloads it: here a lorebook exported without its
+// extensions, which the engine would refuse as it is.
+func ExampleLoad() {
+	exported := `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"","personality":"",` +
+		`"scenario":"","first_mes":"Hi.","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"",` +
+		`"alternate_greetings":[],"tags":[],"creator":"","character_version":"","extensions":{},` +
+		`"character_book":{"entries":[]}}}`
+	c, notes, err := card.Load([]byte(exported))
+	if err != nil {
+		fmt.Println("refused:", err) // only what the engine would still refuse
+		return
+	}
+	for _, n := range notes {
+		fmt.Println("repaired", n)
+	}
+	fmt.Println(c.Name(), c.Validate() == nil)
+	// Output:
+	// repaired /data/character_book/extensions: added missing required field with {}
+	// Ari true
 }
 
 func ExamplePlanner() {

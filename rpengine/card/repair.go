@@ -14,8 +14,10 @@ func (c Change) String() string { return c.Pointer + ": " + c.Message }
 
 // Repair turns what real tools export into a card the engine accepts and
 // reports each change it made. It removes a UTF-8 byte order mark,
-// upgrades a V1 card (the six top-level fields, which are kept where they
-// are as a backfill) to V2, reads a
+// upgrades a V1 or Pygmalion/gradio card to V2 the way SillyTavern imports
+// it (the old top-level fields are kept where they are as a backfill;
+// creatorcomment becomes creator_notes, a comma-separated tags string
+// becomes an array), reads a
 // V3 card (spec "chara_card_v3") down to V2 keeping every V3-only field,
 // fills missing (or null) required fields with empty values, and adds the
 // lorebook's and its entries' missing extensions. It never changes content
@@ -60,9 +62,6 @@ func (r *repairer) note(ptr, msg string) {
 	r.changes = append(r.changes, Change{Pointer: ptr, Message: msg})
 }
 
-// v1Fields are the fields of a V1 card, which V2 moved into data.
-var v1Fields = []string{"name", "description", "personality", "scenario", "first_mes", "mes_example"}
-
 func (r *repairer) card(root *node) {
 	spec := root.get("spec")
 	switch {
@@ -95,21 +94,18 @@ func (r *repairer) card(root *node) {
 	}
 }
 
-// upgradeV1 wraps the six V1 fields into a V2 data object.
+// upgradeV1 wraps a card without spec into V2: a V1 or Pygmalion card's
+// fields become a data object (legacy.go); a card that has data only gets
+// its spec.
 func (r *repairer) upgradeV1(root *node) {
 	data := root.get("data")
 	if data != nil && data.kind != '{' {
 		return // not a V1 card either; leave it for Validate to report
 	}
-	msg := `added spec "chara_card_v2" (the card has data but no spec)`
 	if data == nil {
-		msg = "upgraded a V1 card to V2: the six V1 fields were copied into data (and kept at the top level)"
-		data = &node{kind: '{'}
-		for _, f := range v1Fields {
-			if v := root.get(f); v != nil {
-				data.set(f, v)
-			}
-		}
+		data = r.upgradeLegacy(root) // legacy.go
+	} else {
+		r.note("", `added spec "chara_card_v2" (the card has data but no spec)`)
 	}
 	spec := &node{kind: '{', keys: []string{"spec", "spec_version", "data"}, items: []*node{strNode("chara_card_v2"), strNode("2.0"), data}}
 	for i, k := range root.keys {
@@ -118,7 +114,6 @@ func (r *repairer) upgradeV1(root *node) {
 		}
 	}
 	*root = *spec
-	r.note("", msg)
 }
 
 func (r *repairer) fill(obj *node, at, field string, empty *node, what string) {

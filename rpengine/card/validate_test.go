@@ -120,7 +120,8 @@ func TestRepair_testdata(t *testing.T) {
 		{"broken-v3.json", []string{"/spec", "/spec_version"}},
 		{"broken-entry-fields.json", []string{"/data/character_book/entries/0/extensions", "/data/character_book/entries/0/enabled",
 			"/data/character_book/entries/1/keys", "/data/character_book/entries/1/extensions", "/data/character_book/entries/1/insertion_order"}},
-		{"v1.json", []string{"", "/data/creator_notes", "/data/system_prompt", "/data/post_history_instructions", "/data/creator", "/data/character_version", "/data/alternate_greetings", "/data/tags", "/data/extensions"}},
+		// Issue #18: a V1 card is one upgrade, as SillyTavern imports it.
+		{"v1.json", []string{""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -1,0 +1,35 @@
+package card
+
+import "bytes"
+
+// Load reads a character card as players download it and returns the card
+// to send: a JSON document, or a PNG image carrying the card in a tEXt
+// chunk (see [ExtractPNG]; a V3 "ccv3" chunk is preferred). The repairs
+// of [Repair] that keep the card's meaning are applied on load, so a V1,
+// Pygmalion or V3 card and a SillyTavern export whose lorebook lacks its
+// extensions load as they are; each repair is returned as a [Change], a
+// note to show the player or log. A card that needed no repair is
+// returned exactly as given, with no notes.
+//
+// The returned card is what travels to the engine: its [Card.Bytes] are
+// the repaired document and its [Card.Hash] is the hash of those bytes,
+// which the engine computes too.
+//
+// Only a card the engine would still refuse is an error: malformed JSON
+// or PNG (a *[ParseError] or a PNG error), or a *[ValidationError] listing
+// the rules that no repair can satisfy without changing content (a blank
+// name, a value of the wrong type). The card is then nil; the notes say
+// what was repaired before the violations were found.
+func Load(data []byte) (*Card, []Change, error) {
+	if bytes.HasPrefix(data, pngSignature) {
+		var err error
+		if data, err = ExtractPNG(data); err != nil {
+			return nil, nil, err
+		}
+	}
+	c, notes, err := Repair(data)
+	if err != nil {
+		return nil, notes, err
+	}
+	return c, notes, nil
+}
