@@ -9,8 +9,10 @@
 //	rpcard extract CARD.png        the card JSON embedded in a PNG
 //
 // FILE may be "-" for stdin, a JSON file or a PNG card. Flags may come
-// before or after the operands; after "--" everything is an operand.
-// Exit status: 0 ok, 1 invalid input of any kind, 2 usage.
+// before or after the command and the operands; after "--" everything is
+// an operand. --help prints the usage on stdout. A command-line mistake is
+// one line on stderr (exit status 2); every other error says what to do
+// next. Exit status: 0 ok, 1 invalid input of any kind, 2 usage.
 package main
 
 import (
@@ -22,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,12 +42,14 @@ commands:
                           which hashes any well-formed JSON document
   diff BASE TARGET        print the verified RFC 6902 patch from BASE to TARGET
   apply BASE PATCH        print BASE with the RFC 6902 PATCH applied (canonical JSON)
-  fix FILE [-o OUT]       repair a card (V1/V3 to V2, missing fields, lorebook
-                          extensions); prints it or writes OUT, lists changes on stderr
+  fix FILE [-o OUT]       repair a card (V1, Pygmalion and V3 to V2 as SillyTavern
+                          reads them, missing fields, lorebook extensions); prints it
+                          or writes OUT, lists changes on stderr; writes nothing
+                          when the card stays invalid
   extract CARD.png        print the card JSON embedded in a PNG
 
 FILE may be "-" for stdin, a .json file or a .png card. Flags may come before
-or after the operands; after -- everything is an operand.
+or after the command and the operands; after -- everything is an operand.
 
 exit status: 0 ok, 1 invalid input of any kind, 2 usage
 `
@@ -71,39 +76,61 @@ type env struct {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
-	}
-	cmd := args[0]
-	if cmd == "-h" || cmd == "--help" || cmd == "help" {
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	}
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
-	fs := flag.NewFlagSet("rpcard "+cmd, flag.ContinueOnError)
+	fs := flag.NewFlagSet("rpcard", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.BoolVar(&e.force, "force", false, "hash any well-formed JSON document")
 	fs.StringVar(&e.out, "o", "", "write the repaired card to this file")
-	operands, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
+	operands, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) || (err == nil && len(operands) > 0 && operands[0] == "help") {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "rpcard: %v\n\n%s", err, usage)
-		return exitUsage
+		return usageError(stderr, flagMistake(err, args))
 	}
-	err = e.dispatch(cmd, operands)
+	if len(operands) == 0 {
+		return usageError(stderr, "no command given")
+	}
+	err = e.dispatch(operands[0], operands[1:])
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "rpcard: %v\n\n%s", err, usage)
-		return exitUsage
+		return usageError(stderr, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
 	}
 	fmt.Fprintf(stderr, "rpcard: %v\n", err)
 	return exitInvalid
+}
+
+// usageError prints a command-line mistake on one line, with where to
+// find the usage, and returns the usage exit status.
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "rpcard: %s; run 'rpcard --help' for usage\n", msg)
+	return exitUsage
+}
+
+// flagMistake words a flag parsing error, naming the flag as it was typed.
+func flagMistake(err error, args []string) string {
+	msg := err.Error()
+	for _, p := range []struct{ prefix, say string }{
+		{"flag provided but not defined: ", "unknown flag "},
+		{"flag needs an argument: ", "flag needs a value: "},
+	} {
+		name, ok := strings.CutPrefix(msg, p.prefix)
+		if !ok {
+			continue
+		}
+		for _, a := range args { // "-x" may have been typed "--x"
+			if a == "-"+name || strings.HasPrefix(a, "-"+name+"=") {
+				name = strings.SplitN(a, "=", 2)[0]
+				break
+			}
+		}
+		return p.say + name
+	}
+	return msg
 }
 
 // parseInterspersed lets flags come before or after the operands. After
@@ -169,12 +196,16 @@ const maxInput = 64 << 20
 
 // read returns the JSON in the named file: stdin for "-", the embedded
 // card for a PNG (a file named .png, or any input with the PNG signature).
+// Its errors say what to do next.
 func (e *env) read(name string) ([]byte, error) {
 	r := e.stdin
 	if name != "-" {
 		f, err := os.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file; check the name and the folder", name)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w; check that the file can be read", err)
 		}
 		defer f.Close()
 		r = f
@@ -184,15 +215,29 @@ func (e *env) read(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(b) > maxInput {
-		return nil, fmt.Errorf("%s: larger than the %d MiB rpcard reads", name, maxInput>>20)
+		return nil, fmt.Errorf("%s: larger than the %d MiB rpcard reads; is it really a card?", name, maxInput>>20)
 	}
 	if bytes.HasPrefix(b, []byte("\x89PNG")) || strings.EqualFold(filepath.Ext(name), ".png") {
 		if b, err = card.ExtractPNG(b); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w; %s", name, err, pngHint(err))
 		}
 	}
 	return b, nil
 }
+
+// pngHint says what to do about a PNG that holds no readable card.
+func pngHint(err error) string {
+	switch {
+	case errors.Is(err, card.ErrNoCard):
+		return "export the card again from the tool it came from (as PNG or JSON)"
+	case strings.Contains(err.Error(), "not a PNG file"):
+		return "if it holds JSON, give it a .json name"
+	}
+	return "the file is damaged: download or export it again"
+}
+
+// parseHint says what to do about a document Parse refused.
+const parseHint = "fix the JSON there in a text editor (rpcard fix cannot repair malformed JSON)"
 
 func (e *env) parse(name string) (*card.Card, error) {
 	b, err := e.read(name)
@@ -201,7 +246,7 @@ func (e *env) parse(name string) (*card.Card, error) {
 	}
 	c, err := card.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w; %s", name, err, parseHint)
 	}
 	return c, nil
 }
@@ -209,7 +254,13 @@ func (e *env) parse(name string) (*card.Card, error) {
 func (e *env) validate(names []string) error {
 	bad := 0
 	for _, name := range names {
-		c, err := e.parse(name)
+		b, err := e.read(name)
+		var c *card.Card
+		if err == nil {
+			if c, err = card.Parse(b); err != nil {
+				err = fmt.Errorf("%s: %w; %s", name, err, parseHint)
+			}
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "%v\n", err)
 			bad++
@@ -220,15 +271,44 @@ func (e *env) validate(names []string) error {
 			for _, v := range ve.Violations {
 				fmt.Fprintf(e.stdout, "%s: %s: %s\n", name, pointerOrRoot(v.Pointer), v.Message)
 			}
+			fmt.Fprintf(e.stderr, "%s: %s\n", name, repairHint(name, b, len(ve.Violations)))
 			bad++
 			continue
 		}
 		fmt.Fprintf(e.stdout, "%s: valid\n", name)
 	}
 	if bad > 0 {
-		return fmt.Errorf("%d of %d files invalid (rpcard fix repairs V1/V3 cards and incomplete exports)", bad, len(names))
+		return fmt.Errorf("%d of %s invalid", bad, plural(len(names), "file"))
 	}
 	return nil
+}
+
+// repairHint says what to do about a card that breaks n rules: run
+// rpcard fix when it repairs them all, else edit what it cannot repair.
+func repairHint(name string, b []byte, n int) string {
+	_, changes, err := card.Repair(b)
+	var ve *card.ValidationError
+	switch {
+	case !errors.As(err, &ve):
+		return fmt.Sprintf("hint: `rpcard fix %s -o fixed.json` repairs this card without changing its content "+
+			"(a game using card.Load repairs it on load)", name)
+	case len(changes) == 0 && len(ve.Violations) == n:
+		return "hint: edit the values named above by hand (rpcard fix never changes content), then validate again"
+	}
+	var where []string
+	for _, v := range ve.Violations {
+		where = append(where, pointerOrRoot(v.Pointer))
+	}
+	return fmt.Sprintf("hint: edit %s by hand (rpcard fix never changes content); then `rpcard fix %s -o fixed.json` repairs the rest",
+		strings.Join(where, ", "), name)
+}
+
+// plural formats n and a noun that takes an s.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func pointerOrRoot(p string) string {
@@ -257,7 +337,7 @@ func (e *env) hash(name string) error {
 		return err
 	}
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%s: %w (--force hashes it anyway)", name, err)
+		return fmt.Errorf("%s: %w; `rpcard validate %s` says what to change, --force hashes the document as it is", name, err, name)
 	}
 	if err := c.HashSafe(); err != nil {
 		return fmt.Errorf("%s: %w (--force hashes it anyway)", name, err)
@@ -312,31 +392,59 @@ func (e *env) fix(name string) error {
 	c, changes, err := card.Repair(b)
 	var ve *card.ValidationError
 	if err != nil && !errors.As(err, &ve) {
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w; %s", name, err, parseHint)
 	}
 	for _, ch := range changes {
 		fmt.Fprintf(e.stderr, "%s: fixed %s: %s\n", name, pointerOrRoot(ch.Pointer), ch.Message)
+	}
+	if ve != nil {
+		for _, v := range ve.Violations {
+			fmt.Fprintf(e.stderr, "%s: still invalid %s: %s\n", name, pointerOrRoot(v.Pointer), v.Message)
+		}
+		return fmt.Errorf("%s: %s rpcard fix cannot repair without changing content; "+
+			"edit those values by hand, then run rpcard fix again (nothing was written)",
+			name, plural(len(ve.Violations), "violation"))
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(e.stderr, "%s: already valid; nothing to repair\n", name)
 	}
 	var out bytes.Buffer
 	if err := json.Indent(&out, c.Bytes(), "", "  "); err != nil {
 		return err
 	}
 	out.WriteByte('\n')
-	if e.out != "" {
-		err = os.WriteFile(e.out, out.Bytes(), 0o644)
-	} else {
+	if e.out == "" {
 		_, err = e.stdout.Write(out.Bytes())
-	}
-	if err != nil {
 		return err
 	}
-	if ve != nil {
-		for _, v := range ve.Violations {
-			fmt.Fprintf(e.stderr, "%s: still invalid %s: %s\n", name, pointerOrRoot(v.Pointer), v.Message)
-		}
-		return fmt.Errorf("%s: %d violations repair may not fix (content is never changed)", name, len(ve.Violations))
+	return writeFile(e.out, out.Bytes())
+}
+
+// writeFile replaces name with data in one step: a temporary file in the
+// same folder, renamed over name once complete, so a failure never leaves
+// a partial or stale card behind.
+func writeFile(name string, data []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w; check that the folder exists and is writable", name, err)
 	}
-	return nil
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("-o %s: %w (nothing was written)", name, err)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
 }
 
 func (e *env) extract(name string) error {

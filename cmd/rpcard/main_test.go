@@ -6,11 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,9 +85,12 @@ func TestRpcard(t *testing.T) {
 	}{
 		{name: "help", args: []string{"--help"}, code: 0, inStdout: "exit status"},
 		{name: "help after command", args: []string{"hash", "-h"}, code: 0, inStdout: "rpcard COMMAND"},
-		{name: "no arguments", code: 2, inStderr: "usage"},
+		{name: "help command", args: []string{"help"}, code: 0, inStdout: "rpcard COMMAND"},
+		{name: "no arguments", code: 2, inStderr: "rpcard: no command given; run 'rpcard --help' for usage\n"},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, inStderr: `unknown command "frobnicate"`},
-		{name: "unknown flag", args: []string{"hash", "--nope", cards + "full.json"}, code: 2, inStderr: "flag provided but not defined"},
+		{name: "unknown flag", args: []string{"hash", "--nope", cards + "full.json"}, code: 2, inStderr: "rpcard: unknown flag --nope; run 'rpcard --help' for usage\n"},
+		{name: "unknown flag first", args: []string{"-x", "hash", cards + "full.json"}, code: 2, inStderr: "rpcard: unknown flag -x;"},
+		{name: "flag before the command", args: []string{"--force", "hash", "-"}, stdin: `[1]`, code: 0, stdout: oracleHash(t, []byte(`[1]`)) + "\n"},
 		{name: "missing operand", args: []string{"diff", cards + "full.json"}, code: 2, inStderr: "two files"},
 		{name: "flag of another command", args: []string{"validate", "--force", cards + "full.json"}, code: 2, inStderr: "not valid for validate"},
 		{name: "validate ok", args: []string{"validate", cards + "full.json", cards + "minimal.json"}, code: 0, inStdout: "full.json: valid"},
@@ -104,6 +110,8 @@ func TestRpcard(t *testing.T) {
 		{name: "apply failing patch", stdin: `[{"op":"remove","path":"/data/nope"}]`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: `patch op 0 (remove "/data/nope")`},
 		{name: "apply malformed patch", stdin: `{"op":"add"}`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: "must be a JSON array"},
 		{name: "fix invalid content", args: []string{"fix", cards + "invalid-content.json"}, code: 1, inStderr: "still invalid /data/name"},
+		{name: "fix one violation", stdin: `{"name":"T","description":7}`, args: []string{"fix", "-"}, code: 1,
+			inStderr: "-: 1 violation rpcard fix cannot repair without changing content; edit those values by hand"},
 		{name: "fix malformed", args: []string{"fix", cards + "malformed-duplicate-key.json"}, code: 1, inStderr: "duplicate key"},
 		{name: "extract from json", args: []string{"extract", cards + "minimal.json"}, code: 0, inStdout: `"name": "Ari"`},
 	}
@@ -123,7 +131,100 @@ func TestRpcard(t *testing.T) {
 			if !strings.Contains(r.stderr, tt.inStderr) {
 				t.Fatalf("stderr %q does not contain %q", r.stderr, tt.inStderr)
 			}
+			switch r.code { // Issue #18: one convention for every command
+			case 0:
+				if strings.Contains(tt.name, "help") && r.stderr != "" {
+					t.Fatalf("help wrote on stderr: %q", r.stderr)
+				}
+			case 2:
+				if r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasSuffix(r.stderr, "; run 'rpcard --help' for usage\n") {
+					t.Fatalf("a usage mistake is one line on stderr naming --help; stdout %q stderr %q", r.stdout, r.stderr)
+				}
+			}
 		})
+	}
+}
+
+// Issue #18: rpcard fix maps V1 and Pygmalion/gradio cards the way
+// SillyTavern imports them.
+func TestRpcard_fixLegacy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, in, want, note string }{
+		{"pygmalion", `{"char_name":"Ada","char_persona":"An engineer.","char_greeting":"Hello!","world_scenario":"A workshop.","example_dialogue":"<START>"}`,
+			`"data":{"name":"Ada","description":"An engineer.","personality":"","scenario":"A workshop.","first_mes":"Hello!","mes_example":"<START>",`,
+			"read a Pygmalion/gradio card"},
+		{"v1 with string tags and creatorcomment", `{"name":"Tom","description":"d","personality":"p","scenario":"s","first_mes":"f","mes_example":"","creatorcomment":"For the harbour mod.","tags":"sea, old"}`,
+			`"creator_notes":"For the harbour mod.","system_prompt":"","post_history_instructions":"","alternate_greetings":[],"tags":["sea","old"],`,
+			"split the top-level string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "out.json")
+			r := rpcard(t, tc.in, "fix", "-", "-o", out)
+			testutil.Equal(t, "exit", r.code, 0)
+			if !strings.Contains(r.stderr, tc.note) {
+				t.Fatalf("stderr %q lacks %q", r.stderr, tc.note)
+			}
+			b, err := os.ReadFile(out)
+			testutil.Success(t, err)
+			var compact bytes.Buffer
+			testutil.Success(t, json.Compact(&compact, b))
+			if !strings.Contains(compact.String(), tc.want) {
+				t.Fatalf("fixed card %s lacks %s", compact.String(), tc.want)
+			}
+			testutil.Equal(t, "the fixed card validates", rpcard(t, "", "validate", out).code, 0)
+		})
+	}
+}
+
+// Issue #18: a fix that fails writes nothing; errors rpcard fix cannot
+// repair do not suggest it; counts agree with their nouns.
+func TestRpcard_fixFailsCleanly(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	r := rpcard(t, "", "fix", cards+"invalid-content.json", "-o", out)
+	testutil.Equal(t, "exit", r.code, 1)
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failed fix left %s behind (%v)", out, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a failed fix left files: %v", entries)
+	}
+
+	card, err := os.ReadFile(cards + "minimal.json")
+	testutil.Success(t, err)
+	png := pngWith(card)
+	png[len(png)-15] ^= 0xff // inside the tEXt chunk: its CRC no longer matches
+	badPNG := filepath.Join(dir, "bad.png")
+	testutil.Success(t, os.WriteFile(badPNG, png, 0o644))
+	for _, args := range [][]string{
+		{"validate", filepath.Join(dir, "missing.json")},
+		{"fix", filepath.Join(dir, "missing.json")},
+		{"validate", badPNG},
+		{"fix", badPNG},
+		{"validate", cards + "malformed-truncated.json"},
+		{"fix", cards + "malformed-truncated.json"},
+		{"validate", cards + "invalid-content.json"},
+		{"hash", cards + "invalid-content.json"},
+	} {
+		r := rpcard(t, "", args...)
+		testutil.Equal(t, strings.Join(args, " "), r.code, 1)
+		if strings.Contains(r.stderr, "rpcard fix ") && !strings.Contains(r.stderr, "rpcard fix never") && !strings.Contains(r.stderr, "rpcard fix cannot") {
+			t.Errorf("%v suggests rpcard fix for what it cannot fix: %q", args, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "check the name") && !strings.Contains(r.stderr, "again") && !strings.Contains(r.stderr, "by hand") &&
+			!strings.Contains(r.stderr, "text editor") && !strings.Contains(r.stderr, "rpcard validate") {
+			t.Errorf("%v does not say what to do next: %q", args, r.stderr)
+		}
+		if regexp.MustCompile(`\b1 (violations|files)`).MatchString(r.stderr) {
+			t.Errorf("%v: %q", args, r.stderr)
+		}
+	}
+	// A card rpcard fix does repair gets the suggestion.
+	r = rpcard(t, "", "validate", cards+"v1.json")
+	if !strings.Contains(r.stderr, "rpcard fix "+cards+"v1.json -o fixed.json` repairs this card") || !strings.Contains(r.stderr, "1 of 1 file invalid") {
+		t.Fatalf("stderr %q", r.stderr)
 	}
 }
 
