@@ -51,30 +51,37 @@ func (r *repairer) upgradeLegacy(root *node) *node {
 			"the other V2 fields start empty"
 	}
 	r.note("", msg)
-	data := &node{kind: '{'}
+	got := &node{kind: '{'} // the fields found, in any order
 	for _, m := range mapping {
 		if v := root.get(m.from); v != nil && v.kind != nodeNull {
-			data.set(m.to, v)
+			got.set(m.to, v)
 		}
 	}
-	r.legacyCreatorNotes(root, data)
+	r.legacyCreatorNotes(root, got)
 	if v := root.get("creator"); v != nil && v.kind != nodeNull {
-		data.set("creator", v)
+		got.set("creator", v)
 	}
-	r.legacyTags(root, data)
-	for _, f := range requiredStrings {
-		if data.get(f) == nil {
+	r.legacyTags(root, got)
+	data := &node{kind: '{'} // in the V2 spec's order
+	for _, f := range v2Order {
+		switch v := got.get(f); {
+		case v != nil:
+			data.set(f, v)
+		case f == "alternate_greetings" || f == "tags":
+			data.set(f, &node{kind: '['})
+		case f == "extensions":
+			data.set(f, &node{kind: '{'})
+		default:
 			data.set(f, strNode(""))
 		}
 	}
-	for _, f := range []string{"alternate_greetings", "tags"} {
-		if data.get(f) == nil {
-			data.set(f, &node{kind: '['})
-		}
-	}
-	data.set("extensions", &node{kind: '{'})
 	return data
 }
+
+// v2Order lists the required data fields in the order of the V2 spec.
+var v2Order = []string{"name", "description", "personality", "scenario", "first_mes", "mes_example",
+	"creator_notes", "system_prompt", "post_history_instructions", "alternate_greetings", "tags",
+	"creator", "character_version", "extensions"}
 
 // legacyCreatorNotes takes creator_notes from creatorcomment, else from
 // creator_notes without the editor's placeholder.
