@@ -1,10 +1,12 @@
 package main
 
 import (
-	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"unicode"
@@ -18,8 +20,6 @@ import (
 //go:embed card.json
 var builtinCard []byte
 
-var pngMagic = []byte("\x89PNG\r\n\x1a\n")
-
 // cardError is a card the demo cannot send. Its text lists every problem
 // and what to do about it.
 type cardError struct{ msg string }
@@ -30,40 +30,40 @@ func (e *cardError) Error() string { return e.msg }
 type loadedCard struct {
 	card   *card.Card
 	source string // file name, or "built-in"
+	// notes are the repairs card.Load applied (the card as exported would
+	// be refused by the engine; what is sent is the repaired card).
+	notes []card.Change
 	// unsafe explains why the card travels as a snapshot without a target
 	// hash (spec section 4.2), or is "".
 	unsafe string
 }
 
-// loadCard reads, parses and validates the card in file ("" for the
-// built-in one). Validation failures list every violation.
-func loadCard(file string) (*loadedCard, error) {
+// loadCard reads the card in file ("" for the built-in one) with
+// card.Load: JSON or PNG, repaired on load. again says how to load a card
+// again after fixing it ("--card FILE" at start, "/card FILE" in a
+// session), for the hint of a card that is refused.
+func loadCard(file, again string) (*loadedCard, error) {
 	data, source := builtinCard, "built-in"
 	if file != "" {
 		var err error
 		if data, err = os.ReadFile(file); err != nil {
-			return nil, &cardError{msg: fmt.Sprintf("card: %v", err)}
+			hint := "check the path"
+			if !errors.Is(err, fs.ErrNotExist) {
+				hint = "check that the file can be read"
+			}
+			return nil, &cardError{msg: fmt.Sprintf("card: %v; %s, then %s", err, hint, again)}
 		}
 		source = file
 	}
-	return parseCard(data, source)
+	return parseCard(data, source, again)
 }
 
-func parseCard(data []byte, source string) (*loadedCard, error) {
-	if bytes.HasPrefix(data, pngMagic) {
-		var err error
-		if data, err = card.ExtractPNG(data); err != nil {
-			return nil, &cardError{msg: fmt.Sprintf("card %s: %v", source, err)}
-		}
-	}
-	c, err := card.Parse(data)
+func parseCard(data []byte, source, again string) (*loadedCard, error) {
+	c, notes, err := card.Load(data)
 	if err != nil {
-		return nil, &cardError{msg: fmt.Sprintf("card %s is not valid JSON: %v", source, err)}
+		return nil, refusal(source, again, err)
 	}
-	if err := c.Validate(); err != nil {
-		return nil, validationMessage(source, err)
-	}
-	lc := &loadedCard{card: c, source: source}
+	lc := &loadedCard{card: c, source: source, notes: notes}
 	if err := c.HashSafe(); err != nil {
 		var u *card.UnsafeNumberError
 		where := err.Error()
@@ -76,12 +76,16 @@ func parseCard(data []byte, source string) (*loadedCard, error) {
 	return lc, nil
 }
 
-// validationMessage lists every violation and the fix.
-func validationMessage(source string, err error) error {
+// refusal explains a card card.Load refused, and what to do about it:
+// every violation no repair could fix, or what is wrong with the file.
+func refusal(source, again string, err error) error {
 	var b strings.Builder
 	var v *card.ValidationError
-	if errors.As(err, &v) {
-		fmt.Fprintf(&b, "card %s breaks %d Character Card V2 rule(s) the engine enforces:\n", source, len(v.Violations))
+	var pe *card.ParseError
+	switch {
+	case errors.As(err, &v):
+		fmt.Fprintf(&b, "card %s breaks %s the engine enforces, which no repair can fix without changing its content:\n",
+			source, plural(len(v.Violations), "Character Card V2 rule"))
 		for _, x := range v.Violations {
 			p := x.Pointer
 			if p == "" {
@@ -89,27 +93,66 @@ func validationMessage(source string, err error) error {
 			}
 			fmt.Fprintf(&b, "  %s: %s\n", p, x.Message)
 		}
-	} else {
-		fmt.Fprintf(&b, "card %s: %v\n", source, err)
+		fmt.Fprintf(&b, "hint: edit those values in the card by hand, then %s", again)
+	case errors.As(err, &pe):
+		fmt.Fprintf(&b, "card %s is not valid JSON: %v\nhint: fix the JSON there in a text editor, then %s", source, err, again)
+	default: // a PNG without a readable card
+		fmt.Fprintf(&b, "card %s: %v\nhint: export the card again from the tool it came from (PNG or JSON), then %s", source, err, again)
 	}
-	fmt.Fprintf(&b, "hint: repair what can be repaired with `rpcard fix %s -o fixed.json` (go run ./cmd/rpcard), then use --card fixed.json", source)
 	return &cardError{msg: b.String()}
 }
 
+// describeNotes says, on one line per repair, what card.Load changed.
+func (lc *loadedCard) describeNotes() []string {
+	if len(lc.notes) == 0 {
+		return nil
+	}
+	out := []string{fmt.Sprintf("card %s was repaired on load (%s; the repaired card is what is sent):",
+		lc.source, plural(len(lc.notes), "change"))}
+	for _, n := range lc.notes {
+		p := n.Pointer
+		if p == "" {
+			p = "(root)"
+		}
+		out = append(out, "  "+p+": "+n.Message)
+	}
+	return out
+}
+
+// plural formats n and a noun that takes an s.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // characterID derives a stable id from the card's name: "Wren" -> "wren".
+// Letters and digits outside ASCII have no slug, so a name that has any
+// gets a short hash of the whole name after its ASCII part: "東京" ->
+// "character-1a2b3c4d", "Zoë" -> "zo-5e6f7a8b". The same name always gives
+// the same id, and two names differing only in such letters differ.
 func characterID(name string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(name) {
-		switch {
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+	other := false
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if alnum && r < unicode.MaxASCII {
 			b.WriteRune(r)
-		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			continue
+		}
+		other = other || alnum
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
 			b.WriteByte('-')
 		}
 	}
 	id := strings.Trim(b.String(), "-")
 	if id == "" {
-		return "character"
+		id = "character"
+	}
+	if other {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(name)))
+		id += "-" + hex.EncodeToString(sum[:4])
 	}
 	return id
 }

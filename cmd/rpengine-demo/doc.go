@@ -34,8 +34,9 @@
 // Exit codes: 0 the reply completed; 1 the engine answered with an error or
 // cancelled the reply for another reason; 2 usage error (bad flag, card,
 // WAV or prompt file, port or mailbox folder in use); 3 no engine
-// connected, or none came back, within --wait; 130 interrupted (the reply
-// in flight is cancelled first).
+// connected, or none came back, within --wait; 130 interrupted by Ctrl-C,
+// 143 terminated by SIGTERM (either way the reply in flight is cancelled
+// first; SIGTERM quits at once, with no second Ctrl-C to wait for).
 //
 // # Interactive
 //

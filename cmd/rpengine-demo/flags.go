@@ -88,16 +88,17 @@ func newFlagSet(c *config) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; errors are *usageError, or flag.ErrHelp.
-func parseFlags(args []string, stderr io.Writer) (*config, error) {
+// parseFlags parses args; errors are *usageError, or flag.ErrHelp after
+// the usage was written to stdout.
+func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	c := &config{}
 	fs := newFlagSet(c)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(fs, stderr)
+			usage(fs, stdout)
 			return nil, err
 		}
-		return nil, usagef("%v", err)
+		return nil, usagef("%s", flagMistake(err, args))
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (text to say goes in --say)", fs.Arg(0))
@@ -106,6 +107,28 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.waitSet = set["wait"]
 	return c, c.check(set)
+}
+
+// flagMistake words a flag parsing error, naming the flag as it was typed.
+func flagMistake(err error, args []string) string {
+	msg := err.Error()
+	for _, p := range []struct{ prefix, say string }{
+		{"flag provided but not defined: ", "unknown flag "},
+		{"flag needs an argument: ", "flag needs a value: "},
+	} {
+		name, ok := strings.CutPrefix(msg, p.prefix)
+		if !ok {
+			continue
+		}
+		for _, a := range args { // "-x" may have been typed "--x"
+			if a == "-"+name || strings.HasPrefix(a, "-"+name+"=") {
+				name = strings.SplitN(a, "=", 2)[0]
+				break
+			}
+		}
+		return p.say + name
+	}
+	return msg // an invalid value: the flag package names the flag
 }
 
 // check validates the flags and applies mode-dependent defaults.
@@ -189,7 +212,7 @@ once queued lines are answered; /help lists the commands (/mic,
 
 Scripted: stdout holds only the reply's final text and a newline.
 Exit codes: 0 reply completed, 1 engine error or cancelled, 2 usage error,
-3 no engine within --wait, 130 interrupted.
+3 no engine within --wait, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 `
 
 func usage(fs *flag.FlagSet, w io.Writer) {

@@ -98,7 +98,11 @@ func (a *app) nextLine() (line string, ok bool, code int) {
 	select {
 	case line, ok = <-a.lines:
 		return line, ok, exitOK
-	case <-a.sigs:
+	case sig := <-a.sigs:
+		if terminated(sig) {
+			a.con.Printf("rpengine-demo: terminated (SIGTERM)")
+			return "", false, exitTerminated
+		}
 		a.con.Printf("rpengine-demo: interrupted")
 		return "", false, exitInterrupted
 	case <-a.serving.Done():
@@ -191,7 +195,7 @@ func (a *app) switchCard(file string) {
 		a.con.Printf("rpengine-demo: /card FILE: which file?")
 		return
 	}
-	lc, err := loadCard(file)
+	lc, err := loadCard(file, "load it again with /card FILE")
 	if err != nil {
 		a.con.Printf("rpengine-demo: %v", err)
 		return
@@ -201,9 +205,7 @@ func (a *app) switchCard(file string) {
 		a.charID = characterID(lc.card.Name())
 	}
 	a.con.Printf("rpengine-demo: now talking to %q (card %s, id %s)", lc.card.Name(), lc.source, a.charID)
-	if lc.unsafe != "" {
-		a.con.Printf("rpengine-demo: note: %s", lc.unsafe)
-	}
+	a.cardNotes(lc)
 	if _, live := a.srv.Session(); !live {
 		a.con.Printf("rpengine-demo: the card goes with the next turn")
 		return
@@ -230,8 +232,8 @@ func (a *app) mic() outcome {
 		a.con.Printf("rpengine-demo: microphone: %v", err)
 		return outcome{}
 	}
-	if !a.recordSpeech() {
-		return outcome{}
+	if send, code := a.recordSpeech(); !send {
+		return outcome{quit: code != exitOK, code: code}
 	}
 	c, err := a.recorder.Stop()
 	if err != nil {
@@ -271,8 +273,9 @@ func (a *app) openMic() bool {
 }
 
 // recordSpeech shows the level until Enter (or EOF) or the 30 s limit,
-// and reports whether to send; Ctrl-C discards the recording.
-func (a *app) recordSpeech() bool {
+// and reports whether to send; Ctrl-C discards the recording, SIGTERM
+// also quits (code exitTerminated).
+func (a *app) recordSpeech() (send bool, code int) {
 	a.con.Printf("rpengine-demo: recording: speak, then press Enter to send (Ctrl-C discards)")
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -283,16 +286,20 @@ func (a *app) recordSpeech() bool {
 			a.con.Meter(fmt.Sprintf("mic %5.1fs [%s]", l.Seconds, meter(float64(l.RMS)*3)))
 		case <-a.recorder.Limit():
 			a.con.Printf("rpengine-demo: 30 s reached: sending")
-			return true
+			return true, exitOK
 		case line, ok := <-a.lines:
 			if ok && strings.TrimSpace(line) != "" {
 				a.pending = append(a.pending, line)
 			}
-			return true
-		case <-a.sigs:
+			return true, exitOK
+		case sig := <-a.sigs:
 			_, _ = a.recorder.Stop()
+			if terminated(sig) {
+				a.con.Printf("rpengine-demo: terminated (SIGTERM): recording discarded")
+				return false, exitTerminated
+			}
 			a.con.Printf("rpengine-demo: recording discarded")
-			return false
+			return false, exitOK
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -59,7 +60,8 @@ func TestInteractive_Session(t *testing.T) {
 	edited := filepath.Join(dir, "wren-edited.json")
 	testutil.Success(t, os.WriteFile(edited, bytes.Replace(builtinCard, []byte("eleven winters"), []byte("twelve winters"), 1), 0o644))
 	invalid := filepath.Join(dir, "invalid.json")
-	testutil.Success(t, os.WriteFile(invalid, []byte(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"X"}}`), 0o644))
+	// Missing fields are repaired on load (Issue #18); a blank name is not.
+	testutil.Success(t, os.WriteFile(invalid, []byte(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":" "}}`), 0o644))
 
 	d := startDemo(t, true, "--port", "0", "--player", "Sam", "--no-playback")
 	port := d.port()
@@ -76,7 +78,11 @@ func TestInteractive_Session(t *testing.T) {
 	d.waitStdoutLines(2)
 
 	d.writeLine("/card " + invalid)
-	d.waitStderr("rpcard fix")
+	// Issue #18: the hint says how to load it again in this session.
+	refused := d.waitStderr("then load it again with /card FILE")
+	if strings.Contains(refused, "--card") || strings.Contains(refused, "rpcard fix") {
+		t.Errorf("the /card hint points elsewhere:\n%s", refused)
+	}
 	d.writeLine("/card " + edited)
 	d.waitStderr("card sent as patch")
 	d.writeLine("/lang fr")
@@ -91,7 +97,7 @@ func TestInteractive_Session(t *testing.T) {
 		echo("Hello")+"\n"+echo("Is the lamp lit?")+"\n"+echo("Bonsoir")+"\n")
 	stderr := d.stderr.String()
 	for _, want := range []string{"voice M2", "unknown command /nope", "/browser-mic", "replies in fr", "text only: true",
-		"/data/description: "} {
+		"/data/name: must not be blank"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
@@ -229,5 +235,30 @@ func TestInteractive_NoEngine(t *testing.T) {
 	testutil.Equal(t, "stdout", d.stdout.String(), "")
 	if !strings.Contains(d.stderr.String(), "no engine connected within --wait 300ms") {
 		t.Error("stderr does not say no engine connected")
+	}
+}
+
+// Issue #18: SIGTERM is not a Ctrl-C: during a reply it cancels the reply
+// and quits at once, and at the prompt it quits, both with 143 and saying
+// so.
+func TestInteractive_SIGTERM(t *testing.T) {
+	t.Parallel()
+	for _, during := range []bool{true, false} {
+		t.Run(map[bool]string{true: "during a reply", false: "at the prompt"}[during], func(t *testing.T) {
+			t.Parallel()
+			d := startDemo(t, true, "--engine", "sim", "--sim-faults", "delay=50ms", "--no-playback")
+			if during {
+				d.writeLine("Tell me everything")
+				d.waitStderr("sent as snapshot")
+			} else {
+				d.waitStderr("type a line")
+			}
+			testutil.Success(t, d.cmd.Process.Signal(syscall.SIGTERM))
+			testutil.Equal(t, "exit code", d.exitCode(), exitTerminated)
+			stderr := d.stderr.String()
+			if !strings.Contains(stderr, "terminated (SIGTERM)") || strings.Contains(stderr, "Ctrl-C again") {
+				t.Errorf("stderr:\n%s", stderr)
+			}
+		})
 	}
 }

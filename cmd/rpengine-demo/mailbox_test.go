@@ -111,3 +111,25 @@ func TestMailbox_ServerStops(t *testing.T) {
 		t.Errorf("stderr does not say the server stopped:\n%s", d.stderr.String())
 	}
 }
+
+// Issue #18: --mailbox creates the folders above the mailbox, and a path
+// that cannot be a mailbox is refused before the demo says it serves it.
+func TestMailbox_Parents(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mbox := filepath.Join(dir, "a", "b", "mailbox")
+	_, stderr, code := runDemo(t, "--engine", "sim", "--mailbox", mbox, "--say", "hi", "--no-playback")
+	testutil.Equal(t, "exit code", code, exitOK)
+	if !strings.Contains(stderr, "serving the mailbox folder "+mbox) {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	file := filepath.Join(dir, "file")
+	testutil.Success(t, os.WriteFile(file, nil, 0o644))
+	for _, path := range []string{file, filepath.Join(file, "mailbox")} {
+		_, stderr, code = runDemo(t, "--engine", "sim", "--mailbox", path, "--say", "hi", "--no-playback")
+		testutil.Equal(t, "exit code", code, exitUsage)
+		if strings.Contains(stderr, "serving the mailbox folder") || !strings.Contains(stderr, "pick a") {
+			t.Errorf("--mailbox %s:\n%s", path, stderr)
+		}
+	}
+}

@@ -31,6 +31,7 @@ const (
 	exitUsage       = 2   // bad flags or inputs (card, WAV, scene), port in use
 	exitNoEngine    = 3   // no engine connected, or none came back, within --wait
 	exitInterrupted = 130 // SIGINT
+	exitTerminated  = 143 // SIGTERM (128 + 15, as shells report it)
 )
 
 // app is one run of the demo. Its fields are used by the main goroutine
@@ -79,12 +80,12 @@ type app struct {
 // exit code. stdin, stdout and stderr are the terminal or pipes; getenv
 // reads the environment.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	cfg, err := parseFlags(args, stderr)
+	cfg, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "rpengine-demo: %v\nrun rpengine-demo -h for help\n", err)
+		fmt.Fprintf(stderr, "rpengine-demo: %v; run 'rpengine-demo --help' for usage\n", err)
 		return exitUsage
 	}
 	a := &app{cfg: cfg, con: newConsole(stdout, stderr), stdin: stdin,
@@ -93,7 +94,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	if cfg.verbose || getenv("RPENGINE_DEMO_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	a.log = slog.New(slog.NewTextHandler(logWriter{a.con}, &slog.HandlerOptions{Level: level}))
+	hopts := &slog.HandlerOptions{Level: level}
+	if level != slog.LevelDebug {
+		// Warnings are for the player, who needs no timestamp (Issue #18);
+		// debug logs keep theirs.
+		hopts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
+	a.log = slog.New(slog.NewTextHandler(logWriter{a.con}, hopts))
 	a.sigs = make(chan os.Signal, 2)
 	signal.Notify(a.sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(a.sigs)
@@ -152,7 +164,7 @@ func (a *app) close() {
 
 // loadInputs reads the card, --scene/--directive and --wav.
 func (a *app) loadInputs() error {
-	lc, err := loadCard(a.cfg.cardFile)
+	lc, err := loadCard(a.cfg.cardFile, "run the demo again with --card FILE")
 	if err != nil {
 		return err
 	}
@@ -218,6 +230,10 @@ func (a *app) startServer() error {
 	}
 	var l net.Listener
 	if dir := a.cfg.mailbox; dir != "" {
+		// The server creates the folder itself, not its parents (Issue #18).
+		if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
+			return fmt.Errorf("--mailbox %s: cannot create the folders above it: %w; pick a folder you can write to", dir, err)
+		}
 		opts.Mailbox = &rpengine.MailboxOptions{Dir: dir, IntegrationID: a.cfg.integrationID, DisplayName: "gamelink rpengine-demo"}
 	} else {
 		var err error
@@ -235,6 +251,19 @@ func (a *app) startServer() error {
 	}
 	a.srv = srv
 	a.serve(l)
+	if l == nil {
+		// Say "serving the mailbox folder" only once it is served: a
+		// folder that cannot be set up fails here, before the banner.
+		ctx, cancel := context.WithTimeout(a.serving, 10*time.Second)
+		err := a.waitMailbox(ctx)
+		cancel()
+		if f := failure(ctx); f != nil {
+			return f
+		}
+		if err != nil {
+			return err
+		}
+	}
 	a.banner()
 	return nil
 }
@@ -278,8 +307,11 @@ func (a *app) serve(l net.Listener) {
 		}
 		if err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
 			a.con.Printf("rpengine-demo: the server stopped: %s", oneLine(err))
-			if errors.Is(err, rpengine.ErrMailboxLocked) {
+			switch {
+			case errors.Is(err, rpengine.ErrMailboxLocked):
 				a.con.Printf("hint: another game or demo is serving %s; close it, or pick another folder with --mailbox", a.cfg.mailbox)
+			case a.cfg.mailbox != "":
+				a.con.Printf("hint: --mailbox takes a folder you can write to (created if missing); pick another path")
 			}
 			fail(&serverFailed{err})
 		}
@@ -383,8 +415,17 @@ func (a *app) banner() {
 		c.Printf("rpengine-demo: %s, start the engine there, and enable the microphone in RPEngine if you want /browser-mic.", open)
 	}
 	c.Printf("rpengine-demo: character %q (card %s, id %s)", a.card.card.Name(), a.card.source, a.charID)
-	if a.card.unsafe != "" {
-		c.Printf("rpengine-demo: note: %s", a.card.unsafe)
+	a.cardNotes(a.card)
+}
+
+// cardNotes shows what card.Load repaired and why the card may travel
+// without targetHash.
+func (a *app) cardNotes(lc *loadedCard) {
+	for _, l := range lc.describeNotes() {
+		a.con.Printf("rpengine-demo: %s", l)
+	}
+	if lc.unsafe != "" {
+		a.con.Printf("rpengine-demo: note: %s", lc.unsafe)
 	}
 }
 

@@ -248,7 +248,9 @@ func TestScripted_ExitCodes(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{"unknown flag", []string{"--bogus"}, exitUsage, []string{"-bogus", "-h for help"}},
+		{"unknown flag", []string{"--bogus"}, exitUsage, []string{"rpengine-demo: unknown flag --bogus; run 'rpengine-demo --help' for usage\n"}},
+		{"flag without value", []string{"--engine", "sim", "--say"}, exitUsage, []string{"flag needs a value: --say; run 'rpengine-demo --help'"}},
+		{"bad flag value", []string{"--wait", "soon"}, exitUsage, []string{"-wait: parse error"}},
 		{"bad engine", []string{"--engine", "browser", "--say", "hi"}, exitUsage, []string{"want real or sim"}},
 		{"bad voice", []string{"--engine", "sim", "--voice", "X9", "--say", "hi"}, exitUsage, []string{"F1 F2"}},
 		{"bad language", []string{"--engine", "sim", "--lang", "xx", "--say", "hi"}, exitUsage, []string{"--lang"}},
@@ -257,7 +259,9 @@ func TestScripted_ExitCodes(t *testing.T) {
 		{"stray argument", []string{"--engine", "sim", "hello"}, exitUsage, []string{"--say"}},
 		{"missing wav", []string{"--engine", "sim", "--wav", filepath.Join(dir, "none.wav")}, exitUsage, []string{"--wav"}},
 		{"invalid card", []string{"--engine", "sim", "--card", bad, "--say", "hi"}, exitUsage,
-			[]string{"/data/name: must not be blank", "/data/description", "rpcard fix"}},
+			[]string{"/data/name: must not be blank", "edit those values in the card by hand, then run the demo again with --card FILE"}},
+		{"missing card", []string{"--engine", "sim", "--card", filepath.Join(dir, "none.json"), "--say", "hi"}, exitUsage,
+			[]string{"none.json: no such file or directory; check the path, then run the demo again with --card FILE"}},
 		{"port in use", []string{"--port", busyPort, "--say", "hi"}, exitUsage,
 			[]string{"port " + busyPort + " is already in use", "--port"}},
 		{"engine error", []string{"--engine", "sim", "--say", "hi", "--sim-faults", "error=unsupported_voice"}, exitEngineError,
@@ -284,20 +288,35 @@ func TestScripted_ExitCodes(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", want, stderr)
 				}
 			}
+			// Issue #18: a mistake is never a timestamped log line; a
+			// command-line mistake is one line naming --help.
+			if strings.Contains(stderr, "time=") || strings.Contains(stderr, "level=") {
+				t.Errorf("a log line for a user's mistake:\n%s", stderr)
+			}
+			if strings.Contains(tc.name, "flag") && (strings.Count(stderr, "\n") != 1 ||
+				!strings.HasSuffix(stderr, "; run 'rpengine-demo --help' for usage\n")) {
+				t.Errorf("a flag mistake is not one line naming --help:\n%s", stderr)
+			}
 		})
 	}
 }
 
 func TestScripted_Help(t *testing.T) {
 	t.Parallel()
-	stdout, stderr, code := runDemo(t, "-h")
-	testutil.Equal(t, "exit code", code, exitOK)
-	testutil.Equal(t, "stdout", stdout, "")
-	for _, want := range []string{"rpengine-demo --engine sim ", "Exit codes: 0 reply completed", "/help lists the commands"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("usage lacks %q", want)
+	// Issue #18: the usage goes to stdout, for -h and --help alike.
+	var usage string
+	for _, flag := range []string{"-h", "--help"} {
+		stdout, stderr, code := runDemo(t, flag)
+		testutil.Equal(t, "exit code", code, exitOK)
+		testutil.Equal(t, "stderr", stderr, "")
+		for _, want := range []string{"rpengine-demo --engine sim ", "Exit codes: 0 reply completed", "/help lists the commands"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("usage lacks %q", want)
+			}
 		}
+		usage = stdout
 	}
+	stderr := usage // the checks below read the usage
 	// Every flag is listed once, in its group; the hidden one is not.
 	newFlagSet(&config{}).VisitAll(func(f *flag.Flag) {
 		prefix := "\n  --" + f.Name

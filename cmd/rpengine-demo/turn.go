@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine"
@@ -47,6 +49,10 @@ const capacityGrace = 500 * time.Millisecond
 
 // cancelGrace is how long a cancelled reply may take to end.
 const cancelGrace = 5 * time.Second
+
+// terminated reports whether sig asks the demo to stop (SIGTERM), as
+// opposed to the player's Ctrl-C.
+func terminated(sig os.Signal) bool { return sig == syscall.SIGTERM }
 
 // newEventID returns a unique eventId; a turn sent again keeps its own.
 func (a *app) newEventID() string {
@@ -110,9 +116,13 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 		return nil, outcome{err: f, code: exitUsage, quit: true}
 	}
 	switch {
-	case *interrupted:
+	case *interrupted != nil:
 		if r != nil {
 			a.cancelReply(r)
+		}
+		if terminated(*interrupted) {
+			a.con.Printf("rpengine-demo: terminated (SIGTERM)")
+			return nil, outcome{err: errors.New("terminated"), code: exitTerminated, interrupted: true, quit: true}
 		}
 		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: true}
 	case err == nil:
@@ -187,15 +197,16 @@ func (a *app) waitReady(ctx context.Context) error {
 	}
 }
 
-// interruptible calls cancel on the next Ctrl-C until stop is called.
-func (a *app) interruptible(cancel context.CancelFunc) (stop func(), interrupted *bool) {
+// interruptible calls cancel on the next Ctrl-C or SIGTERM until stop is
+// called; after stop, *interrupted is the signal, or nil.
+func (a *app) interruptible(cancel context.CancelFunc) (stop func(), interrupted *os.Signal) {
 	done, ended := make(chan struct{}), make(chan struct{})
-	flag := new(bool)
+	flag := new(os.Signal)
 	go func() {
 		defer close(ended)
 		select {
-		case <-a.sigs:
-			*flag = true
+		case sig := <-a.sigs:
+			*flag = sig
 			cancel()
 		case <-done:
 		}
@@ -261,7 +272,14 @@ func (a *app) consume(r *rpengine.Reply, stream, capture bool) outcome {
 			a.con.Printf("rpengine-demo: the engine did not confirm the cancellation; quitting")
 			v.o.quit, v.o.code = true, exitInterrupted
 			return v.o
-		case <-a.sigs:
+		case sig := <-a.sigs:
+			if terminated(sig) {
+				// A service manager or kill asks to stop: no second chance.
+				a.con.Printf("rpengine-demo: terminated (SIGTERM): cancelling the reply and quitting")
+				a.cancelReply(r)
+				v.o.interrupted, v.o.quit, v.o.code = true, true, exitTerminated
+				return v.o
+			}
 			if v.o.interrupted {
 				a.con.Printf("rpengine-demo: interrupted again: quitting")
 				v.o.quit, v.o.code = true, exitInterrupted
@@ -412,7 +430,8 @@ func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
 	case errors.As(err, &re):
 		a.con.Printf("rpengine-demo: engine error %s: %s", re.Code, re.Message)
 		if re.Code == "invalid_character_card" {
-			a.con.Printf("hint: repair the card with `rpcard fix %s -o fixed.json` (go run ./cmd/rpcard), then use --card fixed.json", a.card.source)
+			a.con.Printf("hint: the card passed this library's checks but the engine refused it; " +
+				"please report it with the card and a --record FILE.jsonl of the session")
 		}
 		o.code = exitEngineError
 	case errors.As(err, &ce):

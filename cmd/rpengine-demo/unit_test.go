@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,11 +52,24 @@ func Test_characterID(t *testing.T) {
 		{"Wren", "wren"},
 		{"Captain Mira Vance", "captain-mira-vance"},
 		{"  Dr. Who?! ", "dr-who"},
-		{"東京", "character"},
 		{"R2-D2", "r2-d2"},
+		{"???", "character"},
+		// Issue #18: letters outside ASCII add a short hash of the name
+		// (the first 4 bytes of its SHA-256), so CJK-only names differ.
+		{"東京", "character-" + hash8("東京")},
+		{"大阪", "character-" + hash8("大阪")},
+		{"Zoë", "zo-" + hash8("Zoë")},
 	} {
 		testutil.Equal(t, tc.name, characterID(tc.name), tc.want)
 	}
+	if characterID("東京") == characterID("大阪") || characterID("電影") != characterID(" 電影 ") {
+		t.Fatal("ids of CJK names are not distinct and stable")
+	}
+}
+
+func hash8(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
 }
 
 // wavOut keeps exactly what was written, and Rewind drops only the audio
