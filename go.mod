@@ -1,6 +1,6 @@
 module github.com/gamelink-go/gamelink
 
-go 1.25
+go 1.25.0
 
 require (
 	github.com/coder/websocket v1.8.15
@@ -10,10 +10,11 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/zeebo/xxh3 v1.1.0
 	go.uber.org/goleak v1.3.0
-	golang.org/x/sys v0.30.0
+	golang.org/x/sys v0.47.0
 )
 
 require (
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
+	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )

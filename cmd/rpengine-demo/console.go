@@ -19,6 +19,21 @@ type console struct {
 	mu      sync.Mutex // guards following
 	status  bool       // a status line is drawn (tty only)
 	midLine bool       // stdout holds a partial reply line
+	ed      *editor    // the line editor, once interactive on a terminal
+}
+
+// useEditor sends everything printed on the terminal through ed, which
+// keeps the prompt and the line being typed below it; the status line
+// becomes ed's prompt.
+func (c *console) useEditor(ed *editor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearLocked()
+	c.ed = ed
+	c.out = ed
+	if isTerminal(c.err) {
+		c.err = ed
+	}
 }
 
 func newConsole(stdout, stderr io.Writer) *console {
@@ -37,10 +52,15 @@ func isTerminal(w any) bool {
 
 // clearLocked erases the status line. c.mu must be held.
 func (c *console) clearLocked() {
-	if c.status {
-		fmt.Fprint(c.out, "\r\x1b[2K")
-		c.status = false
+	if !c.status {
+		return
 	}
+	c.status = false
+	if c.ed != nil {
+		c.ed.Prompt("")
+		return
+	}
+	fmt.Fprint(c.out, "\r\x1b[2K")
 }
 
 // endLineLocked ends a partial reply line. c.mu must be held.
@@ -51,11 +71,14 @@ func (c *console) endLineLocked() {
 	}
 }
 
-// Printf writes a line of progress to stderr.
+// Printf writes a line of progress to stderr. With the line editor the
+// prompt stays, below the line.
 func (c *console) Printf(format string, args ...any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clearLocked()
+	if c.ed == nil {
+		c.clearLocked()
+	}
 	if c.tty {
 		c.endLineLocked()
 	}
@@ -94,14 +117,20 @@ func (c *console) Status(s string) { c.draw("\x1b[2m[" + s + "]\x1b[0m you> ") }
 func (c *console) Meter(s string) { c.draw(s) }
 
 // draw puts line on stdout's last line, to be erased by the next output.
+// With the line editor it is the editor's prompt.
 func (c *console) draw(line string) {
 	if !c.tty {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.clearLocked()
 	c.endLineLocked()
+	if c.ed != nil {
+		c.ed.Prompt(line)
+		c.status = true
+		return
+	}
+	c.clearLocked()
 	io.WriteString(c.out, line)
 	c.status = true
 }

@@ -41,7 +41,15 @@
 // # Interactive
 //
 // Without --say and --wav each line read from stdin is one event, whether
-// stdin is a terminal or a pipe. Lines are queued, never dropped, and sent
+// stdin is a terminal or a pipe. On a terminal (stdin and stdout both,
+// outside Windows, whose console edits lines itself) the line is edited
+// with golang.org/x/term: Left/Right, Home/End, Up/Down for the last 100
+// lines, Ctrl-A/E/B/F, Ctrl-W/U/K, Alt-Left/Right, UTF-8 and bracketed
+// paste; output is printed above the line being typed. (Wide characters
+// such as CJK count as one column there, so the cursor may look off while
+// editing them; the line sent is right.) Control characters and key escape
+// sequences are never sent: they are removed from the line, typed or piped,
+// and the demo says so. Lines are queued, never dropped, and sent
 // in order. Reply text streams to stdout; speech plays as each sentence
 // completes. On a terminal a status line (connection, engine queue, queued
 // lines, speaking, voice, language) precedes the prompt. Ctrl-C cancels the

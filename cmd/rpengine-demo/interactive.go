@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -36,7 +37,13 @@ func (a *app) interactive() int {
 	a.lines = make(chan string, maxQueuedLines)
 	a.readerEnd = make(chan struct{})
 	defer close(a.readerEnd)
-	go a.readLines()
+	if ed := newEditor(a.stdin, a.stdout); ed != nil {
+		a.con.useEditor(ed)
+		a.onClose(ed.Close)
+		go a.editLines(ed)
+	} else {
+		go a.readLines()
+	}
 	a.con.Printf("rpengine-demo: type a line and press Enter to talk to %s; /help lists commands; Ctrl-D (EOF) quits",
 		a.card.card.Name())
 	for {
@@ -48,7 +55,7 @@ func (a *app) interactive() int {
 		if !ok {
 			break
 		}
-		line = strings.TrimSpace(line)
+		line = strings.TrimSpace(a.clean(line))
 		var o outcome
 		switch {
 		case line == "":
@@ -85,6 +92,77 @@ func (a *app) readLines() {
 	if err := sc.Err(); err != nil {
 		a.con.Printf("rpengine-demo: reading input: %v", err)
 	}
+}
+
+// editLines feeds the lines typed on a terminal, through the line
+// editor, to a.lines and closes it at Ctrl-D on an empty line or EOF.
+func (a *app) editLines(ed *editor) {
+	defer close(a.lines)
+	for {
+		line, err := ed.ReadLine()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				a.con.Printf("rpengine-demo: reading input: %v", err)
+			}
+			return
+		}
+		select {
+		case a.lines <- line:
+		case <-a.readerEnd:
+			return
+		}
+	}
+}
+
+// clean removes control characters and terminal escape sequences from a
+// line (a tab becomes a space), and says so when it removed any: they
+// are never sent to the engine.
+func (a *app) clean(line string) string {
+	out, n := cleanLine(line)
+	if n > 0 {
+		a.con.Printf("rpengine-demo: removed %s from the line (terminal keys and control codes are not sent)",
+			plural(n, "control character"))
+	}
+	return out
+}
+
+// cleanLine returns s without C0 and C1 control characters and without
+// the escape sequences terminals send for keys (ESC [ ... final byte,
+// ESC O x, ESC x), with tabs as spaces, and the number of characters
+// removed.
+func cleanLine(s string) (string, int) {
+	var b strings.Builder
+	removed := 0
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\t':
+			b.WriteByte(' ')
+		case r == 0x1b:
+			j := i + 1
+			switch {
+			case j < len(rs) && rs[j] == '[': // CSI: parameters, then a final byte
+				j++
+				for j < len(rs) && (rs[j] < 0x40 || rs[j] > 0x7e) {
+					j++
+				}
+				j++
+			case j < len(rs) && rs[j] == 'O': // SS3: one more character
+				j += 2
+			case j < len(rs):
+				j++
+			}
+			j = min(j, len(rs))
+			removed += j - i
+			i = j - 1
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
+			removed++
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String(), removed
 }
 
 // nextLine returns the next input line; ok is false at EOF. A Ctrl-C, or

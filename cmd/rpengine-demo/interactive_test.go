@@ -262,3 +262,19 @@ func TestInteractive_SIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// Issue #18: a key's escape sequence or a control character in piped input
+// is removed, and said so, rather than sent to the engine.
+func TestInteractive_PipedControlCharacters(t *testing.T) {
+	t.Parallel()
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	d := startDemo(t, true, "--engine", "sim", "--no-playback", "--record", rec)
+	d.writeLine("Hi\x1b[D there\x07")
+	d.closeStdin()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+	reqs := recorded(t, rec, "reply.request")
+	testutil.Equal(t, "text sent", reqs[0]["event"].(map[string]any)["text"], any("Hi there"))
+	if !strings.Contains(d.stderr.String(), "removed 4 control characters from the line") {
+		t.Errorf("stderr:\n%s", d.stderr.String())
+	}
+}

@@ -37,10 +37,11 @@ const (
 // app is one run of the demo. Its fields are used by the main goroutine
 // only, except where noted.
 type app struct {
-	cfg   *config
-	con   *console
-	log   *slog.Logger
-	stdin io.Reader
+	cfg    *config
+	con    *console
+	log    *slog.Logger
+	stdin  io.Reader
+	stdout io.Writer // the line editor needs to know whether it is a terminal
 
 	srv       *rpengine.Server
 	sim       *sim
@@ -88,7 +89,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		fmt.Fprintf(stderr, "rpengine-demo: %v; run 'rpengine-demo --help' for usage\n", err)
 		return exitUsage
 	}
-	a := &app{cfg: cfg, con: newConsole(stdout, stderr), stdin: stdin,
+	a := &app{cfg: cfg, con: newConsole(stdout, stderr), stdin: stdin, stdout: stdout,
 		voice: cfg.voice, lang: cfg.lang, textOnly: cfg.textOnly}
 	level := slog.LevelWarn
 	if cfg.verbose || getenv("RPENGINE_DEMO_DEBUG") != "" {

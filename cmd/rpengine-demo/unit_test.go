@@ -135,3 +135,48 @@ func Test_resampleTo16k(t *testing.T) {
 		testutil.Equal(t, "frames from "+strconv.Itoa(rate)+" Hz", len(out), 8000)
 	}
 }
+
+// Issue #18: SS3 keys become keys the line editor knows, or nothing.
+func Test_rewriteSS3(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in, out, rest string
+		final               bool
+	}{
+		{name: "arrow", in: "a\x1bOAb", out: "a\x1b[Ab"},
+		{name: "F1 dropped", in: "\x1bOPok", out: "ok"},
+		{name: "CSI kept", in: "\x1b[D\x1b[200~x", out: "\x1b[D\x1b[200~x"},
+		{name: "split after ESC", in: "ab\x1b", out: "ab", rest: "\x1b"},
+		{name: "split after ESC O", in: "ab\x1bO", out: "ab", rest: "\x1bO"},
+		{name: "lone ESC at the end of input", in: "ab\x1b", out: "ab\x1b", final: true},
+		{name: "ESC O at the end of input", in: "\x1bO", out: "\x1bO", final: true},
+	} {
+		out, rest := rewriteSS3([]byte(tc.in), tc.final)
+		testutil.Equal(t, tc.name+": out", string(out), tc.out)
+		testutil.Equal(t, tc.name+": rest", string(rest), tc.rest)
+	}
+}
+
+// Issue #18: control characters and key escape sequences never reach the
+// engine, whether typed, pasted or piped.
+func Test_cleanLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, out string
+		removed int
+	}{
+		{"Hello", "Hello", 0},
+		{"left\x1b[Dright", "leftright", 3},
+		{"up\x1b[A", "up", 3},
+		{"f1\x1bOP", "f1", 3},
+		{"f5\x1b[15~", "f5", 5},
+		{"tab\there", "tab here", 0},
+		{"bell\x07 nul\x00 del\x7f c1\u0085", "bell nul del c1", 4},
+		{"東京 café 😀", "東京 café 😀", 0},
+		{"trailing ESC\x1b", "trailing ESC", 1},
+	} {
+		out, n := cleanLine(tc.in)
+		testutil.Equal(t, tc.in+": line", out, tc.out)
+		testutil.Equal(t, tc.in+": removed", n, tc.removed)
+	}
+}
