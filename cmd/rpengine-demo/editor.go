@@ -127,7 +127,7 @@ func newWakeReader(f io.Reader) *wakeReader {
 			b := make([]byte, 4096)
 			n, err := f.Read(b)
 			var out []byte
-			out, pending = rewriteSS3(append(pending, b[:n]...), err != nil)
+			out, pending = rewriteKeys(append(pending, b[:n]...), err != nil)
 			if len(out) > 0 {
 				r.chunks <- out
 			}
@@ -140,32 +140,66 @@ func newWakeReader(f io.Reader) *wakeReader {
 	return r
 }
 
-// rewriteSS3 rewrites the SS3 key sequences (ESC O x) that terminals send
-// for F1-F4, and for arrows and Home/End in application mode, into the
-// CSI form the editor knows (ESC [ x) or drops them: the editor would
-// otherwise type their last byte into the line. An incomplete sequence
-// at the end is returned as rest, to be completed by the next read,
-// unless final.
-func rewriteSS3(b []byte, final bool) (out, rest []byte) {
+// rewriteKeys rewrites the key sequences terminals send that the editor
+// does not know into ones it does, or drops them: SS3 keys (ESC O x: F1-F4,
+// and arrows and Home/End in application mode), which the editor would
+// type as a letter into the line, and Home/End as ESC [1~ ESC [4~ (also
+// ESC [7~ ESC [8~), which it would ignore. Other sequences pass as they
+// are. An incomplete sequence at the end is returned as rest, to be
+// completed by the next read, unless final.
+func rewriteKeys(b []byte, final bool) (out, rest []byte) {
 	out = b[:0:0]
 	for i := 0; i < len(b); i++ {
-		if b[i] != 0x1b || i+1 >= len(b) && final {
+		if b[i] != 0x1b {
 			out = append(out, b[i])
 			continue
 		}
+		n := seqLen(b[i:])
+		if n == 0 { // incomplete
+			if !final {
+				return out, b[i:]
+			}
+			return append(out, b[i:]...), nil
+		}
+		seq := string(b[i : i+n])
 		switch {
-		case i+1 == len(b) || (b[i+1] == 'O' && i+2 == len(b) && !final):
-			return out, b[i:]
-		case b[i+1] == 'O' && i+2 < len(b):
-			if x := b[i+2]; strings.IndexByte("ABCDHF", x) >= 0 {
+		case strings.HasPrefix(seq, "\x1bO"):
+			if x := seq[2]; strings.IndexByte("ABCDHF", x) >= 0 {
 				out = append(out, 0x1b, '[', x)
 			}
-			i += 2
+		case seq == "\x1b[1~" || seq == "\x1b[7~":
+			out = append(out, "\x1b[H"...)
+		case seq == "\x1b[4~" || seq == "\x1b[8~":
+			out = append(out, "\x1b[F"...)
 		default:
-			out = append(out, b[i])
+			out = append(out, seq...)
 		}
+		i += n - 1
 	}
 	return out, nil
+}
+
+// seqLen returns the length of the escape sequence at the start of b, or
+// 0 if b ends before it does: ESC O x, ESC [ parameters final byte, or
+// ESC and one byte.
+func seqLen(b []byte) int {
+	switch {
+	case len(b) < 2:
+		return 0
+	case b[1] == 'O':
+		if len(b) < 3 {
+			return 0
+		}
+		return 3
+	case b[1] == '[':
+		for j := 2; j < len(b); j++ {
+			if b[j] >= 0x40 && b[j] <= 0x7e {
+				return j + 1
+			}
+		}
+		return 0
+	}
+	return 2
 }
 
 // Wake ends the Read in progress, or the next one, with errWake.

@@ -167,12 +167,13 @@ func TestInteractive_LineEditing(t *testing.T) {
 		pasteStart, pasteEnd              = "\x1b[200~", "\x1b[201~"
 	)
 	d.typeKeys("wrld" + ctrlA + "Hello " + ctrlE + left + left + left + "o\r") // Hello world
-	d.typeKeys(up + ctrlW + "there\r")                                         // Hello there
+	d.typeKeys("orld" + "\x1b[1~" + "w" + "\x1b[4~" + "!\r")                   // world! (vt Home/End)
+	d.typeKeys(up + up + ctrlW + "there\r")                                    // Hello there
 	d.typeKeys("garbage" + ctrlU + "Bye now\r")                                // Bye now
 	d.typeKeys("東京café" + home + "在\r")                                        // 在東京café
 	d.typeKeys(pasteStart + "pasted\ttext" + pasteEnd + "\r")                  // pasted text
 	d.typeKeys(f5 + "ok" + left + left + "\x1bOP" + "\r")                      // ok (F1 as SS3)
-	want := []string{"Hello world", "Hello there", "Bye now", "在東京café", "pasted text", "ok"}
+	want := []string{"Hello world", "world!", "Hello there", "Bye now", "在東京café", "pasted text", "ok"}
 	d.waitScreen(echo("ok"))
 	d.typeKeys(ctrlD)
 	testutil.Equal(t, "exit code", d.exitCode("Ctrl-D"), exitOK)

@@ -136,22 +136,25 @@ func Test_resampleTo16k(t *testing.T) {
 	}
 }
 
-// Issue #18: SS3 keys become keys the line editor knows, or nothing.
-func Test_rewriteSS3(t *testing.T) {
+// Issue #18: keys the line editor does not know become keys it knows, or
+// nothing.
+func Test_rewriteKeys(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, in, out, rest string
 		final               bool
 	}{
-		{name: "arrow", in: "a\x1bOAb", out: "a\x1b[Ab"},
+		{name: "SS3 arrow", in: "a\x1bOAb", out: "a\x1b[Ab"},
 		{name: "F1 dropped", in: "\x1bOPok", out: "ok"},
-		{name: "CSI kept", in: "\x1b[D\x1b[200~x", out: "\x1b[D\x1b[200~x"},
+		{name: "Home and End, vt and rxvt", in: "\x1b[1~\x1b[4~\x1b[7~\x1b[8~", out: "\x1b[H\x1b[F\x1b[H\x1b[F"},
+		{name: "other CSI kept", in: "\x1b[D\x1b[200~x\x1b[15~", out: "\x1b[D\x1b[200~x\x1b[15~"},
 		{name: "split after ESC", in: "ab\x1b", out: "ab", rest: "\x1b"},
 		{name: "split after ESC O", in: "ab\x1bO", out: "ab", rest: "\x1bO"},
+		{name: "split inside CSI", in: "ab\x1b[4", out: "ab", rest: "\x1b[4"},
 		{name: "lone ESC at the end of input", in: "ab\x1b", out: "ab\x1b", final: true},
 		{name: "ESC O at the end of input", in: "\x1bO", out: "\x1bO", final: true},
 	} {
-		out, rest := rewriteSS3([]byte(tc.in), tc.final)
+		out, rest := rewriteKeys([]byte(tc.in), tc.final)
 		testutil.Equal(t, tc.name+": out", string(out), tc.out)
 		testutil.Equal(t, tc.name+": rest", string(rest), tc.rest)
 	}
