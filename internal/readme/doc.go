@@ -1,0 +1,5 @@
+// Package readme holds the test that keeps the repository's README true:
+// every Go snippet in README.md is compiled and run, in a scratch module
+// that uses this repository, with only the declarations it leaves out
+// supplied around it. It has no code of its own.
+package readme
