@@ -9,12 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -129,7 +131,7 @@ func (a *app) setup() int {
 		if err := step(); err != nil {
 			var f *serverFailed
 			if !errors.As(err, &f) { // already shown
-				a.con.Printf("rpengine-demo: %v", err)
+				a.con.Printf("rpengine-demo: %v%s", err, nextStep(err))
 			}
 			var ce *codeError
 			if errors.As(err, &ce) {
@@ -141,6 +143,26 @@ func (a *app) setup() int {
 	a.openPlayback()
 	a.onClose(a.closeAudio)
 	return exitOK
+}
+
+// nextStep says what to do about a setup error that does not say it
+// already: a file that is missing or cannot be read or written, a WAV or
+// JSON file that cannot be decoded.
+func nextStep(err error) string {
+	var fe *audio.FormatError
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "; check the path (and that its folder exists)"
+	case errors.Is(err, fs.ErrPermission):
+		return "; check the file's permissions, or pick another path"
+	case errors.As(err, &fe):
+		return "; give a WAV file (PCM 8-32 bit or float, any rate and channels)"
+	case errors.As(err, &se), errors.As(err, &te), strings.Contains(err.Error(), "json: unknown field"):
+		return "; fix the JSON in that file"
+	}
+	return ""
 }
 
 // codeError is a setup failure with an exit code other than exitUsage.
