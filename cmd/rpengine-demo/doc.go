@@ -62,10 +62,16 @@
 // # Cards
 //
 // The default card (Wren, a lighthouse keeper) is embedded in the binary.
-// --card takes JSON or a PNG with the card in its tEXt chunk. A card that
-// breaks the Character Card V2 rules is refused with every violation and a
-// hint to run rpcard fix; a card whose numbers may hash differently in the
-// engine is sent as a snapshot without targetHash, and the demo says why.
+// --card takes a card as exported, JSON or a PNG with the card in its tEXt
+// chunk, and reads it with card.Load: V1, Pygmalion and V3 cards and
+// exports missing fields (a lorebook's extensions, say) are repaired on
+// load, each repair listed, and the repaired card is what is sent. A card
+// that still breaks a Character Card V2 rule (a blank name, a value of the
+// wrong type) is refused with every violation and what to edit; a card
+// whose numbers may hash differently in the engine is sent as a snapshot
+// without targetHash, and the demo says why. A character id is derived
+// from the name (--character-id sets it): letters outside ASCII add a
+// short hash of the name, so names in other scripts get ids of their own.
 // /card FILE shows how the card travelled (snapshot, patch or reference),
 // as read from the messages actually sent.
 //
