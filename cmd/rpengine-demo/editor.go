@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/term"
 )
@@ -69,17 +70,19 @@ func (e *editor) resize() {
 }
 
 // ReadLine returns the next line typed; io.EOF at Ctrl-D on an empty line
-// or when stdin ends. A pasted line is a line like any other.
-func (e *editor) ReadLine() (string, error) {
+// or when stdin ends. A pasted line is a line like any other. dropped is
+// the number of bytes dropped past maxLineBytes since the last call.
+func (e *editor) ReadLine() (line string, dropped int64, err error) {
+	defer func() { dropped = e.in.dropped.Swap(0) }()
 	for {
 		line, err := e.t.ReadLine()
 		switch {
 		case errors.Is(err, errWake):
 			continue // draw the new prompt
 		case errors.Is(err, term.ErrPasteIndicator):
-			return line, nil
+			return line, 0, nil
 		}
-		return line, err
+		return line, 0, err
 	}
 }
 
@@ -112,10 +115,42 @@ func (e *editor) Close() {
 // lost). The goroutine is blocked in the terminal's read when the demo
 // exits; it holds nothing.
 type wakeReader struct {
-	chunks chan []byte   // from the reading goroutine; closed at its end
-	wake   chan struct{} // one pending wake-up at most
-	buf    []byte        // unread rest of a chunk
-	err    error         // how reading ended
+	chunks  chan []byte   // from the reading goroutine; closed at its end
+	wake    chan struct{} // one pending wake-up at most
+	buf     []byte        // unread rest of a chunk
+	err     error         // how reading ended
+	dropped atomic.Int64  // bytes dropped past maxLineBytes, not yet reported
+}
+
+// maxLineBytes bounds a line typed or pasted on the terminal, as the
+// scanner bounds a piped one: the editor itself bounds typed lines but
+// not pasted ones. Past it, characters are dropped up to the next Enter
+// (key sequences still pass, so a paste always ends).
+const maxLineBytes = 1 << 20
+
+// limitLine drops the characters of b past maxLineBytes since the last
+// line end; *n counts the current line's characters. It returns what is
+// kept and how many bytes were dropped.
+func limitLine(b []byte, n *int) (out []byte, dropped int) {
+	out = b[:0:0]
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '\r' || c == '\n':
+			*n = 0
+		case c == 0x1b:
+			k := max(1, seqLen(b[i:]))
+			out = append(out, b[i:i+k]...)
+			i += k - 1
+			continue
+		case *n >= maxLineBytes:
+			dropped++
+			continue
+		default:
+			*n++
+		}
+		out = append(out, b[i])
+	}
+	return out, dropped
 }
 
 func newWakeReader(f io.Reader) *wakeReader {
@@ -123,11 +158,14 @@ func newWakeReader(f io.Reader) *wakeReader {
 	go func() {
 		defer close(r.chunks)
 		var pending []byte
+		line := 0
 		for {
 			b := make([]byte, 4096)
 			n, err := f.Read(b)
 			var out []byte
 			out, pending = rewriteKeys(append(pending, b[:n]...), err != nil)
+			out, d := limitLine(out, &line)
+			r.dropped.Add(int64(d))
 			if len(out) > 0 {
 				r.chunks <- out
 			}

@@ -99,7 +99,10 @@ func (a *app) readLines() {
 func (a *app) editLines(ed *editor) {
 	defer close(a.lines)
 	for {
-		line, err := ed.ReadLine()
+		line, dropped, err := ed.ReadLine()
+		if dropped > 0 {
+			a.con.Printf("rpengine-demo: the line was longer than %d MiB; %d bytes past that were dropped", maxLineBytes>>20, dropped)
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				a.con.Printf("rpengine-demo: reading input: %v", err)

@@ -183,3 +183,14 @@ func Test_cleanLine(t *testing.T) {
 		testutil.Equal(t, tc.in+": removed", n, tc.removed)
 	}
 }
+
+// A line typed or pasted on the terminal is bounded; key sequences pass,
+// so a paste's end marker is never lost.
+func Test_limitLine(t *testing.T) {
+	t.Parallel()
+	n := maxLineBytes - 2
+	out, dropped := limitLine([]byte("abcd\x1b[201~e\rxy"), &n)
+	testutil.Equal(t, "kept", string(out), "ab\x1b[201~\rxy")
+	testutil.Equal(t, "dropped", dropped, 3)
+	testutil.Equal(t, "count after the line end", n, 2)
+}
