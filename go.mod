@@ -11,10 +11,10 @@ require (
 	github.com/zeebo/xxh3 v1.1.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.47.0
+	golang.org/x/term v0.45.0
 )
 
 require (
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
-	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
