@@ -13,14 +13,34 @@
 //	// ... the game's code under test talks to server ...
 //	msg, err := eng.WaitType(ctx, "reply.request")
 //
-// [DialMailbox] is the same engine over the file mailbox of spec section
-// 7 (the game's ServerOptions.Mailbox folder): it reads and removes the
-// game's files, writes its own (temporary name, rename, .ready marker),
-// removes them once acked, merges text deltas within 120 ms, keeps only
-// the newest level sample per 250 ms, and speaks each sentence into an
-// audio slot (reply.audio.segment), restoring the silent placeholder when
-// the game answers reply.audio.segment.consumed. So the same tests run
-// over both transports.
+// [DialMailbox] is the same engine over the file mailbox (the game's
+// ServerOptions.Mailbox folder, docs/rpengine-protocol.md): it reads and
+// removes the game's files, writes its own (temporary name, rename,
+// .ready marker), removes them once acked, merges text deltas within
+// 120 ms, keeps only the newest level sample per 250 ms, and speaks each
+// sentence into an audio slot (reply.audio.segment), restoring the silent
+// placeholder when the game answers reply.audio.segment.consumed. So the
+// same tests run over both transports.
+//
+// # Agreement with the engine
+//
+// Where the real engine was measured (docs/rpengine-protocol.md), the fake
+// fails where it fails, so a game's tests catch what the engine would
+// refuse:
+//
+//   - output.responseProcessing is checked as the engine checks it
+//     (matcher.flags is a string of distinct letters of "ims"; an array is
+//     invalid_payload). In that buffered mode no reply.text.delta is sent,
+//     the rules run over the whole reply, and reply.text.completed carries
+//     the processed text and extractedContent.
+//   - The queue limit (Options.QueueLimit, 20 as upstream) counts queued,
+//     active and capturing requests; past it a request gets a retryable
+//     capacity_exceeded before its card is looked at.
+//   - reply.audio.completed carries the same totals on both transports:
+//     segmentCount, totalBytes of PCM, chunkCount as the sum over segments
+//     of ceil(bytes / 32768), durationSeconds. In file mode
+//     reply.audio.start is sent only when nothing was spoken.
+//   - welcome is acked like any other message.
 //
 // # Faults
 //

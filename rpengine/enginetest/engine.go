@@ -117,7 +117,7 @@ func (e *Engine) connect(ctx context.Context) error {
 func (e *Engine) newConn(sessionID string) *conn {
 	cctx, cancel := context.WithCancel(context.Background())
 	return &conn{e: e, sessionID: sessionID, ctx: cctx, cancel: cancel,
-		jobs: make(chan *job, 64), done: make(chan struct{}),
+		jobs: make(chan *job, e.opts.QueueLimit), done: make(chan struct{}),
 		cards: map[cardKey]cachedCard{}, active: map[string]*job{}, window: wire.NewWindow(2000)}
 }
 
@@ -162,6 +162,14 @@ func awaitWelcome(ctx context.Context, c *websocket.Conn) (string, error) {
 			}
 			if err := json.Unmarshal(data, &w); err != nil || w.SessionID == "" || w.ServerVersion == "" {
 				return "", fmt.Errorf("bad welcome: %s", data)
+			}
+			// The engine acks welcome like any other message, without a
+			// sessionId (it acks before it takes the new session). Left
+			// unacked, welcome stayed the game's oldest pending message,
+			// and a later invalid_payload was blamed on it (issue #15).
+			ack, _ := wire.Encode(wire.TypeAck, wire.NewID(), "", time.Now(), wire.Ack{AcknowledgedMessageID: h.MessageID})
+			if err := c.Write(ctx, websocket.MessageText, ack); err != nil {
+				return "", err
 			}
 			return w.SessionID, nil
 		default:

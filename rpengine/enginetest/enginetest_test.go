@@ -106,6 +106,18 @@ const goodCard = `"card":{"format":"chara_card_v2","mode":"snapshot","snapshot":
 const goodOutput = `"output":{"modalities":["text"],"language":"en"}`
 const goodIDs = `"requestId":"r","eventId":"e","integrationId":"g","characterId":"c"`
 
+// rpRule is a valid responseProcessing rule with extra matcher fields.
+func rpRule(matcher string) string {
+	if matcher != "" {
+		matcher = "," + matcher
+	}
+	return `{"id":"mood","matcher":{"type":"regex","pattern":"<(\\w+)>"` + matcher + `},"captureGroup":1,"occurrence":"last","remove":"match","removeFrom":["text","audio"]}`
+}
+
+func rpOutput(rule string) string {
+	return `"output":{"modalities":["text"],"language":"en","responseProcessing":{"mode":"buffered","rules":[` + rule + `]}}`
+}
+
 func Test_validate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -124,6 +136,18 @@ func Test_validate(t *testing.T) {
 		{"reference no hash", "reply.request", goodIDs + `,"event":{"text":"hi"},` + goodOutput + `,"card":{"format":"chara_card_v2","mode":"reference"}`, "targetHash"},
 		{"patch no ops", "character.sync", `"integrationId":"g","characterId":"c","card":{"format":"chara_card_v2","mode":"patch","baseHash":"a","targetHash":"b"}`, "RFC 6902"},
 		{"partial prompt", "reply.request", goodIDs + `,"event":{"text":"hi"},` + goodOutput + "," + goodCard + `,"interactionMode":"auto_event"`, "together"},
+		// Issue #15: output.responseProcessing is checked as the engine
+		// checks it; matcher.flags is a string of distinct letters of "ims".
+		{"buffered ok", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(rpRule(`"flags":"is"`)) + "," + goodCard, ""},
+		{"flags array", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(rpRule(`"flags":["i"]`)) + "," + goodCard, "flags may only contain i, m, and s"},
+		{"flags letter", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(rpRule(`"flags":"g"`)) + "," + goodCard, "flags may only contain i, m, and s"},
+		{"flags twice", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(rpRule(`"flags":"ii"`)) + "," + goodCard, "cannot contain duplicates"},
+		{"rp mode", "reply.request", goodIDs + `,"event":{"text":"hi"},"output":{"modalities":["text"],"language":"en","responseProcessing":{"mode":"streaming","rules":[` + rpRule("") + `]}},` + goodCard, "mode"},
+		{"no rules", "reply.request", goodIDs + `,"event":{"text":"hi"},"output":{"modalities":["text"],"language":"en","responseProcessing":{"mode":"buffered","rules":[]}},` + goodCard, "between 1 and 8"},
+		{"bad regex", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(strings.Replace(rpRule(""), `<(\\w+)>`, `(`, 1)) + "," + goodCard, "invalid responseProcessing regex"},
+		{"no such group", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(strings.Replace(rpRule(""), `"captureGroup":1`, `"captureGroup":2`, 1)) + "," + goodCard, "captureGroup 2 does not exist"},
+		{"removeFrom empty with match", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(strings.Replace(rpRule(""), `["text","audio"]`, `[]`, 1)) + "," + goodCard, ""},
+		{"removeFrom with none", "reply.request", goodIDs + `,"event":{"text":"hi"},` + rpOutput(strings.Replace(rpRule(""), `"remove":"match"`, `"remove":"none"`, 1)) + "," + goodCard, "must be empty when remove is none"},
 		{"capture ok", "voice.capture.start", goodIDs + `,"returnTranscript":true,"silenceBehavior":"restart",` + goodOutput + "," + goodCard, ""},
 		{"capture silence", "voice.capture.start", goodIDs + `,"silenceBehavior":"wait",` + goodOutput + "," + goodCard, "silenceBehavior"},
 		{"cancel", "request.cancel", ``, "requestId"},
@@ -210,9 +234,12 @@ func TestEngine_invalidPayloadNotAcked(t *testing.T) {
 	defer e.Close()
 	testutil.Equal(t, "session", e.SessionID(), "s1")
 	c := <-g.conn
+	// welcome is acked, without a sessionId, as the engine does (issue #15).
+	m := g.next(t)
+	testutil.Equal(t, "welcome acked", []any{m["type"], m["acknowledgedMessageId"], m["sessionId"]}, []any{"ack", "w1", nil})
 	bad := env("reply.request", goodIDs+`,"event":{"text":"hi"},`+goodCard) // no output
 	testutil.Success(t, c.Write(ctx, websocket.MessageText, bad))
-	m := g.next(t)
+	m = g.next(t)
 	testutil.Equal(t, "type", m["type"], any("request.error"))
 	testutil.Equal(t, "code", m["code"], any("invalid_payload"))
 	_, hasReq := m["requestId"]
@@ -318,4 +345,96 @@ func TestEngine_replyChunks(t *testing.T) {
 	testutil.Equal(t, "chunks", chunks, 6) // 0.8 s = 70560 bytes = 3 chunks a sentence
 	testutil.Equal(t, "first", types[0], "reply.accepted")
 	testutil.Equal(t, "audio start once", strings.Count(strings.Join(types, ","), "reply.audio.start"), 1)
+}
+
+const validCard = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"","personality":"","scenario":"","first_mes":"","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","creator":"","character_version":"","alternate_greetings":[],"tags":[],"extensions":{}}}`
+
+// Issue #15: with buffered responseProcessing the engine sends no
+// reply.text.delta; reply.text.completed carries the processed text and
+// extractedContent, and speech follows it.
+func TestEngine_bufferedReply(t *testing.T) {
+	t.Parallel()
+	g := newFakeGame(t)
+	ctx := context.Background()
+	e, err := Dial(ctx, "ws"+strings.TrimPrefix(g.srv.URL, "http"), &Options{
+		Responder: func(r Request) Script {
+			if !r.Buffered {
+				t.Error("request not seen as buffered")
+			}
+			return Script{Sentences: []string{"Fine.", "<calm> <happy>"}}
+		}})
+	testutil.Success(t, err)
+	defer e.Close()
+	c := <-g.conn
+	out := `"output":{"modalities":["text","audio"],"language":"en","audio":{"model":"gemtavern-supertonic-3","voice":"F1"},` +
+		`"responseProcessing":{"mode":"buffered","rules":[` + strings.Replace(rpRule(""), `"last"`, `"all"`, 1) + `]}}`
+	req := env("reply.request", goodIDs+`,"event":{"text":"hi"},`+out+`,"card":{"format":"chara_card_v2","mode":"snapshot","snapshot":`+validCard+`}`)
+	testutil.Success(t, c.Write(ctx, websocket.MessageText, req))
+	var types []string
+	for {
+		m := g.next(t, "ack")
+		types = append(types, m["type"].(string))
+		if m["type"] == "reply.text.completed" {
+			testutil.Equal(t, "processed text", m["text"], any("Fine."))
+			testutil.Equal(t, "extracted", m["extractedContent"], any(map[string]any{"mood": []any{"calm", "happy"}}))
+		}
+		if m["type"] == "reply.completed" {
+			break
+		}
+	}
+	joined := strings.Join(types, ",")
+	if strings.Contains(joined, "reply.text.delta") {
+		t.Fatalf("deltas in buffered mode: %s", joined)
+	}
+	if !strings.HasPrefix(joined, "reply.accepted,reply.text.completed,reply.audio.start,") {
+		t.Fatalf("order: %s", joined)
+	}
+}
+
+// Issue #15: the engine refuses requests past its queue limit (queue,
+// active reply and capture counted) with a retryable capacity_exceeded,
+// before looking at the card.
+func TestEngine_queueLimit(t *testing.T) {
+	t.Parallel()
+	g := newFakeGame(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	e, err := Dial(ctx, "ws"+strings.TrimPrefix(g.srv.URL, "http"), &Options{QueueLimit: 2,
+		Responder: func(Request) Script { <-release; return Script{Sentences: []string{"Done."}} }})
+	testutil.Success(t, err)
+	defer e.Close()
+	defer close(release)
+	c := <-g.conn
+	var capacity []map[string]any
+	next := func() map[string]any {
+		for {
+			select {
+			case m := <-g.in:
+				switch m["type"] {
+				case "capacity.update":
+					capacity = append(capacity, m)
+				case "ack":
+				default:
+					return m
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no message from the engine")
+			}
+		}
+	}
+	for i, id := range []string{"r1", "r2", "r3"} {
+		ids := strings.Replace(goodIDs, `"requestId":"r"`, `"requestId":"`+id+`"`, 1)
+		b := env("reply.request", ids+`,"event":{"text":"hi"},`+goodOutput+`,"card":{"format":"chara_card_v2","mode":"snapshot","snapshot":`+validCard+`}`)
+		b = []byte(strings.Replace(string(b), `"messageId":"m"`, `"messageId":"m`+id+`"`, 1))
+		testutil.Success(t, c.Write(ctx, websocket.MessageText, b))
+		m := next()
+		if i < 2 {
+			testutil.Equal(t, "accepted", []any{m["type"], m["queueDepth"]}, []any{"reply.accepted", float64(i + 1)})
+			continue
+		}
+		testutil.Equal(t, "refused", []any{m["type"], m["code"], m["requestId"], m["sourceMessageId"], m["retryable"]},
+			[]any{"request.error", "capacity_exceeded", "r3", "mr3", true})
+	}
+	last := capacity[len(capacity)-1]
+	testutil.Equal(t, "full", []any{last["queueDepth"], last["queueLimit"], last["acceptingRequests"]}, []any{2.0, 2.0, false})
 }

@@ -144,3 +144,28 @@ func TestFileMode_levelsAreLossy(t *testing.T) {
 	}
 	t.Logf("%d level samples sent, %d kept", levels, len(got))
 }
+
+// Issue #15: in file mode the engine sends no reply.audio.start when it
+// spoke, and reply.audio.completed carries the WebSocket totals: chunkCount
+// is the chunks a socket would have carried.
+func TestFileMode_audioTotals(t *testing.T) {
+	t.Parallel()
+	srv, _, rec := fileGame(t, &enginetest.Options{SecondsPerSentence: 0.8})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := card.Parse([]byte(fmCard))
+	testutil.Success(t, err)
+	r, err := srv.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "game", CharacterID: "ari", Card: c, Text: "talk",
+		Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "F2"}}})
+	testutil.Success(t, err)
+	_, err = r.Wait(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "no reply.audio.start", len(rec.inbound(t, "reply.audio.start")), 0)
+	segs := rec.inbound(t, "reply.audio.segment")
+	testutil.Equal(t, "segments", len(segs), 2)
+	done := rec.inbound(t, "reply.audio.completed")
+	testutil.Equal(t, "one reply.audio.completed", len(done), 1)
+	// 0.8 s is 35280 samples, 70560 bytes: 3 chunks of at most 32 KiB.
+	got := []any{done[0]["segmentCount"], done[0]["totalBytes"], done[0]["chunkCount"], done[0]["durationSeconds"]}
+	testutil.Equal(t, "totals", got, []any{2.0, 2 * 70560.0, 6.0, 1.6})
+}

@@ -14,7 +14,11 @@ type Options struct {
 	// Responder scripts the reply to each request. If nil, a reply is
 	// generated from the event: two sentences echoing the text.
 	Responder func(Request) Script
-	// QueueLimit is the advertised queueLimit. If zero, 20 (as upstream).
+	// QueueLimit is the engine's queue limit: advertised as queueLimit,
+	// and enforced as upstream's engine enforces it: a reply.request or
+	// voice.capture.start arriving while queued, active and capturing
+	// requests number QueueLimit is refused with a retryable
+	// capacity_exceeded. If zero, 20 (upstream's).
 	QueueLimit int
 	// SecondsPerSentence is how much speech each sentence gets. If zero,
 	// 0.5 s (two chunks of at most 32 KiB at 44.1 kHz).

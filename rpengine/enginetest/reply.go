@@ -27,7 +27,12 @@ type Request struct {
 	Language         string
 	Voice            string
 	ReturnTranscript bool
-	Raw              []byte // the whole envelope
+	// Buffered is true when the request carries output.responseProcessing:
+	// the engine then sends no reply.text.delta, runs the rules over the
+	// whole reply, and answers with reply.text.completed carrying the
+	// processed text and extractedContent.
+	Buffered bool
+	Raw      []byte // the whole envelope
 }
 
 // Script is how the engine answers one request.
@@ -38,7 +43,10 @@ type Script struct {
 	// Error, when set, answers with a request.error of this code instead.
 	Error        string
 	ErrorMessage string
-	// ExtractedContent is sent in reply.text.completed.
+	// ExtractedContent is sent in reply.text.completed. If nil and the
+	// request is buffered (Request.Buffered), the request's
+	// responseProcessing rules are applied to the sentences to compute it,
+	// as the engine does.
 	ExtractedContent map[string][]string
 	// Transcript is what the player "said" in a voice capture. If empty,
 	// "Hello there."
@@ -55,6 +63,7 @@ func DefaultScript(r Request) Script {
 
 type job struct {
 	req       Request
+	rules     *processing // output.responseProcessing; nil: streamed text
 	capture   bool
 	cancelled atomic.Bool
 	stopped   atomic.Bool
@@ -77,6 +86,7 @@ type requestWire struct {
 		Audio      *struct {
 			Voice string `json:"voice"`
 		} `json:"audio"`
+		ResponseProcessing json.RawMessage `json:"responseProcessing"`
 	} `json:"output"`
 	Card             json.RawMessage `json:"card"`
 	ReturnTranscript bool            `json:"returnTranscript"`
@@ -129,6 +139,8 @@ func (cn *conn) request(h wire.Header, data []byte) {
 	if m.Output.Audio != nil {
 		req.Voice = m.Output.Audio.Voice
 	}
+	rules, _ := parseProcessing(m.Output.ResponseProcessing) // validated already
+	req.Buffered = rules != nil
 	id := &req.RequestID
 	f := cn.faults()
 	cn.mu.Lock()
@@ -152,7 +164,7 @@ func (cn *conn) request(h wire.Header, data []byte) {
 		cn.fail(id, h.MessageID, f.ErrorCode, "enginetest: injected "+f.ErrorCode)
 		return
 	}
-	j := &job{req: req, capture: h.Type == wire.TypeCaptureStart}
+	j := &job{req: req, rules: rules, capture: h.Type == wire.TypeCaptureStart}
 	cn.mu.Lock()
 	cn.active[req.RequestID] = j
 	cn.depth++
@@ -249,6 +261,12 @@ func (cn *conn) step(j *job, typ string, fields map[string]any) bool {
 	return cn.emit(typ, fields) == nil
 }
 
+// run produces one reply. Streamed (no responseProcessing): each
+// sentence as word deltas, then its speech. Buffered: no deltas; the
+// rules run over the whole text, reply.text.completed carries the result,
+// then the speech follows (the engine starts speech synthesis only after
+// filtering). Either way reply.audio.completed carries the totals the
+// engine computes, on both transports.
 func (cn *conn) run(j *job) {
 	j.started.Store(true)
 	start := time.Now()
@@ -259,80 +277,113 @@ func (cn *conn) run(j *job) {
 		if req, ok = cn.capture(j, script); !ok {
 			return
 		}
-		if cn.e.opts.Responder != nil {
-			script = cn.e.opts.Responder(req)
-		} else {
-			script = DefaultScript(req)
-		}
+		script = cn.script(req)
 	}
 	if script.Error != "" {
 		id := req.RequestID
 		cn.fail(&id, "", script.Error, script.ErrorMessage)
 		return
 	}
-	audio := slices.Contains(req.Modalities, "audio")
-	seq, chunkSeq, segs, total, words := 0, 0, 0, 0, 0
-	started := false
+	sp := &speech{on: slices.Contains(req.Modalities, "audio")}
+	words := 0
 	var text strings.Builder
 	for i, sentence := range script.Sentences {
 		if i > 0 {
 			sentence = " " + sentence
 		}
 		for _, w := range splitWords(sentence) {
+			if j.rules == nil && !cn.step(j, wire.TypeTextDelta, map[string]any{"sequence": words, "delta": w}) {
+				return
+			}
 			words++
 			text.WriteString(w)
-			if !cn.step(j, wire.TypeTextDelta, map[string]any{"sequence": seq, "delta": w}) {
-				return
-			}
-			seq++
 		}
-		if !audio {
-			continue
+		if j.rules == nil && !cn.speak(j, sp, i, sentence) {
+			return
 		}
-		if cn.fm != nil { // file mode: one WAV slot per sentence
-			if !cn.fm.segment(j, segs, strings.TrimSpace(sentence), Synthesize(i, cn.e.opts.SecondsPerSentence)) {
-				return
-			}
-			segs++
-			continue
-		}
-		if !started {
-			started = true
-			if !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
-				return
-			}
-		}
-		pcm := Synthesize(i, cn.e.opts.SecondsPerSentence)
-		chunks := (len(pcm) + MaxChunkBytes - 1) / MaxChunkBytes
-		for c := 0; c < chunks; c++ {
-			part := pcm[c*MaxChunkBytes : min(len(pcm), (c+1)*MaxChunkBytes)]
-			if !cn.step(j, wire.TypeAudioChunk, map[string]any{"sequence": chunkSeq, "segmentSequence": segs,
-				"segmentChunkSequence": c, "segmentChunkCount": chunks, "data": base64.StdEncoding.EncodeToString(part)}) {
-				return
-			}
-			chunkSeq++
-			total += len(part)
-		}
-		segs++
 	}
 	elapsed := float64(time.Since(start).Microseconds()) / 1000
 	tc := map[string]any{"text": text.String(), "tokenCount": words, "elapsedMs": elapsed}
+	if j.rules != nil {
+		processed, _, extracted := j.rules.apply(text.String())
+		tc["text"], tc["extractedContent"] = strings.TrimSpace(processed), extracted
+	}
 	if script.ExtractedContent != nil {
 		tc["extractedContent"] = script.ExtractedContent
 	}
 	if !cn.step(j, wire.TypeTextCompleted, tc) {
 		return
 	}
-	if audio && cn.fm == nil {
-		if !started && !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
-			return
-		}
-		if !cn.step(j, wire.TypeAudioCompleted, map[string]any{"chunkCount": chunkSeq, "totalBytes": total,
-			"durationSeconds": float64(total/2) / SampleRate, "elapsedMs": elapsed, "segmentCount": segs}) {
+	for i, sentence := range script.Sentences {
+		if j.rules != nil && !cn.speak(j, sp, i, sentence) {
 			return
 		}
 	}
+	if sp.on && !cn.finishSpeech(j, sp, elapsed) {
+		return
+	}
 	cn.step(j, wire.TypeReplyCompleted, map[string]any{"modalities": req.Modalities})
+}
+
+// speech is the audio state of one reply: the totals the engine reports
+// in reply.audio.completed, counted the same way on both transports.
+type speech struct {
+	on      bool // the audio modality was requested
+	started bool // reply.audio.start was sent
+	segs    int  // segments spoken
+	chunks  int  // sum over segments of ceil(PCM bytes / 32 KiB)
+	bytes   int  // PCM bytes of all segments, WAV headers excluded
+	samples int  // samples of all segments
+}
+
+// speak speaks sentence number i as one segment: over WebSocket as
+// reply.audio.start (once, before the first chunk) and chunks of at most
+// 32 KiB; in file mode as one WAV slot and reply.audio.segment, with no
+// reply.audio.start (the engine sends that in file mode only when nothing
+// was spoken). False means stop.
+func (cn *conn) speak(j *job, sp *speech, i int, sentence string) bool {
+	if !sp.on {
+		return true
+	}
+	pcm := Synthesize(i, cn.e.opts.SecondsPerSentence)
+	chunks := (len(pcm) + MaxChunkBytes - 1) / MaxChunkBytes
+	if cn.fm != nil {
+		if !cn.fm.segment(j, sp.segs, strings.TrimSpace(sentence), pcm) {
+			return false
+		}
+	} else {
+		if !sp.started {
+			sp.started = true
+			if !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
+				return false
+			}
+		}
+		for c := 0; c < chunks; c++ {
+			part := pcm[c*MaxChunkBytes : min(len(pcm), (c+1)*MaxChunkBytes)]
+			if !cn.step(j, wire.TypeAudioChunk, map[string]any{"sequence": sp.chunks + c, "segmentSequence": sp.segs,
+				"segmentChunkSequence": c, "segmentChunkCount": chunks, "data": base64.StdEncoding.EncodeToString(part)}) {
+				return false
+			}
+		}
+	}
+	sp.segs++
+	sp.chunks += chunks
+	sp.bytes += len(pcm)
+	sp.samples += len(pcm) / 2
+	return true
+}
+
+// finishSpeech sends reply.audio.start if nothing was spoken over
+// WebSocket or in file mode, then reply.audio.completed with the totals.
+func (cn *conn) finishSpeech(j *job, sp *speech, elapsed float64) bool {
+	if !sp.started && sp.segs == 0 {
+		sp.started = true
+		if !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
+			return false
+		}
+	}
+	return cn.step(j, wire.TypeAudioCompleted, map[string]any{"chunkCount": sp.chunks, "totalBytes": sp.bytes,
+		"durationSeconds": float64(sp.samples) / SampleRate, "elapsedMs": elapsed, "segmentCount": sp.segs})
 }
 
 func (cn *conn) script(r Request) Script {

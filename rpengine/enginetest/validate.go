@@ -187,7 +187,8 @@ func validateOutput(raw json.RawMessage) error {
 	if l, _ := str(o["language"]); strings.TrimSpace(l) == "" {
 		return errors.New("output.language is required")
 	}
-	return nil
+	_, err := parseProcessing(o["responseProcessing"])
+	return err
 }
 
 func validatePrompt(m map[string]json.RawMessage) error {
