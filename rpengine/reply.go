@@ -101,9 +101,10 @@ type Reply struct {
 	final     *stream.TextCompleted
 	text      string
 	idle      *time.Timer
-	active    bool   // the engine started producing (capture or reply)
-	spoke     bool   // a capture's speech ended: the reply phase began
-	source    string // sourceMessageId of the engine's request.error
+	active    bool          // the engine started producing (capture or reply)
+	spoke     bool          // a capture's speech ended: the reply phase began
+	source    string        // sourceMessageId of the engine's request.error
+	files     segmentTotals // whole segments received (file mode), for reply.audio.completed
 }
 
 // Reply sends a reply.request and returns its handle once the message is
@@ -364,6 +365,9 @@ func (r *Reply) handle(typ string, data []byte) {
 		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", err.Error())
 		return
 	}
+	if ac, ok := ev.(*stream.AudioCompleted); ok && wholeSegments(r.sess.t) {
+		ev = r.segmentsCompleted(ac)
+	}
 	if a, ok := ev.(*stream.Accepted); ok {
 		if h, err := card.ParseDigest(a.ResolvedCardHash); err == nil {
 			r.sess.cardAccepted(r.key, r.card, h)
@@ -430,6 +434,7 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 	}
 	r.spoke = true
 	r.touchLocked(nil)
+	r.files.add(seg)
 	r.enqueueLocked(Event{Kind: EventSegment, Segment: seg})
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
 	ended := r.ended

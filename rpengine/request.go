@@ -113,9 +113,12 @@ type Rule struct {
 
 // Matcher is a rule's matcher.
 type Matcher struct {
-	Type    string   `json:"type"`            // "regex"; if empty, "regex"
-	Pattern string   `json:"pattern"`         // Rust regex syntax, at most 1024 bytes
-	Flags   []string `json:"flags,omitempty"` // subset of i, m, s
+	Type    string `json:"type"`    // "regex"; if empty, "regex"
+	Pattern string `json:"pattern"` // Rust regex syntax, at most 1024 bytes
+	// Flags is a string of distinct letters from "ims" ("i", "ms"): case
+	// insensitive, multi-line, dot matches newline. Empty omits it. The
+	// engine refuses anything else, an array included (issue #15).
+	Flags string `json:"flags,omitempty"`
 }
 
 // Player is the player's description.

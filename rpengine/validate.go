@@ -236,13 +236,27 @@ func (r *Rule) validate(at string, ids map[string]bool) error {
 		return fieldErr(at+".removeFrom", "must be empty exactly when remove is none")
 	}
 	ids[r.ID] = true
-	if err := uniqueSubset(at+".matcher.flags", r.Matcher.Flags, "i", "m", "s"); err != nil {
+	if err := validateFlags(at+".matcher.flags", r.Matcher.Flags); err != nil {
 		return err
 	}
 	if r.RemoveFrom == nil {
 		r.RemoveFrom = []string{}
 	}
 	return uniqueSubset(at+".removeFrom", r.RemoveFrom, "text", "audio")
+}
+
+// validateFlags applies the engine's rule to matcher.flags: only the
+// letters i, m and s, none twice.
+func validateFlags(at, flags string) error {
+	for i, c := range flags {
+		if !strings.ContainsRune("ims", c) {
+			return fieldErr(at, "%q: only the letters i, m and s are allowed", flags)
+		}
+		if strings.ContainsRune(flags[i+1:], c) {
+			return fieldErr(at, "%q repeats %q", flags, c)
+		}
+	}
+	return nil
 }
 
 func uniqueSubset(at string, vals []string, allowed ...string) error {

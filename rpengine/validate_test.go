@@ -18,7 +18,7 @@ func fullRequest(t testing.TB) rpengine.ReplyRequest {
 	r.Output.Language = "fr"
 	r.Output.Audio.Processing = &rpengine.AudioProcessing{Profile: "narrowband_voice"}
 	r.Output.ResponseProcessing = &rpengine.ResponseProcessing{Rules: []rpengine.Rule{
-		{ID: "mood", Matcher: rpengine.Matcher{Pattern: `<mood>(.*?)</mood>`, Flags: []string{"i", "s"}}, CaptureGroup: 1, Occurrence: "last", Remove: "match", RemoveFrom: []string{"text", "audio"}},
+		{ID: "mood", Matcher: rpengine.Matcher{Pattern: `<mood>(.*?)</mood>`, Flags: "is"}, CaptureGroup: 1, Occurrence: "last", Remove: "match", RemoveFrom: []string{"text", "audio"}},
 		{ID: "keep.all", Matcher: rpengine.Matcher{Pattern: `x`}, Occurrence: "all", Remove: "none"},
 	}}
 	r.Player = &rpengine.Player{DisplayName: "Sam"}
@@ -65,7 +65,8 @@ func TestServer_Reply_validation(t *testing.T) {
 		{"long pattern", func(r *rpengine.ReplyRequest) {
 			r.Output.ResponseProcessing.Rules[0].Matcher.Pattern = strings.Repeat("a", 1025)
 		}, "output.responseProcessing.rules[0].matcher.pattern"},
-		{"flag", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Matcher.Flags = []string{"g"} }, "output.responseProcessing.rules[0].matcher.flags[0]"},
+		{"flag", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Matcher.Flags = "g" }, "output.responseProcessing.rules[0].matcher.flags"},
+		{"flag twice", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Matcher.Flags = "isi" }, "output.responseProcessing.rules[0].matcher.flags"},
 		{"capture group", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].CaptureGroup = -1 }, "output.responseProcessing.rules[0].captureGroup"},
 		{"occurrence", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Occurrence = "second" }, "output.responseProcessing.rules[0].occurrence"},
 		{"remove", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Remove = "all" }, "output.responseProcessing.rules[0].remove"},

@@ -27,7 +27,10 @@ const (
 	// AnomalyTextMismatch: reply.text.completed differs from the deltas
 	// assembled so far (in sequence order, gaps skipped). The completed text
 	// wins. Sequences holds the delta sequences missing below the highest
-	// received one, if any.
+	// received one, if any. Two cases are the protocol, not a mismatch: no
+	// delta at all before it (buffered responseProcessing sends none), and
+	// a difference only in surrounding whitespace (the engine trims the
+	// completed text, not the deltas).
 	AnomalyTextMismatch
 	// AnomalyTextGap: the reply ended without reply.text.completed while
 	// deltas were held behind a gap. The gap is skipped and the held deltas

@@ -42,6 +42,12 @@ func assemblerCases() []assemblerCase {
 			want: []stream.Output{outText("a"), outText("ab"), outAnomaly(stream.AnomalyTextMismatch, 0), outText("abc")}},
 		{name: "completed text fills a gap", events: []stream.Event{delta(0, "a"), delta(2, "c"), tc},
 			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyTextMismatch, 0, 1), outText("abc")}},
+		// Issue #15: buffered responseProcessing sends no delta; the
+		// engine trims the completed text, not the deltas.
+		{name: "completed text without deltas", events: []stream.Event{tc},
+			want: []stream.Output{outText("abc")}},
+		{name: "completed text is the trimmed deltas", events: []stream.Event{delta(0, "\n a"), delta(1, "bc \n"), tc},
+			want: []stream.Output{outText("\n a"), outText("\n abc \n"), outText("abc")}},
 		{name: "completed text equal to held deltas", events: []stream.Event{delta(0, "ab"), delta(2, "c"), tc},
 			want: []stream.Output{outText("ab"), outText("abc")}},
 		{name: "delta after completed text", events: []stream.Event{delta(0, "abc"), tc, delta(1, "d")},
@@ -49,7 +55,7 @@ func assemblerCases() []assemblerCase {
 		{name: "text gap at the end is skipped", events: []stream.Event{delta(0, "a"), delta(2, "c"), delta(4, "e"), completed()},
 			want: []stream.Output{outText("a"), outAnomaly(stream.AnomalyTextGap, 0, 1, 3), outText("ace"), outEnd(stream.End{State: stream.EndCompleted})}},
 		{name: "duplicate and conflicting text.completed", events: []stream.Event{tc, textCompleted("abc"), textCompleted("abd")},
-			want:  []stream.Output{outAnomaly(stream.AnomalyTextMismatch, 0), outText("abc"), outAnomaly(stream.AnomalyConflictingMessage, 0)},
+			want:  []stream.Output{outText("abc"), outAnomaly(stream.AnomalyConflictingMessage, 0)},
 			stats: &stream.Stats{Duplicates: 1}},
 		{name: "duplicate and conflicting accepted", events: []stream.Event{
 			&stream.Accepted{RequestID: rid, QueueDepth: 1}, &stream.Accepted{RequestID: rid, QueueDepth: 1}, &stream.Accepted{RequestID: rid, QueueDepth: 2}},
@@ -128,7 +134,7 @@ func assemblerCases() []assemblerCase {
 			stats: &stream.Stats{Late: 2, Chunks: 1, Bytes: 2}},
 		{name: "failed keeps the final text", events: []stream.Event{tc,
 			&stream.Failed{RequestID: strp(rid), SourceMessageID: "m", Code: "unsupported_voice", Message: "no voice", Retryable: false}},
-			want: []stream.Output{outAnomaly(stream.AnomalyTextMismatch, 0), outText("abc"),
+			want: []stream.Output{outText("abc"),
 				outEnd(stream.End{State: stream.EndFailed, Code: "unsupported_voice", Message: "no voice", Final: tc})}},
 		{name: "failed without request id", events: []stream.Event{&stream.Failed{Code: "capacity_exceeded", Message: "full", Retryable: true}},
 			want: []stream.Output{outEnd(stream.End{State: stream.EndFailed, Code: "capacity_exceeded", Message: "full", Retryable: true})}},

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -169,7 +170,10 @@ func (r *reference) textCompleted(e *stream.TextCompleted) {
 		}
 		return
 	}
-	if r.textWithGaps() != e.Text {
+	// No delta at all (buffered responseProcessing) and a difference in
+	// surrounding whitespace only (the engine trims the completed text)
+	// are not mismatches (issue #15).
+	if got := r.textWithGaps(); got != e.Text && len(r.deltas) > 0 && strings.TrimSpace(got) != e.Text {
 		r.anomaly(stream.AnomalyTextMismatch, 0, r.missingDeltas()...)
 	}
 	r.final = e

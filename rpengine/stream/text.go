@@ -148,11 +148,20 @@ func (a *Assembler) pushTextCompleted(e *TextCompleted) {
 	}
 	t.final = e
 	assembled := t.text.String() + t.heldInOrder()
-	if assembled == e.Text {
+	switch {
+	case assembled == e.Text:
 		if len(t.held) == 0 {
 			return // the text on display is already final
 		}
-	} else {
+	case t.next() == 0 && len(t.held) == 0:
+		// No delta came before it: with buffered responseProcessing the
+		// engine sends none, and the completed text is the reply (issue
+		// #15). Not an anomaly.
+	case strings.TrimSpace(assembled) == e.Text:
+		// The engine trims the completed text but streams the deltas as
+		// the model wrote them, surrounding whitespace included (engine
+		// source, see docs/rpengine-protocol.md). Not an anomaly.
+	default:
 		a.anomaly(Anomaly{Kind: AnomalyTextMismatch, Sequences: t.missing(),
 			Detail: fmt.Sprintf("reply.text.completed (%d bytes) differs from the assembled deltas (%d bytes, %d received in order, %d held); the completed text wins",
 				len(e.Text), len(assembled), t.next(), len(t.held))})
