@@ -1,7 +1,12 @@
 package rpengine_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine"
@@ -107,5 +112,149 @@ func TestTransports_audioTotals(t *testing.T) {
 		}
 		want := []string{"totals_mismatch", "totals_mismatch", "totals_mismatch", "totals_mismatch", "missing_segments"}
 		testutil.Equal(t, "anomalies", kinds, want)
+	})
+}
+
+// received returns the reply.request messages the engine got, decoded.
+func received(t *testing.T, eng *enginetest.Engine) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, m := range eng.Received() {
+		if m.Type != "reply.request" {
+			continue
+		}
+		var v map[string]any
+		testutil.Success(t, json.Unmarshal(m.Raw, &v))
+		out = append(out, v)
+	}
+	return out
+}
+
+// submit starts Reply on its own goroutine once the previous call has
+// entered the capacity gate, so that calls are made in a known order
+// however many run at once. Each result arrives on its channel.
+type submitter struct {
+	t       *testing.T
+	srv     *rpengine.Server
+	entered uint64
+}
+
+func (s *submitter) submit(ctx context.Context, req rpengine.ReplyRequest) <-chan error {
+	s.t.Helper()
+	got := make(chan error, 1)
+	go func() {
+		r, err := s.srv.Reply(ctx, req)
+		if err == nil {
+			_, err = r.Wait(ctx)
+		}
+		got <- err
+	}()
+	s.entered++
+	for rpengine.GateEntries(s.srv) < s.entered {
+		time.Sleep(100 * time.Microsecond)
+	}
+	return got
+}
+
+// Issue #15, item 2: 100 concurrent Reply calls against an engine that
+// refuses past 20 queued requests all complete; none is sent past the
+// limit (each reaches the engine once, no refusal to retry), and the
+// requests of each character reach the engine in the order they were made.
+func TestTransports_hundredConcurrentReplies(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, tr transport) {
+		release := make(chan struct{})
+		l := tr.start(t, nil, &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script {
+			<-release // the engine's worker waits: its queue fills up
+			return enginetest.Script{Sentences: []string{"Yes."}}
+		}})
+		defer func() {
+			select {
+			case <-release:
+			default:
+				close(release)
+			}
+		}()
+		ctx := ctxT(t)
+		c := testCard(t)
+		s := &submitter{t: t, srv: l.srv}
+		var results []<-chan error
+		for i := 0; i < 100; i++ {
+			req := textReq(c, fmt.Sprint(i))
+			req.CharacterID = fmt.Sprint("c", i%5)
+			results = append(results, s.submit(ctx, req))
+		}
+		// The engine holds 20 (1 active, 19 queued); nothing more is sent.
+		_, err := l.eng.WaitFor(ctx, func(enginetest.Message) bool { return len(received(t, l.eng)) >= 20 })
+		testutil.Success(t, err)
+		close(release)
+		for i, got := range results {
+			if err := <-got; err != nil {
+				t.Errorf("request %d: %v", i, err)
+			}
+		}
+		sent := received(t, l.eng)
+		testutil.Equal(t, "each request sent once", len(sent), 100)
+		last := map[any]int{}
+		for _, m := range sent {
+			n, _ := strconv.Atoi(m["event"].(map[string]any)["text"].(string))
+			if prev, ok := last[m["characterId"]]; ok && n < prev {
+				t.Errorf("%v: request %d reached the engine after request %d", m["characterId"], n, prev)
+			}
+			last[m["characterId"]] = n
+		}
+		for _, m := range l.eng.Received() {
+			if m.Err != nil {
+				t.Errorf("engine refused %s: %v", m.Type, m.Err)
+			}
+		}
+	})
+}
+
+// Issue #15, item 2: an engine that still answers capacity_exceeded
+// (before reply.accepted) gets the request again after its next
+// capacity.update, bounded by ctx; a later request for the same
+// character waits and keeps its place. With FailFast, Reply returns
+// ErrBusy.
+func TestTransports_capacityRefusalRetried(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, tr transport) {
+		l := tr.start(t, nil, &enginetest.Options{Faults: enginetest.Faults{ErrorCode: "capacity_exceeded"}})
+		ctx := ctxT(t)
+		c := testCard(t)
+		s := &submitter{t: t, srv: l.srv}
+		first := s.submit(ctx, textReq(c, "first"))
+		l.log.waitFor(t, "refused a request for capacity")
+		second := s.submit(ctx, textReq(c, "second"))
+		l.eng.SetFaults(enginetest.Faults{})
+		l.eng.SetCapacity(true)
+		testutil.Success(t, <-first)
+		testutil.Success(t, <-second)
+		var texts, ids []string
+		for _, m := range received(t, l.eng) {
+			texts = append(texts, m["event"].(map[string]any)["text"].(string))
+			ids = append(ids, m["requestId"].(string))
+		}
+		testutil.Equal(t, "order", texts, []string{"first", "first", "second"})
+		testutil.Equal(t, "same requestId on retry", ids[0], ids[1])
+
+		// Bounded by ctx: an engine that keeps refusing.
+		l.eng.SetFaults(enginetest.Faults{ErrorCode: "capacity_exceeded"})
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		_, err := l.srv.Reply(short, textReq(c, "never"))
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
+
+func TestTransports_capacityRefusalFailFast(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, tr transport) {
+		l := tr.start(t, &rpengine.ServerOptions{FailFast: true}, &enginetest.Options{Faults: enginetest.Faults{ErrorCode: "capacity_exceeded"}})
+		_, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "hi"))
+		testutil.ErrorIs(t, err, rpengine.ErrBusy)
+		var re *rpengine.RequestError
+		testutil.ErrorAs(t, err, &re)
+		testutil.Equal(t, "code", re.Code, "capacity_exceeded")
 	})
 }

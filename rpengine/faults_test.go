@@ -353,7 +353,9 @@ func TestServer_engineErrors(t *testing.T) {
 		after  bool
 		target error
 	}{
-		{"capacity_exceeded", false, rpengine.ErrCapacityExceeded},
+		// Before reply.accepted, capacity_exceeded is retried (issue #15,
+		// TestTransports_capacityRefusalRetried); after it, it ends the reply.
+		{"capacity_exceeded", true, rpengine.ErrCapacityExceeded},
 		{"service_not_started", false, rpengine.ErrServiceNotStarted},
 		{"prompt_too_large", true, rpengine.ErrPromptTooLarge},
 		{"unsupported_voice", true, nil},

@@ -49,11 +49,13 @@ func newFuzzUnit(t *testing.T) *fuzzUnit {
 	t.Helper()
 	u := newUnit(t, &ServerOptions{AckTimeout: -1, IdleTimeout: -1, MaxPendingAudio: 2 * time.Second})
 	ctx := context.Background()
-	r, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1",
+	// Reply and Capture return at reply.accepted, which the scripts may
+	// or may not deliver: they run on their own goroutines. The capture
+	// is for another character, so that it does not wait for r1's
+	// reply.accepted (issue #15).
+	r := u.request(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1",
 		Output: Output{Audio: &OutputAudio{Voice: "F1"}}})
-	testutil.Success(t, err)
-	c, err := u.srv.Capture(ctx, CaptureRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, RequestID: "c1", ReturnTranscript: true})
-	testutil.Success(t, err)
+	c := u.capture(ctx, CaptureRequest{IntegrationID: "g", CharacterID: "c2", Card: u.card, RequestID: "c1", ReturnTranscript: true})
 	op := &syncOp{sess: u.sess, key: card.Key{IntegrationID: "g", CharacterID: "s"}, card: u.card, done: make(chan struct{})}
 	tr, err := u.sess.plan(op.key, op.card)
 	testutil.Success(t, err)

@@ -430,7 +430,12 @@ func testHostilePostHello(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r, err := f.srv.Reply(ctx, textReq(big, "are you there?"))
+				// One character each: requests for one character wait for
+				// the engine to accept the previous one (issue #15), and
+				// these must all be written at once.
+				req := textReq(big, "are you there?")
+				req.CharacterID = fmt.Sprint("ari", i)
+				r, err := f.srv.Reply(ctx, req)
 				if err == nil {
 					_, err = r.Wait(ctx)
 				}

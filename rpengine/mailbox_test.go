@@ -107,6 +107,36 @@ func (e *rawEngine) waitGame(match func(map[string]any) bool) map[string]any {
 	return nil
 }
 
+// reply makes the game send req and, as the engine would, accepts it
+// (reply.accepted) in session sid: Reply returns at that decision
+// (issue #15).
+func (e *rawEngine) reply(ctx context.Context, srv *rpengine.Server, sid string, req rpengine.ReplyRequest) *rpengine.Reply {
+	e.t.Helper()
+	if req.RequestID == "" {
+		req.RequestID = "raw-" + wire.NewID()
+	}
+	type result struct {
+		r   *rpengine.Reply
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		r, err := srv.Reply(ctx, req)
+		got <- result{r, err}
+	}()
+	m := e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" && m["requestId"] == req.RequestID })
+	hash := strings.Repeat("0", 64)
+	if c, ok := m["card"].(map[string]any); ok {
+		if h, ok := c["targetHash"].(string); ok {
+			hash = h
+		}
+	}
+	e.send("reply.accepted", sid, map[string]any{"requestId": req.RequestID, "eventId": m["eventId"], "resolvedCardHash": hash, "queueDepth": 1})
+	res := <-got
+	testutil.Success(e.t, res.err)
+	return res.r
+}
+
 func ackOf(id string) func(map[string]any) bool {
 	return func(m map[string]any) bool { return m["type"] == "ack" && m["acknowledgedMessageId"] == id }
 }
@@ -325,9 +355,7 @@ func TestMailbox_writeFailure(t *testing.T) {
 	testutil.Success(t, os.Remove(out))
 	testutil.Success(t, os.Rename(out+".away", out))
 	e.waitGame(ackOf(id))
-	r, err := l.srv.Reply(ctx, textReq(testCard(t), "hi again"))
-	testutil.Success(t, err)
-	e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" && m["requestId"] == r.RequestID() })
+	e.reply(ctx, l.srv, sid, textReq(testCard(t), "hi again"))
 }
 
 func TestMailbox_folderDeleted(t *testing.T) {
@@ -723,17 +751,26 @@ func TestMailbox_newHelloDropsUnread(t *testing.T) {
 	e := newRawEngine(t, dir)
 	e.hello()
 	ctx := ctxT(t)
-	r, err := l.srv.Reply(ctx, textReq(testCard(t), "never read"))
-	testutil.Success(t, err)
+	// Reply returns at the engine's decision (issue #15); this engine
+	// never decides, so the request ends with the session.
+	got := make(chan *rpengine.Reply, 1)
+	go func() {
+		r, err := l.srv.Reply(ctx, textReq(testCard(t), "never read"))
+		if err != nil {
+			t.Errorf("Reply: %v", err)
+		}
+		got <- r
+	}()
 	e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" })
 	id, _ := e.send("hello", "", map[string]string{"clientVersion": "raw2"})
 	e.waitGame(ackOf(id))
+	r := <-got
 	for _, m := range e.gameMessages() {
 		if m["type"] == "reply.request" {
 			t.Fatal("the old session's request is still there")
 		}
 	}
-	_, err = r.Wait(ctx)
+	_, err := r.Wait(ctx)
 	testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
 	l.log.waitFor(t, "removed unread mailbox messages of the previous engine session")
 }

@@ -37,8 +37,7 @@ type Capacity struct {
 	QueueLimit        int  `json:"queueLimit"`
 	AcceptingRequests bool `json:"acceptingRequests"`
 	// Known is false until the first capacity.update of the session;
-	// until then the engine is taken to accept requests.
+	// until then the engine is taken to accept requests up to upstream's
+	// queueLimit of 20.
 	Known bool `json:"-"`
 }
-
-func (c Capacity) accepting() bool { return !c.Known || c.AcceptingRequests }

@@ -85,6 +85,13 @@ type Reply struct {
 	got      atomic.Bool
 	done     chan struct{}
 	notify   chan struct{}
+	// Capacity gate (gate.go): decided is closed at reply.accepted;
+	// refused carries a capacity_exceeded to the Reply call that waits
+	// for the engine's decision. gate and gateGen are guarded by sess.mu.
+	decided chan struct{}
+	refused chan *RequestError
+	gate    gateState
+	gateGen uint64
 
 	mu        sync.Mutex // guards following
 	asm       *stream.Assembler
@@ -105,13 +112,26 @@ type Reply struct {
 	spoke     bool          // a capture's speech ended: the reply phase began
 	source    string        // sourceMessageId of the engine's request.error
 	files     segmentTotals // whole segments received (file mode), for reply.audio.completed
+	starting  bool          // the Reply or Capture call still waits for the engine's decision
+	accepted  bool          // reply.accepted arrived
 }
 
-// Reply sends a reply.request and returns its handle once the message is
-// written. It first waits, bounded by ctx, for an engine that is connected
-// and accepting requests (unless FailFast). Invalid requests fail with a
-// *FieldError before anything is sent. ctx bounds only this call: use
-// Cancel to stop the reply.
+// Reply sends a reply.request and returns its handle once the engine
+// has accepted it (reply.accepted), or once the request ended before that
+// (the handle's Wait then says why). Invalid requests fail with a
+// *FieldError before anything is sent.
+//
+// Requests are sent in the order of the calls, only while the engine has
+// room for them, counting the requests already sent that its last
+// capacity.update does not show yet, and one at a time per character
+// until the engine accepted the previous one; Reply waits its turn,
+// bounded by ctx, for an engine that is connected and has room. A
+// capacity_exceeded refusal is retried after the engine's next
+// capacity.update. With FailFast, Reply fails at once with
+// ErrNotConnected, or with ErrBusy when the engine has no room or
+// refused the request. If ctx expires after the request was sent, it is
+// cancelled on the engine. ctx bounds only this call: use Cancel to stop
+// the reply.
 func (s *Server) Reply(ctx context.Context, req ReplyRequest) (_ *Reply, err error) {
 	defer errd.Wrap(&err, "rpengine: reply")
 	p, err := req.payload()
@@ -124,7 +144,8 @@ func (s *Server) Reply(ctx context.Context, req ReplyRequest) (_ *Reply, err err
 // Capture starts a voice capture through the RPEngine page's microphone
 // (voice.capture.start). The returned Reply carries capture level, state
 // and transcript events, then the reply to what the player said. Stop
-// ends the recording; Cancel discards it.
+// ends the recording; Cancel discards it. Capture waits and returns as
+// Reply does.
 func (s *Server) Capture(ctx context.Context, req CaptureRequest) (_ *Reply, err error) {
 	defer errd.Wrap(&err, "rpengine: voice capture")
 	p, err := req.payload()
@@ -134,35 +155,95 @@ func (s *Server) Capture(ctx context.Context, req CaptureRequest) (_ *Reply, err
 	return s.start(ctx, wire.TypeCaptureStart, p, req.Card, true)
 }
 
+// start sends a request through the capacity gate (gate.go) and waits for
+// the engine's decision, retrying capacity_exceeded refusals.
 func (s *Server) start(ctx context.Context, typ string, p *requestPayload, c *card.Card, capture bool) (*Reply, error) {
-	sess, err := s.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
 	r := &Reply{
-		sess: sess, id: p.RequestID, card: c, capture: capture, payload: p,
+		id: p.RequestID, card: c, capture: capture, payload: p,
 		key:      card.Key{IntegrationID: p.IntegrationID, CharacterID: p.CharacterID},
 		maxAudio: s.opts.MaxPendingAudio,
 		done:     make(chan struct{}),
 		notify:   make(chan struct{}, 1),
+		decided:  make(chan struct{}),
+		refused:  make(chan *RequestError, 1),
 		asm:      stream.NewAssembler(nil),
+		starting: true,
 	}
-	t, err := sess.plan(r.key, c)
+	defer func() {
+		r.mu.Lock()
+		r.starting = false
+		r.mu.Unlock()
+	}()
+	t := &ticket{r: r, key: r.key}
+	for retry := false; ; retry = true {
+		sess, err := s.admit(ctx, t, retry)
+		switch {
+		case err != nil && r.sess != nil:
+			r.fail(err) // refused earlier: nothing to cancel on the engine
+			return nil, err
+		case err != nil:
+			return nil, err
+		case sess == nil:
+			return r, nil // ended while waiting for a retry
+		}
+		if err := r.send(sess, typ); err != nil {
+			return nil, err
+		}
+		rerr, err := r.await(ctx)
+		switch {
+		case errors.Is(err, errRefused) && s.opts.FailFast:
+			err = fmt.Errorf("%w: %w", ErrBusy, rerr)
+			r.fail(err)
+			return nil, err
+		case errors.Is(err, errRefused):
+			s.opts.Logger.Debug("rpengine: engine refused a request for capacity; retrying after its next capacity.update", "requestId", r.id)
+			continue
+		case err != nil:
+			r.abandon(typ, err)
+			return nil, err
+		}
+		return r, nil
+	}
+}
+
+// send sends one attempt of the request on sess, which admitted it:
+// planned afresh, as a refused attempt never reached the card cache. The
+// first attempt registers the reply and arms its idle timer.
+func (r *Reply) send(sess *session, typ string) error {
+	first := r.sess == nil
+	if first {
+		r.sess = sess
+	}
+	t, err := sess.plan(r.key, r.card)
+	if err == nil && first {
+		err = sess.addReply(r)
+	}
+	if err == nil {
+		err = r.attempt(typ, t)
+	}
 	if err != nil {
-		return nil, err
-	}
-	if err := sess.addReply(r); err != nil {
-		return nil, err
-	}
-	if err := r.attempt(typ, t); err != nil {
 		sess.removeReply(r)
-		return nil, err
+		if !first {
+			r.fail(err)
+		}
+		return err
 	}
 	// From now on nothing waits forever: a reply that the engine neither
 	// answers nor shows any sign of life for IdleTimeout fails (issue #9:
 	// an engine that accepted a reply and lost it left it pending).
 	r.touchWaiting()
-	return r, nil
+	return nil
+}
+
+// abandon ends a request whose Reply call gave up (err) before the
+// engine decided, and cancels it on the engine, which may still take it.
+func (r *Reply) abandon(typ string, err error) {
+	r.fail(err)
+	cancel := wire.TypeRequestCancel
+	if typ == wire.TypeCaptureStart {
+		cancel = wire.TypeCaptureCancel
+	}
+	_, _ = r.sess.send(cancel, idPayload{RequestID: r.id}, nil)
 }
 
 // attempt sends the request with transfer t.
@@ -377,6 +458,7 @@ func (r *Reply) handle(typ string, data []byte) {
 		} else {
 			r.sess.log.Warn("rpengine: reply.accepted with a bad resolvedCardHash", "requestId", r.id, "resolvedCardHash", a.ResolvedCardHash)
 		}
+		r.decide()
 	}
 	r.push(ev)
 }
@@ -392,6 +474,9 @@ func (r *Reply) handleChunk(c *stream.AudioChunk) {
 // handleError processes a request.error for this reply; reader goroutine.
 func (r *Reply) handleError(f *stream.Failed) {
 	r.got.Store(true)
+	if f.Code == "capacity_exceeded" && r.refuse(&RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: r.id, SourceMessageID: f.SourceMessageID}) {
+		return
+	}
 	if f.Code != "card_resync_required" {
 		r.mu.Lock()
 		r.source = f.SourceMessageID

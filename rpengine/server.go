@@ -41,7 +41,9 @@ type Server struct {
 	conns     map[transport]struct{}
 	handshake int // connections that have not yet sent hello
 	closed    bool
-	mbox      *mailbox // set while ListenAndServe serves a mailbox
+	mbox      *mailbox  // set while ListenAndServe serves a mailbox
+	queue     []*ticket // requests waiting to be sent, in order (gate.go)
+	tickets   uint64    // tickets ever queued (tests)
 
 	wg sync.WaitGroup // connection goroutines and closers
 }
@@ -247,33 +249,27 @@ func (s *Server) current() *session {
 	return s.live
 }
 
-// acquire returns the live session once it accepts requests, waiting
-// (bounded by ctx) unless FailFast.
+// acquire returns the live session, waiting (bounded by ctx) for one
+// unless FailFast. It is for character.sync, which the engine takes
+// whatever its queue holds; requests go through the capacity gate
+// (Server.admit).
 func (s *Server) acquire(ctx context.Context) (*session, error) {
 	for {
 		s.mu.Lock()
 		live, closed, ch := s.live, s.closed, s.changed
 		s.mu.Unlock()
-		if closed {
+		switch {
+		case closed:
 			return nil, ErrServerClosed
-		}
-		if live != nil && live.accepting() {
+		case live != nil:
 			return live, nil
-		}
-		if s.opts.FailFast {
-			if live == nil {
-				return nil, ErrNotConnected
-			}
-			return nil, ErrBusy
+		case s.opts.FailFast:
+			return nil, ErrNotConnected
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			what := "an engine connection"
-			if live != nil {
-				what = "the engine to accept requests"
-			}
-			return nil, fmt.Errorf("rpengine: waiting for %s: %w", what, ctx.Err())
+			return nil, fmt.Errorf("rpengine: waiting for an engine connection: %w", ctx.Err())
 		}
 	}
 }

@@ -53,6 +53,7 @@ type session struct {
 	syncs    map[string]*syncOp // by the messageId of their current attempt
 	planner  *card.Planner
 	capacity Capacity
+	gate     sessionGate // capacity gate (gate.go)
 	ended    error
 }
 
@@ -202,12 +203,6 @@ func (s *session) status(id string) MessageState {
 	return s.settled[id]
 }
 
-func (s *session) accepting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ended == nil && s.capacity.accepting()
-}
-
 func (s *session) capacitySnapshot() Capacity {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -300,6 +295,7 @@ func (s *session) dispatch(h wire.Header, chunk *stream.AudioChunk, data []byte)
 			c.Known = true
 			s.mu.Lock()
 			s.capacity = c
+			s.gateCapacityLocked()
 			s.mu.Unlock()
 			s.srv.notify()
 		}
@@ -418,6 +414,7 @@ func (s *session) removeReply(r *Reply) {
 		delete(s.replies, r.id)
 	}
 	s.mu.Unlock()
+	s.gateRelease(r)
 }
 
 // Card planner access; the planner is not safe for concurrent use.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -93,10 +94,56 @@ func (u *unit) in(typ string, fields map[string]any) string {
 	return id
 }
 
+// reply sends request r1 and returns it once it is sent. Reply itself
+// returns only at the engine's decision (reply.accepted, issue #15), which
+// these tests deliver by hand, so it runs on its own goroutine until then
+// (or until the test ends).
 func (u *unit) reply(ctx context.Context) *Reply {
-	r, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1"})
-	testutil.Success(u.t, err)
-	return r
+	return u.request(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1"})
+}
+
+// request is reply for any request.
+func (u *unit) request(ctx context.Context, req ReplyRequest) *Reply {
+	u.t.Helper()
+	return u.start(ctx, req.RequestID, func(ctx context.Context) error {
+		_, err := u.srv.Reply(ctx, req)
+		return err
+	})
+}
+
+// capture is request for a voice capture.
+func (u *unit) capture(ctx context.Context, req CaptureRequest) *Reply {
+	u.t.Helper()
+	return u.start(ctx, req.RequestID, func(ctx context.Context) error {
+		_, err := u.srv.Capture(ctx, req)
+		return err
+	})
+}
+
+// start runs call on its own goroutine until the test ends and returns
+// the request id's Reply once its message is sent.
+func (u *unit) start(ctx context.Context, id string, call func(context.Context) error) *Reply {
+	u.t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- call(ctx) }()
+	u.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	for {
+		u.sess.mu.Lock()
+		r := u.sess.replies[id]
+		u.sess.mu.Unlock()
+		if r != nil && r.MessageID() != "" {
+			return r
+		}
+		select {
+		case err := <-done:
+			u.t.Fatalf("Reply: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func TestSession_welcome(t *testing.T) {
@@ -310,10 +357,10 @@ func TestSession_invalidPayloadAttribution(t *testing.T) {
 	u.in("ack", map[string]any{"acknowledgedMessageId": welcome})
 	r1 := u.reply(ctx)
 	u.in("ack", map[string]any{"acknowledgedMessageId": r1.MessageID()})
-	r2, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "again", RequestID: "r2"})
-	testutil.Success(t, err)
+	// Another character: r2 need not wait for r1's reply.accepted.
+	r2 := u.request(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "d", Card: u.card, Text: "again", RequestID: "r2"})
 	u.in("request.error", map[string]any{"code": "invalid_payload", "message": "Missing RPEngine eventId."})
-	_, err = r2.Wait(ctx)
+	_, err := r2.Wait(ctx)
 	var re *RequestError
 	testutil.ErrorAs(t, err, &re)
 	testutil.ErrorIs(t, err, ErrInvalidPayload)
@@ -445,8 +492,8 @@ func TestSession_transportReplyHandler(t *testing.T) {
 	sess, err := srv.attach(st, "h", "v")
 	testutil.Success(t, err)
 	c, _ := card.Parse([]byte(unitCard))
-	r, err := srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: c, Text: "hi", RequestID: "r1"})
-	testutil.Success(t, err)
+	u := &unit{t: t, srv: srv, ft: &st.fakeTransport, sess: sess, card: c}
+	r := u.reply(context.Background())
 	b, _ := wire.Encode("reply.audio.segment", "s1", "", time.Now(), map[string]any{"requestId": "r1", "segmentSequence": 0})
 	sess.receive(b)
 	ev, err := r.Next(context.Background())
@@ -547,7 +594,11 @@ func TestSession_welcomeFirst(t *testing.T) {
 	srv.mu.Unlock()
 	sess, err := srv.attach(ft, "h", "v")
 	testutil.Success(t, err)
-	r := <-got
+	// Reply returns at the engine's decision (issue #15): wait for the
+	// request on the wire instead.
+	for len(ft.messages("reply.request")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
 	ft.mu.Lock()
 	var types []string
 	for _, b := range ft.sent {
@@ -557,6 +608,68 @@ func TestSession_welcomeFirst(t *testing.T) {
 	}
 	ft.mu.Unlock()
 	testutil.Equal(t, "order", types, []string{"ack", "welcome", "reply.request"})
-	r.fail(ErrConnectionLost)
 	sess.end(ErrConnectionLost)
+	if r := <-got; r == nil {
+		t.Fatal("Reply returned no handle for a request that was sent")
+	}
+}
+
+// Issue #15: the gate counts the requests sent that the last
+// capacity.update does not show yet, until an update that follows their
+// reply.accepted, or until they end.
+func TestSession_capacityCountsInflight(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, nil)
+		ctx := context.Background()
+		req := func(id, character string) ReplyRequest {
+			return ReplyRequest{IntegrationID: "g", CharacterID: character, Card: u.card, Text: "hi", RequestID: id}
+		}
+		u.in("capacity.update", map[string]any{"queueDepth": 18, "queueLimit": 20, "acceptingRequests": true})
+		u.request(ctx, req("r1", "a"))
+		u.request(ctx, req("r2", "b"))
+		got := make(chan error, 1)
+		go func() {
+			_, err := u.srv.Reply(ctx, req("r3", "c"))
+			got <- err
+		}()
+		synctest.Wait()
+		testutil.Equal(t, "18 + 2 in flight: r3 waits", len(u.ft.messages("reply.request")), 2)
+		// r1 accepted; the update after it shows r1 (19), and r2 still counts.
+		u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 19})
+		u.in("capacity.update", map[string]any{"queueDepth": 19, "queueLimit": 20, "acceptingRequests": true})
+		synctest.Wait()
+		testutil.Equal(t, "19 + 1: r3 still waits", len(u.ft.messages("reply.request")), 2)
+		// r2 ends before it was accepted: it no longer counts.
+		u.in("request.error", map[string]any{"requestId": "r2", "sourceMessageId": "x", "code": "duplicate_request", "message": "no", "retryable": false})
+		synctest.Wait()
+		testutil.Equal(t, "19 + 0: r3 sent", len(u.ft.messages("reply.request")), 3)
+		u.sess.end(ErrConnectionLost)
+		testutil.Success(t, <-got)
+	})
+}
+
+// Issue #15: before the first capacity.update, upstream's limit of 20 is
+// assumed.
+func TestSession_capacityAssumedBeforeUpdate(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, nil)
+		ctx := context.Background()
+		for i := range 20 {
+			u.request(ctx, ReplyRequest{IntegrationID: "g", CharacterID: fmt.Sprint("c", i), Card: u.card, Text: "hi", RequestID: fmt.Sprint("r", i)})
+		}
+		got := make(chan error, 1)
+		go func() {
+			_, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "last"})
+			got <- err
+		}()
+		synctest.Wait()
+		testutil.Equal(t, "21st waits", len(u.ft.messages("reply.request")), 20)
+		u.in("capacity.update", map[string]any{"queueDepth": 0, "queueLimit": 30, "acceptingRequests": true})
+		synctest.Wait()
+		testutil.Equal(t, "sent once the engine says it has room", len(u.ft.messages("reply.request")), 21)
+		u.sess.end(ErrConnectionLost)
+		testutil.Success(t, <-got)
+	})
 }
