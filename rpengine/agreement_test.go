@@ -258,3 +258,32 @@ func TestTransports_capacityRefusalFailFast(t *testing.T) {
 		testutil.Equal(t, "code", re.Code, "capacity_exceeded")
 	})
 }
+
+// Issue #15, item 5: outbound validation is never stricter than the
+// engine. What the engine accepts is sent, and what is probably a mistake
+// among it is logged as a warning.
+func TestTransports_acceptedByTheEngine(t *testing.T) {
+	t.Parallel()
+	eachTransport(t, func(t *testing.T, tr transport) {
+		l := tr.start(t, nil, nil)
+		ctx := ctxT(t)
+		r := textReq(testCard(t), "hello")
+		r.Player = &rpengine.Player{DisplayName: " "}
+		r.InteractionMode = "auto_event"
+		r.PromptScene = &rpengine.PromptScene{Kind: " ", Family: "f", Label: "l", SceneLine: "s", Priority: 1}
+		r.PromptDirective = &rpengine.PromptDirective{ProtocolVersion: 1, SceneContext: " ", AutoEventGuide: "\t", DirectUserGuide: "\n"}
+		r.Output.ResponseProcessing = &rpengine.ResponseProcessing{Rules: []rpengine.Rule{
+			{ID: "mood", Matcher: rpengine.Matcher{Pattern: `<(\w+)>`}, CaptureGroup: 1, Occurrence: "last", Remove: "match"}}}
+		reply, err := l.srv.Reply(ctx, r)
+		testutil.Success(t, err)
+		_, err = reply.Wait(ctx)
+		testutil.Success(t, err)
+		m, err := l.eng.WaitType(ctx, "reply.request")
+		testutil.Success(t, err)
+		testutil.Equal(t, "engine accepted it", m.Err, error(nil))
+		for _, field := range []string{"player.displayName", "promptScene.kind", "promptDirective.sceneContext",
+			"promptDirective.autoEventGuide", "promptDirective.directUserGuide", "output.responseProcessing.rules[0].removeFrom"} {
+			l.log.waitFor(t, "field="+field)
+		}
+	})
+}

@@ -119,7 +119,9 @@ type Reply struct {
 // Reply sends a reply.request and returns its handle once the engine
 // has accepted it (reply.accepted), or once the request ended before that
 // (the handle's Wait then says why). Invalid requests fail with a
-// *FieldError before anything is sent.
+// *FieldError before anything is sent; fields the engine accepts but that
+// are probably mistakes are logged as warnings (see the package doc,
+// "Outbound validation").
 //
 // Requests are sent in the order of the calls, only while the engine has
 // room for them, counting the requests already sent that its last
@@ -134,10 +136,11 @@ type Reply struct {
 // the reply.
 func (s *Server) Reply(ctx context.Context, req ReplyRequest) (_ *Reply, err error) {
 	defer errd.Wrap(&err, "rpengine: reply")
-	p, err := req.payload()
+	p, warns, err := req.payload()
 	if err != nil {
 		return nil, err
 	}
+	warns.log(s.opts.Logger, p.RequestID)
 	return s.start(ctx, wire.TypeReplyRequest, p, req.Card, false)
 }
 
@@ -148,10 +151,11 @@ func (s *Server) Reply(ctx context.Context, req ReplyRequest) (_ *Reply, err err
 // Reply does.
 func (s *Server) Capture(ctx context.Context, req CaptureRequest) (_ *Reply, err error) {
 	defer errd.Wrap(&err, "rpengine: voice capture")
-	p, err := req.payload()
+	p, warns, err := req.payload()
 	if err != nil {
 		return nil, err
 	}
+	warns.log(s.opts.Logger, p.RequestID)
 	return s.start(ctx, wire.TypeCaptureStart, p, req.Card, true)
 }
 

@@ -1,14 +1,25 @@
 package rpengine
 
 import (
+	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
+
+// Outbound validation (issue #15). Every rule here is at most as strict
+// as the engine: a request refused here would be refused by the engine
+// too, as invalid_payload or as a request.error once queued
+// (unsupported_language, unsupported_voice, request_failed for audio it
+// cannot decode). Where this package used to be stricter, the rule is now
+// a warning, logged when the request is sent: see the package doc,
+// "Outbound validation", and docs/rpengine-protocol.md.
 
 var (
 	outputLanguages = strings.Fields("en ko es pt fr de it pl ru nl cs ar zh ja hu tr fi sk da hr el sv nb he uk id ms vi th ro bg")
@@ -17,17 +28,34 @@ var (
 	ruleID          = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
 )
 
-// Limits of the spec (section 5).
+// Limits the engine enforces (docs/rpengine-protocol.md).
 const (
 	maxAudioInputSeconds = 30
 	inputSampleRate      = 16000
 	speechModel          = "gemtavern-supertonic-3"
 	maxPatternBytes      = 1024
 	maxRules             = 8
+	maxCaptureGroups     = 16
 )
 
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// warnings collects what the engine accepts but is probably a mistake;
+// they are logged, never refused.
+type warnings []*FieldError
+
+func (w *warnings) add(field, format string, args ...any) {
+	*w = append(*w, &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)})
+}
+
+// log writes each warning to l.
+func (w warnings) log(l *slog.Logger, requestID string) {
+	for _, fe := range w {
+		l.Warn("rpengine: request field accepted by the engine but probably a mistake",
+			"requestId", requestID, "field", fe.Field, "reason", fe.Reason)
+	}
 }
 
 func validateTarget(integrationID, characterID string, c *card.Card) error {
@@ -46,30 +74,31 @@ func validateTarget(integrationID, characterID string, c *card.Card) error {
 }
 
 // payload builds and validates the wire form of a reply request.
-func (r *ReplyRequest) payload() (*requestPayload, error) {
+func (r *ReplyRequest) payload() (*requestPayload, warnings, error) {
 	if err := validateTarget(r.IntegrationID, r.CharacterID, r.Card); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := &requestPayload{RequestID: r.RequestID, EventID: r.EventID, IntegrationID: r.IntegrationID, CharacterID: r.CharacterID,
 		Output: r.Output, Player: r.Player, InteractionMode: r.InteractionMode, PromptScene: r.PromptScene, PromptDirective: r.PromptDirective}
 	if strings.TrimSpace(r.Text) == "" && r.Audio == nil {
-		return nil, fieldErr("event", "needs non-blank text, audio, or both")
+		return nil, nil, fieldErr("event", "needs non-blank text, audio, or both")
 	}
 	p.Event = &eventPayload{Text: r.Text}
 	if r.Audio != nil {
 		a := *r.Audio
 		if err := validateAudioInput(&a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Event.Audio = &a
 	}
-	return p, p.finish()
+	var w warnings
+	return p, w, p.finish(&w)
 }
 
 // payload builds and validates the wire form of a voice capture.
-func (r *CaptureRequest) payload() (*requestPayload, error) {
+func (r *CaptureRequest) payload() (*requestPayload, warnings, error) {
 	if err := validateTarget(r.IntegrationID, r.CharacterID, r.Card); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p := &requestPayload{RequestID: r.RequestID, EventID: r.EventID, IntegrationID: r.IntegrationID, CharacterID: r.CharacterID,
 		Output: r.Output, Player: r.Player, InteractionMode: r.InteractionMode, PromptScene: r.PromptScene, PromptDirective: r.PromptDirective,
@@ -78,28 +107,34 @@ func (r *CaptureRequest) payload() (*requestPayload, error) {
 		p.ReturnTranscript = &r.ReturnTranscript
 	}
 	if s := r.SilenceBehavior; s != "" && s != "error" && s != "restart" {
-		return nil, fieldErr("silenceBehavior", "%q is not error or restart", s)
+		return nil, nil, fieldErr("silenceBehavior", "%q is not error or restart", s)
 	}
-	return p, p.finish()
+	var w warnings
+	return p, w, p.finish(&w)
 }
 
 // finish fills generated ids and defaults and validates the shared fields.
-func (p *requestPayload) finish() error {
+func (p *requestPayload) finish(w *warnings) error {
 	if p.RequestID == "" {
 		p.RequestID = "req-" + newID()
 	}
 	if p.EventID == "" {
 		p.EventID = "evt-" + newID()
 	}
-	if err := p.Output.normalize(); err != nil {
+	if err := p.Output.normalize(w); err != nil {
 		return err
 	}
 	if p.Player != nil && strings.TrimSpace(p.Player.DisplayName) == "" {
-		return fieldErr("player.displayName", "must not be blank when player is set")
+		// The engine does not check player at all.
+		w.add("player.displayName", "blank; the engine does not check it, leave Player nil for its default \"Player\"")
 	}
-	return validatePromptContext(p.InteractionMode, p.PromptScene, p.PromptDirective)
+	return validatePromptContext(w, p.InteractionMode, p.PromptScene, p.PromptDirective)
 }
 
+// validateAudioInput applies the engine's checks of event.audio: format,
+// rate, channels and language refused as invalid_payload; empty data,
+// partial samples, non-finite float samples and more than 30 s failed
+// with request_failed once the engine decodes it.
 func validateAudioInput(a *AudioInput) error {
 	if a.Format == "" {
 		a.Format = "pcm_s16le"
@@ -132,11 +167,21 @@ func validateAudioInput(a *AudioInput) error {
 	case a.Language != "" && !slices.Contains(inputLanguages, a.Language):
 		return fieldErr("event.audio.language", "%q is not one of %v", a.Language, inputLanguages)
 	}
+	if size == 4 {
+		for i := 0; i < len(a.Data); i += 4 {
+			if f := math.Float32frombits(binary.LittleEndian.Uint32(a.Data[i:])); math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return fieldErr("event.audio.data", "sample %d is %v; the engine takes finite samples only", i/4, f)
+			}
+		}
+	}
 	return nil
 }
 
-// normalize applies Output's defaults and validates it.
-func (o *Output) normalize() error {
+// normalize applies Output's defaults and validates it. The engine
+// refuses an unknown language or voice with unsupported_language or
+// unsupported_voice once the request is queued; they are refused here
+// before anything is sent.
+func (o *Output) normalize(w *warnings) error {
 	if len(o.Modalities) == 0 {
 		o.Modalities = []string{"text"}
 		if o.Audio != nil {
@@ -185,12 +230,12 @@ func (o *Output) normalize() error {
 	if o.ResponseProcessing != nil {
 		rp := *o.ResponseProcessing
 		o.ResponseProcessing = &rp
-		return rp.validate()
+		return rp.validate(w)
 	}
 	return nil
 }
 
-func (rp *ResponseProcessing) validate() error {
+func (rp *ResponseProcessing) validate(w *warnings) error {
 	if rp.Mode == "" {
 		rp.Mode = "buffered"
 	}
@@ -204,14 +249,16 @@ func (rp *ResponseProcessing) validate() error {
 	rp.Rules = rules
 	ids := map[string]bool{}
 	for i := range rules {
-		if err := rules[i].validate(fmt.Sprintf("output.responseProcessing.rules[%d]", i), ids); err != nil {
+		if err := rules[i].validate(w, fmt.Sprintf("output.responseProcessing.rules[%d]", i), ids); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Rule) validate(at string, ids map[string]bool) error {
+// validate checks one rule as the engine does. It is a list of checks,
+// hence its length.
+func (r *Rule) validate(w *warnings, at string, ids map[string]bool) error {
 	if r.Matcher.Type == "" {
 		r.Matcher.Type = "regex"
 	}
@@ -232,15 +279,23 @@ func (r *Rule) validate(at string, ids map[string]bool) error {
 		return fieldErr(at+".occurrence", "%q is not first, last or all", r.Occurrence)
 	case r.Remove != "match" && r.Remove != "capture" && r.Remove != "none":
 		return fieldErr(at+".remove", "%q is not match, capture or none", r.Remove)
-	case (r.Remove == "none") != (len(r.RemoveFrom) == 0):
-		return fieldErr(at+".removeFrom", "must be empty exactly when remove is none")
+	case r.Remove == "none" && len(r.RemoveFrom) > 0:
+		return fieldErr(at+".removeFrom", "must be empty when remove is none")
 	}
 	ids[r.ID] = true
 	if err := validateFlags(at+".matcher.flags", r.Matcher.Flags); err != nil {
 		return err
 	}
+	if err := validateGroups(at, r.Matcher.Pattern, r.CaptureGroup); err != nil {
+		return err
+	}
 	if r.RemoveFrom == nil {
 		r.RemoveFrom = []string{}
+	}
+	if r.Remove != "none" && len(r.RemoveFrom) == 0 {
+		// Refused here until issue #15; the engine accepts it and
+		// extracts without removing anything.
+		w.add(at+".removeFrom", "empty with remove %q: nothing is removed (use remove \"none\")", r.Remove)
 	}
 	return uniqueSubset(at+".removeFrom", r.RemoveFrom, "text", "audio")
 }
@@ -259,6 +314,26 @@ func validateFlags(at, flags string) error {
 	return nil
 }
 
+// validateGroups applies the engine's capture-group rules: at most 16
+// groups, and captureGroup must exist (0 is the whole match). The engine
+// compiles the pattern as Rust regex; Go's RE2 parser counts groups the
+// same way, and a pattern it cannot parse (Rust-only syntax) is left to
+// the engine rather than refused.
+func validateGroups(at, pattern string, group int) error {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	n := re.MaxCap()
+	switch {
+	case n > maxCaptureGroups:
+		return fieldErr(at+".matcher.pattern", "%d capture groups, over %d", n, maxCaptureGroups)
+	case group > n:
+		return fieldErr(at+".captureGroup", "%d does not exist: the pattern has %d capture groups", group, n)
+	}
+	return nil
+}
+
 func uniqueSubset(at string, vals []string, allowed ...string) error {
 	seen := map[string]bool{}
 	for i, v := range vals {
@@ -270,7 +345,10 @@ func uniqueSubset(at string, vals []string, allowed ...string) error {
 	return nil
 }
 
-func validatePromptContext(mode string, scene *PromptScene, dir *PromptDirective) error {
+// validatePromptContext applies the engine's rules to the prompt context:
+// the strings must be non-empty, and whitespace-only ones, which the
+// engine accepts (measured, issue #15), are warnings.
+func validatePromptContext(w *warnings, mode string, scene *PromptScene, dir *PromptDirective) error {
 	n := 0
 	for _, set := range []bool{mode != "", scene != nil, dir != nil} {
 		if set {
@@ -286,10 +364,9 @@ func validatePromptContext(mode string, scene *PromptScene, dir *PromptDirective
 	if mode != "auto_event" && mode != "direct_user" {
 		return fieldErr("interactionMode", "%q is not auto_event or direct_user", mode)
 	}
-	for name, v := range map[string]string{"kind": scene.Kind, "family": scene.Family, "label": scene.Label, "sceneLine": scene.SceneLine} {
-		if strings.TrimSpace(v) == "" {
-			return fieldErr("promptScene."+name, "must be a non-empty string")
-		}
+	if err := nonEmpty(w, "promptScene.", []string{"kind", "family", "label", "sceneLine"},
+		[]string{scene.Kind, scene.Family, scene.Label, scene.SceneLine}); err != nil {
+		return err
 	}
 	if math.IsNaN(scene.Priority) || math.IsInf(scene.Priority, 0) {
 		return fieldErr("promptScene.priority", "must be a finite number")
@@ -297,9 +374,25 @@ func validatePromptContext(mode string, scene *PromptScene, dir *PromptDirective
 	if dir.ProtocolVersion < 1 {
 		return fieldErr("promptDirective.protocolVersion", "%d; must be an integer >= 1", dir.ProtocolVersion)
 	}
-	for name, v := range map[string]string{"sceneContext": dir.SceneContext, "autoEventGuide": dir.AutoEventGuide, "directUserGuide": dir.DirectUserGuide} {
-		if strings.TrimSpace(v) == "" {
-			return fieldErr("promptDirective."+name, "must be a non-empty string")
+	if err := nonEmpty(w, "promptDirective.", []string{"sceneContext", "autoEventGuide", "directUserGuide"},
+		[]string{dir.SceneContext, dir.AutoEventGuide, dir.DirectUserGuide}); err != nil {
+		return err
+	}
+	if dir.PromptVersion != "" && strings.TrimSpace(dir.PromptVersion) == "" {
+		// The engine trims this one (invalid_payload).
+		return fieldErr("promptDirective.promptVersion", "must not be blank when set")
+	}
+	return nil
+}
+
+// nonEmpty refuses an empty value and warns about a whitespace-only one.
+func nonEmpty(w *warnings, prefix string, names, values []string) error {
+	for i, v := range values {
+		switch {
+		case v == "":
+			return fieldErr(prefix+names[i], "must be a non-empty string")
+		case strings.TrimSpace(v) == "":
+			w.add(prefix+names[i], "whitespace only; the engine accepts it")
 		}
 	}
 	return nil

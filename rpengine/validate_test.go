@@ -76,13 +76,21 @@ func TestServer_Reply_validation(t *testing.T) {
 		{"removeFrom value", func(r *rpengine.ReplyRequest) {
 			r.Output.ResponseProcessing.Rules[0].RemoveFrom = []string{"text", "text"}
 		}, "output.responseProcessing.rules[0].removeFrom[1]"},
-		{"player blank", func(r *rpengine.ReplyRequest) { r.Player.DisplayName = "" }, "player.displayName"},
 		{"prompt partial", func(r *rpengine.ReplyRequest) { r.PromptDirective = nil }, "interactionMode"},
 		{"interaction mode", func(r *rpengine.ReplyRequest) { r.InteractionMode = "chat" }, "interactionMode"},
 		{"scene label", func(r *rpengine.ReplyRequest) { r.PromptScene.Label = "" }, "promptScene.label"},
 		{"scene priority", func(r *rpengine.ReplyRequest) { r.PromptScene.Priority = math.Inf(1) }, "promptScene.priority"},
 		{"directive version", func(r *rpengine.ReplyRequest) { r.PromptDirective.ProtocolVersion = 0 }, "promptDirective.protocolVersion"},
-		{"directive guide", func(r *rpengine.ReplyRequest) { r.PromptDirective.AutoEventGuide = " " }, "promptDirective.autoEventGuide"},
+		{"directive guide", func(r *rpengine.ReplyRequest) { r.PromptDirective.AutoEventGuide = "" }, "promptDirective.autoEventGuide"},
+		// Issue #15: rules the engine applies that were missing.
+		{"prompt version blank", func(r *rpengine.ReplyRequest) { r.PromptDirective.PromptVersion = " " }, "promptDirective.promptVersion"},
+		{"no such capture group", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].CaptureGroup = 2 }, "output.responseProcessing.rules[0].captureGroup"},
+		{"17 capture groups", func(r *rpengine.ReplyRequest) {
+			r.Output.ResponseProcessing.Rules[0].Matcher.Pattern = strings.Repeat("(a)", 17)
+		}, "output.responseProcessing.rules[0].matcher.pattern"},
+		{"f32 NaN", func(r *rpengine.ReplyRequest) {
+			r.Audio.Format, r.Audio.Data = "pcm_f32le", []byte{0, 0, 0, 0, 0, 0, 0xc0, 0x7f}
+		}, "event.audio.data"},
 		{"too big", func(r *rpengine.ReplyRequest) { r.Text = strings.Repeat("a", 8<<20) }, "message"},
 	}
 	for _, tt := range tests {
