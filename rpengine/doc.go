@@ -1,8 +1,9 @@
 // Package rpengine is the game side of RPEngine protocol v3
-// (gemtavern.rp_engine, spec sections 1-6): a loopback-only WebSocket
-// server that the RPEngine browser page connects to, and the API a game
-// uses to send Character Card V2 characters and events and to consume
-// streamed replies (text and 44.1 kHz speech, sentence by sentence).
+// (gemtavern.rp_engine; this project's notes on it are
+// docs/rpengine-protocol.md): a loopback-only WebSocket server that the
+// RPEngine browser page connects to, and the API a game uses to send
+// Character Card V2 characters and events and to consume streamed replies
+// (text and 44.1 kHz speech, sentence by sentence).
 //
 // The five-line integration:
 //
@@ -30,7 +31,52 @@
 // twice, so it never loops. Reply streams go through stream.Assembler.
 //
 // The session logic is transport-independent: the WebSocket connection is
-// one transport; the file mailbox of spec section 7 plugs in beside it.
+// one transport; the file mailbox plugs in beside it.
+//
+// # Capacity
+//
+// The engine queues at most queueLimit (20) requests, counting the active
+// reply and a capture, and refuses more with capacity_exceeded. Its last
+// capacity.update does not count the requests still on their way, so the
+// server counts them itself: requests wait in one queue, in the order
+// Reply and Capture were called, and are sent only while the last
+// queueDepth plus the requests no capacity.update reflects yet stays
+// below queueLimit (20 before the first update), and only once the engine
+// accepted the previous request for the same character, so that each
+// character's requests reach the engine in order. Reply and Capture
+// return at reply.accepted; a capacity_exceeded before it is retried after
+// the engine's next capacity.update (ErrBusy with FailFast). SyncCharacter
+// is not queued: the engine takes character.sync whatever its queue holds.
+//
+// # Outbound validation
+//
+// A request is checked before anything is sent, and refused with a
+// *FieldError only for what the engine itself refuses (as invalid_payload,
+// or as an error once the request is queued); no rule is stricter than
+// the engine's (issue #15). The rules: integrationId, characterId and a
+// valid Character Card V2 are required; the event needs non-blank text or
+// audio (16 kHz mono pcm_s16le or pcm_f32le, whole finite samples, at most
+// 30 s, language en ar es ja ko vi uk zh); modalities contain text and
+// may add audio, without repeats; the language is one the speech model
+// has (else unsupported_language); output.audio is present exactly with
+// the audio modality, with the Supertonic 3 model, a voice F1-F5 or M1-M5
+// (else unsupported_voice), format pcm_s16le and profile narrowband_voice
+// or cinematic_radio; responseProcessing is buffered with 1 to 8 rules,
+// ids matching ^[a-z][a-z0-9_.-]{0,63}$ without repeats, a regex pattern
+// of 1 to 1024 bytes with at most 16 groups, flags a string of distinct
+// letters of "ims", an existing captureGroup, occurrence first, last or
+// all, remove match, capture or none, and removeFrom of distinct text and
+// audio, empty with remove none; interactionMode, promptScene and
+// promptDirective go together, with non-empty strings, a finite priority,
+// protocolVersion at least 1 and a non-blank promptVersion when set;
+// silenceBehavior is error or restart; a message is at most 8 MiB.
+//
+// What the engine accepts but is probably a mistake is sent and logged as
+// a warning: whitespace-only promptScene or promptDirective strings, a
+// blank player.displayName (the engine does not look at player), and an
+// empty removeFrom with remove match or capture (nothing is removed). A
+// pattern Go's RE2 parser cannot read is left to the engine, which
+// compiles it as Rust regex.
 //
 // # File mailbox
 //
@@ -60,6 +106,9 @@
 // match), handed to the reply as a whole segment, and answered with
 // reply.audio.segment.consumed (also for a reply that already ended, so
 // the slot goes back to silence); a refused segment is an EventAnomaly.
+// reply.audio.completed carries the WebSocket totals in file mode too
+// (chunkCount as if chunks had been sent); they are checked against the
+// whole segments received, counted the same way.
 // A failed write (full disk) fails the request that made it with a
 // *MailboxError naming the file and leaves nothing partial; a failed ack is
 // retried on the next polls. A folder deleted underneath ends the session
@@ -74,8 +123,8 @@
 // and Shutdown/Close returns only after all of them ended. Each connection
 // has one reader, which never waits for the game: see [Reply] for the
 // slow-consumer policy. Requests wait (bounded by their context) for a
-// connected engine that accepts requests, or fail at once with
-// [ServerOptions.FailFast]. Every request ends: a lost or superseded
+// connected engine with room for them (see Capacity), or fail at once
+// with [ServerOptions.FailFast]. Every request ends: a lost or superseded
 // connection ends it with [ErrConnectionLost], a message with neither ack
 // nor answer with [ErrNoAnswer] after [ServerOptions.AckTimeout], a reply
 // that goes silent after [ServerOptions.IdleTimeout].

@@ -24,7 +24,7 @@ const (
 	DefaultMaxHandshakes    = 4
 )
 
-// The browser origins accepted by default (spec section 1), and the
+// The browser origins accepted by default (docs/rpengine-protocol.md), and the
 // development origin accepted only with ServerOptions.DevelopmentMode.
 const (
 	OriginProduction  = "https://rpengine.gemtavern.com"
@@ -103,8 +103,8 @@ type ServerOptions struct {
 	// start). It is called synchronously from the goroutine that starts or
 	// ends the session, with no lock held, and must not block.
 	OnSession func(info SessionInfo, ended bool)
-	// Mailbox, if set, selects the file-mailbox transport (spec section
-	// 7) instead of WebSocket: ListenAndServe then serves the folder
+	// Mailbox, if set, selects the file-mailbox transport
+	// (docs/rpengine-protocol.md) instead of WebSocket: ListenAndServe then serves the folder
 	// instead of listening. Everything else is unchanged.
 	Mailbox *MailboxOptions
 }

@@ -3,7 +3,7 @@ package rpengine
 // transport carries whole encoded envelopes between one session and one
 // engine connection. The session logic (session.go) knows nothing else of
 // the transport: the WebSocket connection (ws.go) implements it, and the
-// file mailbox of spec section 7 is meant to be a second implementation.
+// file mailbox (mailbox.go) is the second one (docs/rpengine-protocol.md).
 //
 // A transport delivers inbound messages by calling session.receive from a
 // single reader goroutine of its own, in arrival order, and calls
@@ -31,7 +31,9 @@ type transport interface {
 // its own, such as file mode's reply.audio.segment (a whole sentence in a
 // WAV slot). The session offers it every reply message type it does not
 // know; it returns true when it handled the message, typically by
-// decoding the audio and calling Reply.pushSegment.
+// decoding the audio and calling Reply.pushSegment. Such a transport
+// delivers speech as whole segments, so reply.audio.completed is checked
+// against those (totals.go).
 type replyHandler interface {
 	handleReply(r *Reply, typ string, data []byte) bool
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
-// File-mode timing (spec section 7, upstream's adapter).
+// File-mode timing of upstream's adapter (docs/rpengine-protocol.md, File transport).
 const (
 	TextDeltaBatch = 120 * time.Millisecond // reply.text.delta merged per request
 	LevelBatch     = 250 * time.Millisecond // newest voice.capture.level kept per request
@@ -41,16 +41,18 @@ type fileEngine struct {
 	ack  time.Duration
 }
 
-// DialMailbox is Dial over the file mailbox of spec section 7 instead of
-// WebSocket: it opens the game's mailbox folder dir (waiting, bounded by
-// ctx, for its manifest), writes hello into engine-to-integration and
-// waits for welcome. The engine then does the engine's side of file mode:
+// DialMailbox is Dial over the file mailbox (docs/rpengine-protocol.md)
+// instead of WebSocket: it opens the game's mailbox folder dir (waiting,
+// bounded by ctx, for its manifest), writes hello into
+// engine-to-integration and waits for welcome. The engine then does the
+// engine's side of file mode:
 // it reads and removes the game's files, writes its own (temporary name,
 // rename, .ready marker), removes them once the game acks them (its own
 // acks after AckLinger), merges text deltas within 120 ms, keeps only the
 // newest level sample per 250 ms, writes each spoken sentence as a WAV
-// into the next audio slot with reply.audio.segment, and restores the
-// silent placeholder on reply.audio.segment.consumed. Faults, Send,
+// into the next audio slot with reply.audio.segment (reply.audio.completed
+// then carries the WebSocket totals), and restores the silent placeholder
+// on reply.audio.segment.consumed. Faults, Send,
 // Reconnect and the rest work as over WebSocket. Nothing outside dir is
 // touched (every access goes through os.Root).
 func DialMailbox(ctx context.Context, dir string, opts *Options, fopts *MailboxOptions) (_ *Engine, err error) {

@@ -442,7 +442,7 @@ func splitWords(s string) []string {
 	return out
 }
 
-// Audio facts of the engine's speech (spec section 6).
+// Audio facts of the engine's speech (docs/rpengine-protocol.md).
 const (
 	SampleRate    = 44100     // Hz, mono PCM16 little-endian
 	MaxChunkBytes = 32 * 1024 // decoded bytes per reply.audio.chunk

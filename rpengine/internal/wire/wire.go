@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Protocol constants (spec section 2).
+// Protocol constants (docs/rpengine-protocol.md, Envelope).
 const (
 	Protocol        = "gemtavern.rp_engine"
 	ProtocolVersion = 3
@@ -24,7 +24,7 @@ const (
 	MaxMessageBytes = 8 << 20
 )
 
-// Message types of the catalogue (spec sections 3, 5, 6).
+// Message types of the catalogue (docs/rpengine-protocol.md).
 const (
 	TypeHello             = "hello"
 	TypeWelcome           = "welcome"
