@@ -1,6 +1,8 @@
 package rpengine_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/rpengine"
@@ -27,4 +29,36 @@ func BenchmarkReply_loopback(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkReply_concurrent100 measures 100 concurrent text replies over
+// loopback WebSocket against the fake engine's queue limit of 20: the
+// capacity gate (issue #15) keeps at most 20 in the engine and sends the
+// rest as room frees, in order per character.
+func BenchmarkReply_concurrent100(b *testing.B) {
+	f := newServer(b, nil)
+	f.dial(b, nil)
+	ctx := ctxT(b)
+	c := testCard(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for i := range 100 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req := textReq(c, "bench")
+				req.CharacterID = fmt.Sprint("c", i%5)
+				r, err := f.srv.Reply(ctx, req)
+				if err == nil {
+					_, err = r.Wait(ctx)
+				}
+				if err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.N*100)/b.Elapsed().Seconds(), "replies/s")
 }
