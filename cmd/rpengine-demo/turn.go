@@ -109,6 +109,9 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 	err := a.waitReady(ctx)
 	var r *rpengine.Reply
 	if err == nil {
+		// Before the request: Reply returns once the engine accepted it,
+		// and the queue then counts it (issue #15).
+		a.showSession()
 		r, err = start(ctx)
 	}
 	stop()
@@ -126,7 +129,6 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 		}
 		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: true}
 	case err == nil:
-		a.showSession()
 		a.showTransfer()
 		return r, outcome{}
 	case errors.Is(err, context.DeadlineExceeded):
