@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The automated contract, run as a player would: one turn with the
+// simulated engine, a screenshot once the reply has been heard, exit 0.
+// The screenshot must show the scene and the subtitles, and the audio
+// source must have delivered every sample of the reply to Ebitengine.
+// Like every test here it needs a display (CI runs it under Xvfb) and an
+// audio output (CI gives ALSA a null device).
+func TestContract(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the contract builds and runs the game")
+	}
+	shot := filepath.Join(t.TempDir(), "out.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ".", "--engine", "sim", "--say", "Hello there", "--screenshot", shot, "--exit-after-reply")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("stdout: %s", stdout.String())
+
+	got := speechLine(t, stdout.String())
+	received, delivered, pulled := got.int(t, "received"), got.int(t, "delivered"), got.int(t, "pulled")
+	if rate := got.int(t, "rate"); rate != 44100 || received == 0 {
+		t.Fatalf("received %d samples at %d Hz, want speech at 44100 Hz", received, rate)
+	}
+	if got["done"] != "true" || got["interrupted"] != "false" {
+		t.Errorf("done=%s interrupted=%s, want the whole reply heard", got["done"], got["interrupted"])
+	}
+	// delivered includes the resampler's tail (under 2 ms) on top of the
+	// reply's samples.
+	if delivered < received || delivered > received+received/100+100 {
+		t.Errorf("the audio source delivered %d samples of a %d-sample reply", delivered, received)
+	}
+	if min := int64(delivered) * sampleRate / 44100; int64(pulled) < min {
+		t.Errorf("Ebitengine pulled %d frames, fewer than the %d the reply needs at %d Hz", pulled, min, sampleRate)
+	}
+
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := img.Bounds(); b.Dx() != screenW || b.Dy() != screenH {
+		t.Fatalf("screenshot %v, want %dx%d", b, screenW, screenH)
+	}
+	colours := map[[3]uint32]bool{}
+	text := 0 // light pixels on the first line of the subtitles
+	for y := 0; y < screenH; y++ {
+		for x := 0; x < screenW; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, b >> 8}] = true
+			if y >= boxY+36 && y < boxY+58 && x >= 32 && x < 760 && r>>8 > 200 && g>>8 > 190 && b>>8 > 150 {
+				text++
+			}
+		}
+	}
+	if len(colours) < 100 {
+		t.Errorf("the screenshot has %d colours: blank, or nearly", len(colours))
+	}
+	if text < 300 {
+		t.Errorf("%d light pixels where the subtitles go, want the reply's text", text)
+	}
+}
+
+// fields is the contract's speech line, key=value.
+type fields map[string]string
+
+func speechLine(t *testing.T, out string) fields {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "speech "); ok {
+			f := fields{}
+			for _, kv := range strings.Fields(rest) {
+				k, v, _ := strings.Cut(kv, "=")
+				f[k] = v
+			}
+			return f
+		}
+	}
+	t.Fatalf("no speech line in stdout %q", out)
+	return nil
+}
+
+func (f fields) int(t *testing.T, key string) int {
+	t.Helper()
+	n, err := strconv.Atoi(f[key])
+	if err != nil {
+		t.Fatalf("%s=%q: %v", key, f[key], err)
+	}
+	return n
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hajimehoshi/ebiten/v2/text/v2"
+	"golang.org/x/image/font/gofont/goregular"
+
+	"github.com/gamelink-go/gamelink/rpengine/audio"
+)
+
+func TestLoadCharacter_Builtin(t *testing.T) {
+	ch, err := loadCharacter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.card.Name() != "Maren" || ch.id != "maren" {
+		t.Errorf("name %q id %q, want Maren and maren", ch.card.Name(), ch.id)
+	}
+	if ch.portrait != nil {
+		t.Error("the built-in card has a portrait; the scene should draw one")
+	}
+}
+
+// A PNG card's image is the portrait, and its tEXt chunk the card.
+func TestLoadCharacter_PNGPortrait(t *testing.T) {
+	img := image.NewNRGBA(image.Rect(0, 0, 40, 60))
+	img.Set(3, 4, color.NRGBA{200, 10, 10, 255})
+	data := pngCard(t, img, strings.Replace(string(marenCard), `"Maren"`, `"Old Tom"`, 1))
+	ch, err := parseCharacter(data, "tom.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.card.Name() != "Old Tom" || ch.id != "old-tom" {
+		t.Errorf("name %q id %q, want Old Tom and old-tom", ch.card.Name(), ch.id)
+	}
+	if ch.portrait == nil || ch.portrait.Bounds() != img.Bounds() {
+		t.Fatalf("portrait %v, want the card's 40x60 image", ch.portrait)
+	}
+	if r, _, _, _ := ch.portrait.At(3, 4).RGBA(); r>>8 != 200 {
+		t.Errorf("portrait pixel red %d, want 200", r>>8)
+	}
+}
+
+func TestLoadCharacter_Errors(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"not JSON":     []byte("{"),
+		"invalid card": []byte(`{"spec":"chara_card_v2","spec_version":"2.0","data":{}}`),
+		"PNG, no card": pngCard(t, image.NewNRGBA(image.Rect(0, 0, 2, 2)), ""),
+	} {
+		if _, err := parseCharacter(data, "bad.card"); err == nil || !strings.Contains(err.Error(), "bad.card") {
+			t.Errorf("%s: error %v, want one naming the file", name, err)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--engine", "sim"}, io.Discard)
+	if err != nil || c.port != 0 {
+		t.Fatalf("--engine sim: port %v, err %v; want a free port (0)", c, err)
+	}
+	c, err = parseFlags(nil, io.Discard)
+	if err != nil || c.engine != "real" || c.port != 38471 {
+		t.Fatalf("defaults: %+v, %v; want the real engine on 38471", c, err)
+	}
+	for _, args := range [][]string{
+		{"--engine", "fake"},
+		{"--exit-after-reply"},
+		{"--mailbox", "x", "--port", "5000"},
+		{"--wait", "0s"},
+		{"hello"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+// The game's turn, end to end without a window: the simulated engine
+// answers over loopback, the speech goes through the Mixer the game hands
+// to Ebitengine, read here as Ebitengine's player would, and every sample
+// of the reply is delivered.
+func TestTurn_SpeechThroughMixer(t *testing.T) {
+	ch, err := loadCharacter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := openLink(0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.close()
+	eng, err := dialSim(k, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	mix, err := audio.NewMixer(&audio.MixerOptions{SampleRate: sampleRate, Latency: audioBuffer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mix.Close()
+	sp, err := mix.NewSpeaker(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tr := k.say(ch, "Hello there", nil, sayOptions{voice: "F2", lang: "en"}, sp)
+	buf := make([]byte, 4*sampleRate/100) // 10 ms a read
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := tr.state()
+		if st.Ended {
+			if pos, _ := sp.Heard(st.Reply); pos.Done {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn did not end and play within 30 s: %+v", st)
+		}
+		if _, err := mix.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+		if !st.Ended {
+			time.Sleep(time.Millisecond) // let the engine talk
+		}
+	}
+	<-tr.done
+	st := tr.state()
+	if st.Err != nil || !strings.Contains(st.Text, "You said: Hello there") {
+		t.Fatalf("turn %+v, want the echo and no error", st)
+	}
+	pos, _ := sp.Heard(st.Reply)
+	// Two sentences of 1.2 s at 44.1 kHz, as the simulated engine speaks.
+	if st.Rate != 44100 || st.Samples != 2*52920 {
+		t.Errorf("received %d samples at %d Hz, want 105840 at 44100", st.Samples, st.Rate)
+	}
+	if heard := int(pos.Heard.Seconds() * float64(st.Rate)); heard < st.Samples || pos.Interrupted {
+		t.Errorf("heard %v (%d samples), interrupted %v; want all %d", pos.Heard, heard, pos.Interrupted, st.Samples)
+	}
+}
+
+// Esc while waiting for an engine ends the turn at once.
+func TestTurn_StopWhileWaiting(t *testing.T) {
+	ch, _ := loadCharacter("")
+	k, err := openLink(0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.close()
+	mix, _ := audio.NewMixer(nil)
+	defer mix.Close()
+	sp, _ := mix.NewSpeaker(nil)
+	tr := k.say(ch, "anyone?", nil, sayOptions{voice: "F2", lang: "en"}, sp)
+	if s := k.state(); s.Connected || !strings.Contains(s.OpenURL, "#port=") {
+		t.Errorf("state %+v, want waiting, with the address to open", s)
+	}
+	tr.stop(sp)
+	select {
+	case <-tr.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the turn did not end")
+	}
+	if st := tr.state(); !st.Ended || describe(st.Err) != "You interrupted." {
+		t.Errorf("turn %+v (%v), want ended by the player", st, st.Err)
+	}
+}
+
+func TestWrap(t *testing.T) {
+	face := &text.GoTextFace{Source: mustFont(goregular.TTF), Size: 17}
+	lines := wrap(strings.Repeat("ale and stew ", 40), face, 300)
+	if len(lines) < 5 {
+		t.Fatalf("%d lines, want the text wrapped", len(lines))
+	}
+	for _, l := range lines {
+		if w := text.Advance(l, face); w > 300 {
+			t.Errorf("line %q is %.0f px wide, over 300", l, w)
+		}
+	}
+}
+
+// pngCard returns a PNG of img carrying cardJSON in a tEXt chunk named
+// chara, as card tools write it ("" writes no card).
+func pngCard(t *testing.T, img image.Image, cardJSON string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if cardJSON == "" {
+		return b.Bytes()
+	}
+	data := b.Bytes()
+	iend := bytes.LastIndex(data, []byte("IEND")) - 4
+	payload := append([]byte("chara\x00"), base64.StdEncoding.EncodeToString([]byte(cardJSON))...)
+	var chunk []byte
+	chunk = binary.BigEndian.AppendUint32(chunk, uint32(len(payload)))
+	chunk = append(chunk, "tEXt"...)
+	chunk = append(chunk, payload...)
+	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+	return append(append(append([]byte(nil), data[:iend]...), chunk...), data[iend:]...)
+}

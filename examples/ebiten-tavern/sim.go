@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+)
+
+// dialSim connects the library's fake RPEngine (rpengine/enginetest) to
+// the game's server, as the RPEngine page would: over loopback WebSocket,
+// or through the mailbox folder. Everything but the model is real; the
+// scene says the replies are simulated.
+func dialSim(k *link, mailbox string) (*enginetest.Engine, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	opts := &enginetest.Options{
+		ClientVersion:      "simulated engine",
+		Responder:          simReply,
+		SecondsPerSentence: 1.2,
+	}
+	var eng *enginetest.Engine
+	var err error
+	if mailbox != "" {
+		eng, err = enginetest.DialMailbox(ctx, mailbox, opts, nil)
+	} else {
+		eng, err = enginetest.Dial(ctx, k.socketURL(), opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the simulated engine could not connect: %w", err)
+	}
+	return eng, nil
+}
+
+// simReply is what the simulated engine answers: it echoes the line, so
+// nobody mistakes it for a model.
+func simReply(r enginetest.Request) enginetest.Script {
+	said := strings.TrimSpace(r.Text)
+	if r.HasAudio {
+		said = "(your recorded voice; a simulation hears no words)"
+	}
+	return enginetest.Script{Sentences: []string{
+		"Welcome to the Drowned Lantern, traveller.",
+		"You said: " + said,
+	}}
+}
