@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -26,6 +27,7 @@ type character struct {
 	card     *card.Card
 	id       string      // the game's id for the character, from its name
 	portrait image.Image // the card's PNG, or nil: the scene draws one
+	greeting string      // the card's first message, shown before the first turn
 }
 
 // loadCharacter reads a Character Card V2 from file, JSON or PNG ("" is
@@ -61,7 +63,19 @@ func parseCharacter(data []byte, source string) (*character, error) {
 	if err := c.Validate(); err != nil { // the engine would refuse it
 		return nil, fmt.Errorf("card %s: %w (go run ./cmd/rpcard fix repairs most cards)", source, err)
 	}
-	return &character{card: c, id: characterID(c.Name()), portrait: portrait}, nil
+	return &character{card: c, id: characterID(c.Name()), portrait: portrait, greeting: greeting(c)}, nil
+}
+
+// greeting returns the card's first message with its {{char}} and
+// {{user}} placeholders filled in.
+func greeting(c *card.Card) string {
+	var v struct {
+		Data struct {
+			FirstMes string `json:"first_mes"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(c.Bytes(), &v) // a valid card; a missing field is ""
+	return strings.NewReplacer("{{char}}", c.Name(), "{{user}}", "traveller").Replace(v.Data.FirstMes)
 }
 
 // characterID derives a stable id from the card's name: "Maren" -> "maren".

@@ -69,6 +69,7 @@ func (g *game) Update() error {
 		return ebiten.Termination
 	}
 	g.tick++
+	g.voice.tick()
 	g.link0 = g.link.state()
 	if g.turn != nil {
 		g.ts = g.turn.state()
@@ -120,7 +121,7 @@ func (g *game) typing() {
 		switch {
 		case text == "":
 		case g.busy():
-			g.say(g.ch.card.Name()+" is still talking. Esc interrupts her.", 3)
+			g.say(g.ch.card.Name()+" is still talking; Esc interrupts.", 3)
 		default:
 			g.line = g.line[:0]
 			g.send(text, nil)
@@ -139,7 +140,7 @@ func repeating(k ebiten.Key) bool {
 func (g *game) pushToTalk() {
 	if inpututil.IsKeyJustPressed(keyTalk) {
 		if g.busy() {
-			g.say(g.ch.card.Name()+" is still talking. Esc interrupts her.", 3)
+			g.say(g.ch.card.Name()+" is still talking; Esc interrupts.", 3)
 		} else if err := g.voice.startTalking(); err != nil {
 			g.say(err.Error(), 6)
 		}

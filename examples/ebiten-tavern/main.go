@@ -60,6 +60,7 @@ type config struct {
 	voice      string
 	lang       string
 	textOnly   bool
+	mute       bool
 	say        string
 	screenshot string
 	exitAfter  bool
@@ -78,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.voice, "voice", "F2", "speaking `VOICE`, F1-F5 or M1-M5")
 	fs.StringVar(&c.lang, "lang", "en", "reply language `CODE`")
 	fs.BoolVar(&c.textOnly, "text-only", false, "ask for text replies only (no speech)")
+	fs.BoolVar(&c.mute, "mute", false, "play no sound (for a machine without a sound device); her mouth still moves")
 	fs.StringVar(&c.say, "say", "", "say `TEXT` once the engine is connected")
 	fs.StringVar(&c.screenshot, "screenshot", "", "write the scene to `FILE.png` once the reply has been heard")
 	fs.BoolVar(&c.exitAfter, "exit-after-reply", false, "exit once the reply has been heard (and the screenshot written)")
@@ -140,7 +142,7 @@ func run(args []string) int {
 		}
 		defer eng.Close()
 	}
-	v, err := openVoice()
+	v, err := openVoice(cfg.mute)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: audio: %v\n", err)
 		return exitFailed
@@ -153,6 +155,9 @@ func run(args []string) int {
 	ebiten.SetWindowResizingMode(ebiten.WindowResizingModeEnabled)
 	if err := ebiten.RunGame(g); err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
+		if strings.Contains(err.Error(), "oto:") { // Ebitengine's audio driver
+			fmt.Fprintf(os.Stderr, "ebiten-tavern: no sound device? --mute plays without one\n")
+		}
 		return exitFailed
 	}
 	return g.exitCode

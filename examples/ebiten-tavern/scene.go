@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image"
 	"image/color"
 	"math"
 	"strings"
@@ -31,33 +32,30 @@ type view struct {
 
 // Where things are.
 const (
-	charX    = 300 // the character's centre
-	headY    = 168
-	counterY = 270 // the bar's top
-	boxY     = 338 // the dialogue box
-	boxH     = 94
-	inputY   = 440
+	charX          = 300 // the character's centre
+	headY          = 168
+	counterY       = 270 // the bar's top
+	boxY           = 338 // the dialogue box
+	boxH           = 94
+	inputY         = 440
+	eyesW, eyesH   = 50, 16 // the eye sprites, centred on (charX, headY-1)
+	mouthW, mouthH = 32, 30 // the mouth sprites, centred on (charX, headY+26)
 )
 
+// draw draws one frame: sprites painted once, then what moves.
 func (a *art) draw(dst *ebiten.Image, v view) {
-	if a.room == nil {
-		a.room = ebiten.NewImage(screenW, screenH)
-		a.paintRoom(a.room)
-	}
 	dst.DrawImage(a.room, nil)
 	a.drawLights(dst, v.tick)
-	if a.portrait != nil {
-		a.drawPortrait(dst, v.mouth)
-	} else {
-		a.drawPlaceholder(dst, v.tick, v.mouth)
-	}
-	a.drawCounter(dst, v.tick)
+	a.drawCharacter(dst, v.tick, v.mouth)
+	dst.DrawImage(a.front, nil)
+	a.drawCandle(dst, v.tick)
 	a.drawDialogue(dst, v)
 	a.drawInput(dst, v)
 	a.drawStatus(dst, v)
 }
 
-// paintRoom paints what never moves: wall, beams, window, shelves, sign.
+// paintRoom paints what never moves: wall, beams, window, shelves, sign,
+// and the lantern's frame.
 func (a *art) paintRoom(dst *ebiten.Image) {
 	dst.Fill(wallDark)
 	for i := 0; i*44 < screenW; i++ {
@@ -73,7 +71,7 @@ func (a *art) paintRoom(dst *ebiten.Image) {
 	vector.DrawFilledRect(dst, 0, 0, screenW, 30, beam, false)
 	vector.DrawFilledRect(dst, 0, 30, screenW, 4, rgb(0x30, 0x1d, 0x12), false)
 
-	// The window, and the storm outside.
+	// The window, and the night outside.
 	vector.DrawFilledRect(dst, 44, 92, 162, 150, frameWood, false)
 	vector.DrawFilledRect(dst, 54, 102, 142, 130, sky, false)
 	vector.DrawFilledRect(dst, 54, 170, 142, 62, rgb(0x16, 0x28, 0x48), false)
@@ -87,11 +85,11 @@ func (a *art) paintRoom(dst *ebiten.Image) {
 	vector.DrawFilledRect(dst, 38, 240, 174, 8, woodFront, false)
 
 	// The sign above the window.
-	a.fill(dst, roundRect(36, 46, 178, 34, 5), rgb(0x2a, 0x18, 0x0e))
-	a.stroke(dst, roundRect(36, 46, 178, 34, 5), 2, gold)
+	a.fill(dst, roundRect(38, 46, 170, 34, 5), rgb(0x2a, 0x18, 0x0e))
+	a.stroke(dst, roundRect(38, 46, 170, 34, 5), 2, gold)
 	title := a.face(a.bold, 13)
 	w := text.Advance("THE DROWNED LANTERN", title)
-	a.label(dst, "THE DROWNED LANTERN", title, 125-w/2, 55, gold)
+	a.label(dst, "THE DROWNED LANTERN", title, 123-w/2, 55, gold)
 
 	// Shelves of bottles behind the bar.
 	glass := []color.NRGBA{rgb(0x3e, 0x7a, 0x4a), rgb(0x9a, 0x5a, 0x22), rgb(0x7a, 0x22, 0x2e), rgb(0x5a, 0x6e, 0x2a), rgb(0x2e, 0x4e, 0x6e)}
@@ -108,48 +106,85 @@ func (a *art) paintRoom(dst *ebiten.Image) {
 			vector.DrawFilledRect(dst, x+3, y-h+5, 2, h-10, alpha(cream, 0.25), false)
 		}
 	}
-}
 
-// drawLights draws the hanging lantern, the candle and their flicker.
-func (a *art) drawLights(dst *ebiten.Image, tick int) {
-	t := float64(tick) / 60
-	flicker := 0.85 + 0.1*math.Sin(t*7.3) + 0.05*math.Sin(t*17.1)
-	a.glow(dst, 440, 70, 220, rgb(0xff, 0xa8, 0x40), 0.35*flicker)
-	a.glow(dst, 820, 240, 300, rgb(0xff, 0x70, 0x20), 0.25*flicker) // the fire, off to the right
+	// The lantern the tavern is named for (its light is drawn each frame).
 	vector.StrokeLine(dst, 440, 0, 440, 44, 2, rgb(0x6a, 0x5a, 0x40), true)
 	a.fill(dst, roundRect(426, 44, 28, 40, 6), rgb(0x9a, 0x7a, 0x3e))
-	a.fill(dst, roundRect(430, 50, 20, 28, 4), alpha(flame, 0.6+0.3*flicker))
-	vector.DrawFilledCircle(dst, 440, 66, 5, rgb(0xff, 0xf0, 0xc0), true)
 	vector.DrawFilledRect(dst, 424, 82, 32, 4, rgb(0x6a, 0x5a, 0x40), false)
 }
 
-// drawCounter draws the bar in front of the character, a mug and a candle.
-func (a *art) drawCounter(dst *ebiten.Image, tick int) {
+// paintFront paints what stands before the character: the bar with a mug
+// and a candlestick, and the frames of the dialogue box and input line.
+func (a *art) paintFront(dst *ebiten.Image) {
 	vector.DrawFilledRect(dst, 0, counterY, screenW, 14, woodLight, false)
 	vector.DrawFilledRect(dst, 0, counterY, screenW, 2, woodEdge, false)
 	vector.DrawFilledRect(dst, 0, counterY+14, screenW, screenH-counterY-14, woodFront, false)
 	for x := float32(60); x < screenW; x += 120 {
 		vector.StrokeRect(dst, x, counterY+24, 90, 60, 2, woodPanel, false)
 	}
-	// A mug of ale.
 	vector.StrokeCircle(dst, 418, counterY-14, 8, 4, rgb(0x6a, 0x42, 0x22), true)
 	a.fill(dst, roundRect(386, counterY-30, 26, 31, 3), rgb(0x8a, 0x5a, 0x30))
 	vector.DrawFilledRect(dst, 386, counterY-22, 26, 3, rgb(0x5a, 0x3a, 0x1e), false)
 	a.fill(dst, ellipse(399, counterY-30, 14, 5), cream)
-	// A candle.
-	t := float64(tick) / 60
-	sway := float32(1.5 * math.Sin(t*5.1))
-	flicker := 0.9 + 0.1*math.Sin(t*9.7)
-	a.glow(dst, 160, counterY-36, 70, rgb(0xff, 0xb0, 0x50), 0.45*flicker)
 	vector.DrawFilledRect(dst, 154, counterY-26, 12, 26, cream, false)
-	a.fill(dst, ellipse(160+sway/2, counterY-34, 4, 8), flame)
-	a.fill(dst, ellipse(160+sway/2, counterY-32, 2, 4), rgb(0xff, 0xf4, 0xd0))
+	a.fill(dst, ellipse(160, counterY-1, 14, 4), rgb(0x9a, 0x7a, 0x3e))
+
+	a.panel(dst, 16, boxY, 768, boxH, panelFill, gold)
+	name := a.face(a.bold, 16)
+	nw := float32(text.Advance(a.name, name))
+	a.fill(dst, roundRect(30, boxY-16, nw+56, 28, 6), rgb(0x6a, 0x3a, 0x1c))
+	a.stroke(dst, roundRect(30, boxY-16, nw+56, 28, 6), 1.5, gold)
+	a.label(dst, a.name, name, 42, boxY-12, cream)
+	a.panel(dst, 16, inputY, 768, 32, plaqueFill, inputEdge)
 }
 
-// drawPlaceholder draws the character when the card has no picture: a
-// tavern keeper whose mouth opens with the speech she is heard saying,
-// and who blinks now and then.
-func (a *art) drawPlaceholder(dst *ebiten.Image, tick int, mouth float32) {
+// drawLights draws the lantern's glass and the lights' flicker.
+func (a *art) drawLights(dst *ebiten.Image, tick int) {
+	t := float64(tick) / 60
+	flicker := 0.85 + 0.1*math.Sin(t*7.3) + 0.05*math.Sin(t*17.1)
+	a.glow(dst, 440, 70, 220, 220, rgb(0xff, 0xa8, 0x40), 0.35*flicker)
+	a.glow(dst, 820, 240, 300, 300, rgb(0xff, 0x70, 0x20), 0.25*flicker) // the fire, off to the right
+	vector.DrawFilledRect(dst, 431, 50, 18, 28, alpha(flame, 0.6+0.3*flicker), false)
+	a.glow(dst, 440, 64, 9, 12, rgb(0xff, 0xf0, 0xc0), 1)
+}
+
+// drawCandle draws the candle's flame and its light.
+func (a *art) drawCandle(dst *ebiten.Image, tick int) {
+	t := float64(tick) / 60
+	sway := 1.5 * math.Sin(t*5.1)
+	flicker := 0.9 + 0.1*math.Sin(t*9.7)
+	a.glow(dst, 160, counterY-36, 70, 70, rgb(0xff, 0xb0, 0x50), 0.45*flicker)
+	a.glow(dst, 160+sway/2, counterY-34, 6, 12, flame, 1)
+	a.glow(dst, 160+sway/2, counterY-32, 3, 6, rgb(0xff, 0xf4, 0xd0), 1)
+}
+
+// drawCharacter draws the character. The drawn one's mouth opens with the
+// speech as it is heard, and she blinks now and then; a card's picture
+// has no mouth to move, so it lifts slightly with her voice (the voice
+// bars by her name show the same envelope).
+func (a *art) drawCharacter(dst *ebiten.Image, tick int, mouth float32) {
+	op := &ebiten.DrawImageOptions{}
+	if a.mouths == nil {
+		op.GeoM.Translate(0, -3*float64(mouth))
+		dst.DrawImage(a.figure, op)
+		return
+	}
+	dst.DrawImage(a.figure, op)
+	eyes := a.eyes[0]
+	if (tick+90)%260 < 6 {
+		eyes = a.eyes[1]
+	}
+	op.GeoM.Translate(charX-eyesW/2, headY-1-eyesH/2)
+	dst.DrawImage(eyes, op)
+	m := a.mouths[min(len(a.mouths)-1, int(mouth*float32(len(a.mouths))))]
+	op.GeoM.Reset()
+	op.GeoM.Translate(charX-mouthW/2, headY+26-mouthH/2)
+	dst.DrawImage(m, op)
+}
+
+// paintFigure paints the tavern keeper, for a card without a picture:
+// all but her eyes and mouth, which are sprites of their own.
+func (a *art) paintFigure(dst *ebiten.Image) {
 	skin, hair := rgb(0xe8, 0xb4, 0x96), rgb(0xa7, 0xa2, 0x9a)
 	x, y := float32(charX), float32(headY)
 	// Body: dress, apron, shoulders.
@@ -183,31 +218,37 @@ func (a *art) drawPlaceholder(dst *ebiten.Image, tick int, mouth float32) {
 	scarf.QuadTo(x, y-44, x-47, y-18)
 	scarf.Close()
 	a.fill(dst, &scarf, rgb(0x2f, 0x5d, 0x8a))
-	// Cheeks, brows, eyes, nose.
+	// Cheeks, brows, nose.
 	vector.DrawFilledCircle(dst, x-24, y+16, 8, alpha(rgb(0xe0, 0x60, 0x60), 0.35), true)
 	vector.DrawFilledCircle(dst, x+24, y+16, 8, alpha(rgb(0xe0, 0x60, 0x60), 0.35), true)
 	vector.StrokeLine(dst, x-26, y-12, x-10, y-14, 3, rgb(0x7a, 0x76, 0x70), true)
 	vector.StrokeLine(dst, x+10, y-14, x+26, y-12, 3, rgb(0x7a, 0x76, 0x70), true)
-	for _, ex := range []float32{x - 17, x + 17} {
-		if (tick+90)%260 < 6 { // a blink every few seconds
-			vector.StrokeLine(dst, ex-6, y-1, ex+6, y-1, 2, rgb(0x5a, 0x3a, 0x2e), true)
-			continue
-		}
-		a.fill(dst, ellipse(ex, y-1, 7, 5.5), rgb(0xfb, 0xf4, 0xea))
-		vector.DrawFilledCircle(dst, ex+1, y-1, 4, rgb(0x4a, 0x6a, 0x5a), true)
-		vector.DrawFilledCircle(dst, ex+1, y-1, 2, rgb(0x1a, 0x12, 0x10), true)
-		vector.DrawFilledCircle(dst, ex+2.5, y-2.5, 1, color.White, true)
-	}
 	var nose vector.Path
 	nose.MoveTo(x-1, y+2)
 	nose.QuadTo(x-6, y+14, x+2, y+14)
 	a.stroke(dst, &nose, 2, rgb(0xc0, 0x84, 0x6a))
-	a.drawMouth(dst, x, y+26, mouth)
 }
 
-// drawMouth draws a mouth at (x, y), open by m (0..1).
-func (a *art) drawMouth(dst *ebiten.Image, x, y, m float32) {
-	if m < 0.06 {
+// paintEyes paints both eyes, open or shut, centred in the sprite.
+func (a *art) paintEyes(dst *ebiten.Image, open bool) {
+	y := float32(eyesH / 2)
+	for _, x := range []float32{eyesW/2 - 17, eyesW/2 + 17} {
+		if !open {
+			vector.StrokeLine(dst, x-6, y, x+6, y, 2, rgb(0x5a, 0x3a, 0x2e), true)
+			continue
+		}
+		a.fill(dst, ellipse(x, y, 7, 5.5), rgb(0xfb, 0xf4, 0xea))
+		vector.DrawFilledCircle(dst, x+1, y, 4, rgb(0x4a, 0x6a, 0x5a), true)
+		vector.DrawFilledCircle(dst, x+1, y, 2, rgb(0x1a, 0x12, 0x10), true)
+		vector.DrawFilledCircle(dst, x+2.5, y-1.5, 1, color.White, true)
+	}
+}
+
+// paintMouth paints the mouth open by m (0..1), its top lip at the
+// sprite's centre.
+func (a *art) paintMouth(dst *ebiten.Image, m float32) {
+	x, y := float32(mouthW/2), float32(mouthH/2)
+	if m < 0.1 {
 		var smile vector.Path
 		smile.MoveTo(x-11, y-1)
 		smile.QuadTo(x, y+5, x+11, y-1)
@@ -219,31 +260,26 @@ func (a *art) drawMouth(dst *ebiten.Image, x, y, m float32) {
 	a.fill(dst, ellipse(x, y+h*1.1-2, 6+2*m, h/3), rgb(0xb0, 0x55, 0x4f))
 }
 
-// drawPortrait draws the card's picture in a frame behind the bar. A
-// picture has no mouth to move, so it lifts slightly with her voice and
-// the name plate's voice bars show the envelope.
-func (a *art) drawPortrait(dst *ebiten.Image, mouth float32) {
-	const boxW, boxH = 176.0, 236.0
-	b := a.portrait.Bounds()
+// paintPortrait paints the card's picture in a frame behind the bar.
+func (a *art) paintPortrait(dst *ebiten.Image, pic image.Image) {
+	const boxW, boxH = 160.0, 236.0
+	img := ebiten.NewImageFromImage(pic)
+	b := img.Bounds()
 	scale := math.Min(boxW/float64(b.Dx()), boxH/float64(b.Dy()))
 	w, h := float64(b.Dx())*scale, float64(b.Dy())*scale
-	x, y := charX-w/2, 52+(boxH-h)/2-3*float64(mouth)
+	x, y := charX-w/2, 52+(boxH-h)/2
 	a.fill(dst, roundRect(float32(x-8), float32(y-8), float32(w+16), float32(h+16), 6), frameWood)
 	a.stroke(dst, roundRect(float32(x-8), float32(y-8), float32(w+16), float32(h+16), 6), 2, gold)
 	op := &ebiten.DrawImageOptions{Filter: ebiten.FilterLinear}
 	op.GeoM.Scale(scale, scale)
 	op.GeoM.Translate(x, y)
-	dst.DrawImage(a.portrait, op)
+	dst.DrawImage(img, op)
 }
 
-// drawDialogue draws the name plate, the player's line and the subtitles.
+// drawDialogue draws the voice bars by the name, the player's line and
+// the subtitles.
 func (a *art) drawDialogue(dst *ebiten.Image, v view) {
-	a.panel(dst, 16, boxY, 768, boxH, panelFill, gold)
-	name := a.face(a.bold, 16)
-	nw := float32(text.Advance(a.name, name))
-	a.fill(dst, roundRect(30, boxY-16, nw+56, 28, 6), rgb(0x6a, 0x3a, 0x1c))
-	a.stroke(dst, roundRect(30, boxY-16, nw+56, 28, 6), 1.5, gold)
-	a.label(dst, a.name, name, 42, boxY-12, cream)
+	nw := float32(text.Advance(a.name, a.face(a.bold, 16)))
 	for i := range 3 { // voice bars, with the lip-sync envelope
 		h := 3 + 14*v.mouth*float32(0.6+0.4*math.Sin(float64(v.tick)/3+float64(i)*2))
 		vector.DrawFilledRect(dst, 50+nw+float32(i*6), boxY-2-h/2, 3, h, gold, false)
@@ -262,7 +298,7 @@ func (a *art) drawDialogue(dst *ebiten.Image, v view) {
 	case v.waiting:
 		reply = strings.Repeat(".", 1+(v.tick/20)%3)
 	case v.said == "" && reply == "":
-		reply = "*" + a.name + " looks up from the mug she is drying.* What'll it be, stranger?"
+		reply = a.greeting
 	}
 	lines := wrap(reply, body, 736)
 	if room := int((boxY + boxH - 8 - y) / 21); len(lines) > room { // keep the newest words
@@ -276,10 +312,9 @@ func (a *art) drawDialogue(dst *ebiten.Image, v view) {
 
 // drawInput draws the line being typed, or push to talk's meter.
 func (a *art) drawInput(dst *ebiten.Image, v view) {
-	a.panel(dst, 16, inputY, 768, 32, plaqueFill, rgb(0x6e, 0x50, 0x32))
 	f := a.face(a.regular, 15)
 	if v.recording {
-		vector.DrawFilledCircle(dst, 34, inputY+16, 6, errRed, true)
+		a.drawDot(dst, 34, inputY+16, errRed)
 		a.label(dst, fmt.Sprintf("Listening... %.1f s  (release Tab to send)", v.listening.Seconds()), f, 48, inputY+7, cream)
 		vector.DrawFilledRect(dst, 560, inputY+11, 200, 10, rgb(0x30, 0x22, 0x18), false)
 		vector.DrawFilledRect(dst, 560, inputY+11, 200*min(1, v.level*4), 10, okGreen, false)
@@ -320,15 +355,15 @@ func (a *art) drawStatus(dst *ebiten.Image, v view) {
 			dot, msg = waitAmber, msg+" (full)"
 		}
 	}
-	w := float32(text.Advance(msg, f))
-	a.fill(dst, roundRect(10, 6, w+34, 22, 6), plaqueFill)
-	vector.DrawFilledCircle(dst, 22, 17, 5, dot, true)
+	w := text.Advance(msg, f)
+	a.plate(dst, plaqueFill, 10, 6, w+34, 22)
+	a.drawDot(dst, 22, 17, dot)
 	a.label(dst, msg, f, 32, 9, cream)
 	if v.sim {
 		s := "SIMULATED ENGINE · replies are not from a model"
-		sw := float32(text.Advance(s, f))
-		a.fill(dst, roundRect(screenW-sw-26, 6, sw+16, 22, 6), alpha(waitAmber, 0.9))
-		a.label(dst, s, f, float64(screenW-sw-18), 9, rgb(0x20, 0x14, 0x08))
+		sw := text.Advance(s, f)
+		a.plate(dst, alpha(waitAmber, 0.9), screenW-sw-26, 6, sw+16, 22)
+		a.label(dst, s, f, screenW-sw-18, 9, rgb(0x20, 0x14, 0x08))
 	}
 
 	var banner []string
@@ -354,10 +389,10 @@ func (a *art) drawStatus(dst *ebiten.Image, v view) {
 	for _, s := range banner {
 		bw = max(bw, text.Advance(s, bf))
 	}
-	x, h := float32(screenW/2-bw/2-16), float32(14+20*len(banner))
-	a.panel(dst, x, 40, float32(bw+32), h, panelFill, col)
+	x, h := screenW/2-bw/2-16, float64(14+20*len(banner))
+	a.plate(dst, col, x, 40, bw+32, h)
 	for i, s := range banner {
-		a.label(dst, s, bf, float64(x+16), float64(47+20*i), cream)
+		a.label(dst, s, bf, x+16, float64(47+20*i), cream)
 	}
 }
 

@@ -192,7 +192,7 @@ func (t *turn) run(ctx context.Context, srv *rpengine.Server, req rpengine.Reply
 			t.st.Rate = ev.Segment.SampleRate
 			t.mu.Unlock()
 			if err := sp.Enqueue(r.RequestID(), ev.Segment); err != nil {
-				t.end(fmt.Errorf("speech: %w", err))
+				t.fail(fmt.Errorf("speech: %w", err)) // the text goes on
 			}
 		case rpengine.EventEnd:
 			_ = sp.End(r.RequestID()) // every segment came: let the speech end
@@ -201,14 +201,21 @@ func (t *turn) run(ctx context.Context, srv *rpengine.Server, req rpengine.Reply
 	}
 }
 
-// end records how the turn ended (the first error is kept).
+// end records that the turn ended, and why if it failed.
 func (t *turn) end(err error) {
+	t.fail(err)
+	t.mu.Lock()
+	t.st.Ended = true
+	t.mu.Unlock()
+}
+
+// fail records what went wrong; the first error is kept.
+func (t *turn) fail(err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.st.Err == nil {
 		t.st.Err = err
 	}
-	t.st.Ended = true
 }
 
 // state reads the turn; it is cheap enough for every frame.

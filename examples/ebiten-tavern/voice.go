@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hajimehoshi/ebiten/v2"
 	ebaudio "github.com/hajimehoshi/ebiten/v2/audio"
 
 	"github.com/gamelink-go/gamelink/rpengine/audio"
@@ -30,12 +31,15 @@ type voice struct {
 	player  *ebaudio.Player
 	speaker *audio.Speaker
 	pulled  atomic.Int64 // bytes Ebitengine read from the mixer
+	silent  []byte       // --mute: one tick of audio, read by tick
 
 	rec    *audio.Recorder // opened at the first push to talk
 	recErr error           // why it could not be opened
 }
 
-func openVoice() (*voice, error) {
+// openVoice plays the mixer through Ebitengine; muted, the game reads it
+// itself in real time (see tick), so speech still moves the mouth.
+func openVoice(mute bool) (*voice, error) {
 	mix, err := audio.NewMixer(&audio.MixerOptions{SampleRate: sampleRate, Latency: audioBuffer})
 	if err != nil {
 		return nil, err
@@ -43,6 +47,10 @@ func openVoice() (*voice, error) {
 	v := &voice{mix: mix}
 	if v.speaker, err = mix.NewSpeaker(nil); err != nil {
 		return nil, err
+	}
+	if mute {
+		v.silent = make([]byte, 4*sampleRate/ebiten.TPS())
+		return v, nil
 	}
 	ctx := ebaudio.NewContext(sampleRate)
 	if v.player, err = ctx.NewPlayer(counter{mix, &v.pulled}); err != nil {
@@ -63,6 +71,14 @@ func (c counter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	return n, err
+}
+
+// tick runs once per Update. Muted, it reads one tick of audio from the
+// mixer, as Ebitengine's player would have.
+func (v *voice) tick() {
+	if v.silent != nil {
+		_, _ = counter{v.mix, &v.pulled}.Read(v.silent)
+	}
 }
 
 // pulledFrames is how many frames Ebitengine has read from the mixer.
@@ -121,6 +137,8 @@ func (v *voice) close() {
 	if v.rec != nil {
 		v.rec.Close()
 	}
-	v.player.Close()
+	if v.player != nil {
+		v.player.Close()
+	}
 	v.mix.Close()
 }
