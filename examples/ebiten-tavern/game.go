@@ -40,7 +40,7 @@ type game struct {
 	line    []rune // what the player is typing
 	said    string // what the player said last
 	turn    *turn  // the current or last turn
-	notice  string // a hint or an error, shown until noticeUntil
+	notice  string // a hint or an error, shown until the tick until
 	until   int
 	link0   linkState // the link's state, read once per Update
 	ts      turnState // the turn's state, read once per Update
@@ -84,7 +84,7 @@ func (g *game) Update() error {
 	g.typing()
 	g.pushToTalk()
 	if inpututil.IsKeyJustPressed(keyInterrupt) && g.busy() {
-		g.turn.stop(g.voice.speaker)
+		g.turn.interrupt(g.voice.speaker)
 	}
 	g.contract()
 	return nil
@@ -160,7 +160,7 @@ func (g *game) pushToTalk() {
 func (g *game) send(text string, speech []int16) {
 	g.said = text
 	if text == "" {
-		g.said = fmt.Sprintf("(you spoke for %.1f s)", float64(len(speech))/16000)
+		g.said = fmt.Sprintf("(you spoke for %.1f s)", float64(len(speech))/speechRate)
 	}
 	g.notice = ""
 	g.turn = g.link.say(g.ch, text, speech, sayOptions{voice: g.cfg.voice, lang: g.cfg.lang, textOnly: g.cfg.textOnly}, g.voice.speaker)
@@ -208,7 +208,7 @@ func (g *game) report(timedOut bool) {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %s\n", describe(g.ts.Err))
 	}
 	if g.turn != nil && timedOut {
-		g.turn.stop(g.voice.speaker)
+		g.turn.interrupt(g.voice.speaker)
 	}
 	pos, _ := g.voice.speaker.Heard(g.ts.Reply)
 	delivered := int64(0)

@@ -25,6 +25,11 @@
 // counted in samples at the reply's rate; pulled is how many frames
 // Ebitengine read from it at 48 kHz, silence included.
 //
+// Ebitengine plays the speech, so it needs a sound device; --mute runs
+// without one (the game then reads the mixer itself, so her mouth still
+// moves). The tests need a display, as Ebitengine does: run them with
+// xvfb-run -a go test ./... where there is none.
+//
 // Exit codes: 0 the reply completed, 1 the engine answered with an error
 // or the game failed, 2 usage error, 3 no engine connected within --wait.
 package main

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"hash/crc32"
@@ -9,6 +10,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
 func TestLoadCharacter_Builtin(t *testing.T) {
@@ -86,11 +89,19 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// The game's turn, end to end without a window: the simulated engine
-// answers over loopback, the speech goes through the Mixer the game hands
-// to Ebitengine, read here as Ebitengine's player would, and every sample
-// of the reply is delivered.
-func TestTurn_SpeechThroughMixer(t *testing.T) {
+// tavern is the game without its window: the server, an engine, and the
+// Mixer and Speaker the game hands to Ebitengine.
+type tavern struct {
+	ch  *character
+	k   *link
+	mix *audio.Mixer
+	sp  *audio.Speaker
+}
+
+// newTavern starts the server and, unless faults is nil, dials the
+// simulated engine with those faults into it.
+func newTavern(t *testing.T, faults *enginetest.Faults) *tavern {
+	t.Helper()
 	ch, err := loadCharacter("")
 	if err != nil {
 		t.Fatal(err)
@@ -99,73 +110,130 @@ func TestTurn_SpeechThroughMixer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.close()
-	eng, err := dialSim(k, "")
-	if err != nil {
-		t.Fatal(err)
+	t.Cleanup(k.close)
+	if faults != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		eng, err := enginetest.Dial(ctx, k.socketURL(), &enginetest.Options{Responder: simReply, SecondsPerSentence: 1.2, Faults: *faults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { eng.Close() })
 	}
-	defer eng.Close()
 	mix, err := audio.NewMixer(&audio.MixerOptions{SampleRate: sampleRate, Latency: audioBuffer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mix.Close()
+	t.Cleanup(func() { mix.Close() })
 	sp, err := mix.NewSpeaker(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &tavern{ch: ch, k: k, mix: mix, sp: sp}
+}
 
-	tr := k.say(ch, "Hello there", nil, sayOptions{voice: "F2", lang: "en"}, sp)
+// play reads the mixer, as Ebitengine's player would, until the turn has
+// ended and its speech has been heard, or until 30 s have passed.
+func (tv *tavern) play(t *testing.T, tr *turn) turnState {
+	t.Helper()
 	buf := make([]byte, 4*sampleRate/100) // 10 ms a read
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st := tr.state()
-		if st.Ended {
-			if pos, _ := sp.Heard(st.Reply); pos.Done {
-				break
-			}
+		if pos, _ := tv.sp.Heard(st.Reply); st.Ended && (st.Samples == 0 || pos.Done || pos.Interrupted) {
+			<-tr.done
+			return st
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the turn did not end and play within 30 s: %+v", st)
 		}
-		if _, err := mix.Read(buf); err != nil {
+		if _, err := tv.mix.Read(buf); err != nil {
 			t.Fatal(err)
 		}
 		if !st.Ended {
 			time.Sleep(time.Millisecond) // let the engine talk
 		}
 	}
-	<-tr.done
-	st := tr.state()
+}
+
+var testSay = sayOptions{voice: "F2", lang: "en"}
+
+// The game's turn, end to end without a window: the simulated engine
+// answers over loopback, the speech goes through the Mixer the game hands
+// to Ebitengine, and every sample of the reply is delivered.
+func TestTurn_SpeechThroughMixer(t *testing.T) {
+	tv := newTavern(t, &enginetest.Faults{})
+	st := tv.play(t, tv.k.say(tv.ch, "Hello there", nil, testSay, tv.sp))
 	if st.Err != nil || !strings.Contains(st.Text, "You said: Hello there") {
 		t.Fatalf("turn %+v, want the echo and no error", st)
 	}
-	pos, _ := sp.Heard(st.Reply)
 	// Two sentences of 1.2 s at 44.1 kHz, as the simulated engine speaks.
 	if st.Rate != 44100 || st.Samples != 2*52920 {
 		t.Errorf("received %d samples at %d Hz, want 105840 at 44100", st.Samples, st.Rate)
 	}
-	if heard := int(pos.Heard.Seconds() * float64(st.Rate)); heard < st.Samples || pos.Interrupted {
-		t.Errorf("heard %v (%d samples), interrupted %v; want all %d", pos.Heard, heard, pos.Interrupted, st.Samples)
+	pos, _ := tv.sp.Heard(st.Reply)
+	if heard := int(pos.Heard.Seconds() * float64(st.Rate)); heard < st.Samples || pos.Interrupted || !pos.Done {
+		t.Errorf("heard %v (%d samples), done %v, interrupted %v; want all %d", pos.Heard, heard, pos.Done, pos.Interrupted, st.Samples)
 	}
 }
 
-// Esc while waiting for an engine ends the turn at once.
-func TestTurn_StopWhileWaiting(t *testing.T) {
-	ch, _ := loadCharacter("")
-	k, err := openLink(0, "")
-	if err != nil {
-		t.Fatal(err)
+// Push to talk sends the recording as the event's speech: 16 kHz mono
+// 16-bit, which the engine accepts.
+func TestTurn_RecordedSpeech(t *testing.T) {
+	tv := newTavern(t, &enginetest.Faults{})
+	speech := make([]int16, audio.CaptureRate) // one second
+	for i := range speech {
+		speech[i] = int16(3000 * math.Sin(float64(i)/8))
 	}
-	defer k.close()
-	mix, _ := audio.NewMixer(nil)
-	defer mix.Close()
-	sp, _ := mix.NewSpeaker(nil)
-	tr := k.say(ch, "anyone?", nil, sayOptions{voice: "F2", lang: "en"}, sp)
-	if s := k.state(); s.Connected || !strings.Contains(s.OpenURL, "#port=") {
+	st := tv.play(t, tv.k.say(tv.ch, "", speech, testSay, tv.sp))
+	if st.Err != nil || !strings.Contains(st.Text, "your recorded voice") {
+		t.Fatalf("turn %+v, want the engine to have heard speech", st)
+	}
+}
+
+// Esc in the middle of a reply silences the speech at once: nothing of it
+// is enqueued afterwards, even when the engine finishes the reply anyway
+// (a cancellation that races the reply's completion).
+func TestTurn_Interrupt(t *testing.T) {
+	tv := newTavern(t, &enginetest.Faults{Delay: 30 * time.Millisecond, IgnoreCancel: true})
+	tr := tv.k.say(tv.ch, "Tell me a long story", nil, testSay, tv.sp)
+	deadline := time.Now().Add(20 * time.Second)
+	for tr.state().Samples == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no speech within 20 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tr.interrupt(tv.sp)
+	st := tv.play(t, tr)
+	if st.Samples != 2*52920 {
+		t.Errorf("received %d samples, want the whole reply (105840): the engine ignored the cancellation", st.Samples)
+	}
+	// Nothing was read from the mixer before the interruption, so nothing
+	// of the reply may be heard after it but the fade.
+	if pos, _ := tv.sp.Heard(st.Reply); pos.Done || pos.Heard > 10*time.Millisecond {
+		t.Errorf("heard %v of the reply (done %v), want nothing after the interruption", pos.Heard, pos.Done)
+	}
+}
+
+// An engine error ends the turn with the engine's code, for the scene.
+func TestTurn_EngineError(t *testing.T) {
+	tv := newTavern(t, &enginetest.Faults{ErrorCode: "unsupported_voice"})
+	st := tv.play(t, tv.k.say(tv.ch, "Hello", nil, testSay, tv.sp))
+	if got := describe(st.Err); !strings.Contains(got, "unsupported_voice") {
+		t.Errorf("the scene would say %q, want the engine's code", got)
+	}
+}
+
+// Esc while waiting for an engine ends the turn at once; the scene shows
+// the address to open meanwhile.
+func TestTurn_InterruptWhileWaiting(t *testing.T) {
+	tv := newTavern(t, nil)
+	tr := tv.k.say(tv.ch, "anyone?", nil, testSay, tv.sp)
+	if s := tv.k.state(); s.Connected || !strings.Contains(s.OpenURL, "#port=") {
 		t.Errorf("state %+v, want waiting, with the address to open", s)
 	}
-	tr.stop(sp)
+	tr.interrupt(tv.sp)
 	select {
 	case <-tr.done:
 	case <-time.After(5 * time.Second):
@@ -173,6 +241,25 @@ func TestTurn_StopWhileWaiting(t *testing.T) {
 	}
 	if st := tr.state(); !st.Ended || describe(st.Err) != "You interrupted." {
 		t.Errorf("turn %+v (%v), want ended by the player", st, st.Err)
+	}
+}
+
+// The scene's state follows the engine: connected, with its queue.
+func TestLinkState_Connected(t *testing.T) {
+	tv := newTavern(t, &enginetest.Faults{})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s := tv.k.state()
+		if s.Connected && s.QueueKnown {
+			if s.QueueLimit != 20 || !s.Accepting || s.Err != nil {
+				t.Errorf("state %+v, want queue 0/20 accepting", s)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %+v after 10 s, want connected with a known queue", s)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -87,7 +87,7 @@ func (a *art) paintRoom(dst *ebiten.Image) {
 	// The sign above the window.
 	a.fill(dst, roundRect(38, 46, 170, 34, 5), rgb(0x2a, 0x18, 0x0e))
 	a.stroke(dst, roundRect(38, 46, 170, 34, 5), 2, gold)
-	title := a.face(a.bold, 13)
+	title := a.face(a.bold, 12)
 	w := text.Advance("THE DROWNED LANTERN", title)
 	a.label(dst, "THE DROWNED LANTERN", title, 123-w/2, 55, gold)
 

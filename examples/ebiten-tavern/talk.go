@@ -116,13 +116,12 @@ func (k *link) state() linkState {
 // turn is one line said to the character and its reply, run on a
 // goroutine of its own; the game reads it each frame with state.
 type turn struct {
-	cancel context.CancelFunc // ends the wait for an engine
-	done   chan struct{}
+	stop func()        // the player interrupts: see interrupt
+	done chan struct{} // closed when the turn's goroutine has ended
 
-	mu      sync.Mutex // guards following
-	st      turnState
-	r       *rpengine.Reply
-	stopped bool
+	mu          sync.Mutex // guards following
+	st          turnState
+	interrupted bool
 }
 
 // turnState is what the scene shows of a turn.
@@ -143,8 +142,7 @@ type sayOptions struct {
 
 // say sends text, or speech (16 kHz mono, as the Recorder makes it), to
 // the character, and plays the reply's speech on sp. It waits for an
-// engine as long as it takes (the scene shows that it waits); stop ends
-// the wait or the reply.
+// engine as long as it takes (the scene shows that it waits).
 func (k *link) say(ch *character, text string, speech []int16, o sayOptions, sp *audio.Speaker) *turn {
 	req := rpengine.ReplyRequest{
 		IntegrationID: integrationID,
@@ -160,27 +158,32 @@ func (k *link) say(ch *character, text string, speech []int16, o sayOptions, sp 
 		req.Output.Audio = &rpengine.OutputAudio{Voice: o.voice}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	t := &turn{cancel: cancel, done: make(chan struct{})}
+	t := &turn{stop: cancel, done: make(chan struct{})}
 	go t.run(ctx, k.srv, req, sp)
 	return t
 }
 
+// run sends the request and plays its reply until it ends. When ctx ends
+// (the player interrupts) it cancels the reply and reads on to its end.
 func (t *turn) run(ctx context.Context, srv *rpengine.Server, req rpengine.ReplyRequest, sp *audio.Speaker) {
 	defer close(t.done)
-	defer t.cancel()
-	r, err := srv.Reply(ctx, req)
+	r, err := srv.Reply(ctx, req) // waits for an engine
 	if err != nil {
 		t.end(err)
 		return
 	}
 	t.mu.Lock()
-	t.r, t.st.Reply = r, r.RequestID()
-	stopped := t.stopped
+	t.st.Reply = r.RequestID()
 	t.mu.Unlock()
-	if stopped { // Esc while the request was being sent
-		t.cancelReply(r, sp)
-	}
-	for ev := range r.Events() {
+	for {
+		ev, err := r.Next(ctx)
+		if err != nil { // interrupted
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = r.Cancel(cctx) // the reply then ends with a *CancelledError
+			cancel()
+			ctx = context.Background() // every reply ends
+			continue
+		}
 		switch ev.Kind {
 		case rpengine.EventText:
 			t.mu.Lock()
@@ -190,15 +193,30 @@ func (t *turn) run(ctx context.Context, srv *rpengine.Server, req rpengine.Reply
 			t.mu.Lock()
 			t.st.Samples += len(ev.Segment.Samples)
 			t.st.Rate = ev.Segment.SampleRate
+			quiet := t.interrupted
 			t.mu.Unlock()
+			if quiet {
+				continue
+			}
 			if err := sp.Enqueue(r.RequestID(), ev.Segment); err != nil {
 				t.fail(fmt.Errorf("speech: %w", err)) // the text goes on
 			}
 		case rpengine.EventEnd:
 			_ = sp.End(r.RequestID()) // every segment came: let the speech end
 			t.end(ev.Err)
+			return
 		}
 	}
+}
+
+// interrupt stops the turn: the wait for an engine, or the reply and its
+// speech. It does not block the game loop.
+func (t *turn) interrupt(sp *audio.Speaker) {
+	t.mu.Lock()
+	t.interrupted = true // no more segments are enqueued
+	t.mu.Unlock()
+	sp.Interrupt() // 5 ms fade, and what was queued is dropped
+	t.stop()
 }
 
 // end records that the turn ended, and why if it failed.
@@ -225,28 +243,11 @@ func (t *turn) state() turnState {
 	return t.st
 }
 
-// stop cancels the turn: the wait for an engine, or the reply (and its
-// speech) in flight. It does not block the game loop.
-func (t *turn) stop(sp *audio.Speaker) {
-	t.mu.Lock()
-	r := t.r
-	t.stopped = true
-	t.mu.Unlock()
-	t.cancel()
-	if r != nil {
-		go t.cancelReply(r, sp)
-	}
-}
-
-func (t *turn) cancelReply(r *rpengine.Reply, sp *audio.Speaker) {
-	sp.Interrupt()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = r.Cancel(ctx) // the reply then ends with a *CancelledError
-}
-
 // describe says in a few words what went wrong with a turn.
 func describe(err error) string {
+	if err == nil {
+		return ""
+	}
 	var re *rpengine.RequestError
 	var ce *rpengine.CancelledError
 	switch {

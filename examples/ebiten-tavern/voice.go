@@ -20,6 +20,7 @@ import (
 const (
 	sampleRate  = 48000
 	audioBuffer = 100 * time.Millisecond
+	speechRate  = audio.CaptureRate // what push to talk records: 16 kHz mono
 )
 
 // voice is the character's speech, played through Ebitengine's own audio
