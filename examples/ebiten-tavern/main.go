@@ -104,6 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, errors.New("--port is for the socket; --mailbox uses a folder instead")
 	case c.exitAfter && strings.TrimSpace(c.say) == "":
 		return nil, errors.New("--exit-after-reply needs --say")
+	case !validVoice(c.voice):
+		return nil, fmt.Errorf("--voice %q: want F1-F5 or M1-M5", c.voice)
 	case c.wait <= 0:
 		return nil, fmt.Errorf("--wait %v: want a positive duration", c.wait)
 	}
@@ -111,6 +113,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.port = 0
 	}
 	return c, nil
+}
+
+// validVoice reports whether v is one of the engine's voices, F1-F5 and
+// M1-M5.
+func validVoice(v string) bool {
+	return len(v) == 2 && (v[0] == 'F' || v[0] == 'M') && v[1] >= '1' && v[1] <= '5'
 }
 
 func main() { os.Exit(run(os.Args[1:])) }

@@ -81,6 +81,7 @@ func TestParseFlags(t *testing.T) {
 		{"--exit-after-reply"},
 		{"--mailbox", "x", "--port", "5000"},
 		{"--wait", "0s"},
+		{"--voice", "Z9"},
 		{"hello"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
@@ -268,6 +269,16 @@ func TestWrap(t *testing.T) {
 	lines := wrap(strings.Repeat("ale and stew ", 40), face, 300)
 	if len(lines) < 5 {
 		t.Fatalf("%d lines, want the text wrapped", len(lines))
+	}
+	for _, l := range lines {
+		if w := text.Advance(l, face); w > 300 {
+			t.Errorf("line %q is %.0f px wide, over 300", l, w)
+		}
+	}
+	long := strings.Repeat("x", 200) // a word wider than a line
+	lines = wrap("a "+long+" b", face, 300)
+	if got := strings.ReplaceAll(strings.Join(lines, ""), " ", ""); got != "a"+long+"b" {
+		t.Errorf("wrapped %q, lost or added characters", lines)
 	}
 	for _, l := range lines {
 		if w := text.Advance(l, face); w > 300 {

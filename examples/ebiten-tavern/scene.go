@@ -325,12 +325,9 @@ func (a *art) drawInput(dst *ebiten.Image, v view) {
 		return
 	}
 	s := "› " + v.line
-	for text.Advance(s, f) > 730 { // show the end of a long line
-		_, rest, _ := strings.Cut(s, " ")
-		if rest == "" || rest == s {
-			break
-		}
-		s = "…" + rest
+	for r := []rune(v.line); text.Advance(s, f) > 730 && len(r) > 1; { // show the end of a long line
+		r = r[1:]
+		s = "…" + string(r)
 	}
 	w := a.label(dst, s, f, 32, inputY+7, cream)
 	if v.caret {
@@ -396,11 +393,25 @@ func (a *art) drawStatus(dst *ebiten.Image, v view) {
 	}
 }
 
-// wrap breaks s into lines no wider than width.
+// wrap breaks s into lines no wider than width, between words, or
+// between characters where a word is wider than a line (as in Chinese or
+// Japanese, written without spaces).
 func wrap(s string, face text.Face, width float64) []string {
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(s) {
+		for r := []rune(w); text.Advance(w, face) > width && len(r) > 1; r = []rune(w) {
+			n := len(r) - 1
+			for n > 1 && text.Advance(string(r[:n]), face) > width {
+				n--
+			}
+			if line != "" {
+				lines = append(lines, line)
+				line = ""
+			}
+			lines = append(lines, string(r[:n]))
+			w = string(r[n:])
+		}
 		try := w
 		if line != "" {
 			try = line + " " + w
