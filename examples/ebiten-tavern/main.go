@@ -45,8 +45,6 @@ import (
 	"time"
 
 	"github.com/hajimehoshi/ebiten/v2"
-
-	"github.com/gamelink-go/gamelink/rpengine"
 )
 
 // Exit codes.
@@ -78,7 +76,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("ebiten-tavern", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a simulated engine, offline)")
-	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `PORT` the RPEngine page connects to (0: a free one; sim uses 0)")
+	fs.IntVar(&c.port, "port", defaultPort, "loopback `PORT` the RPEngine page connects to (0: a free one; sim uses 0)")
 	fs.StringVar(&c.mailbox, "mailbox", "", "serve the mailbox folder `DIR` instead of a socket (the player selects it in the RPEngine page)")
 	fs.StringVar(&c.cardFile, "card", "", "Character Card V2 `FILE`, JSON or PNG (a PNG's image is the portrait; default: Maren)")
 	fs.StringVar(&c.voice, "voice", "F2", "speaking `VOICE`, F1-F5 or M1-M5")

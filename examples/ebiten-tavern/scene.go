@@ -347,6 +347,9 @@ func (a *art) drawStatus(dst *ebiten.Image, v view) {
 	case !l.Connected:
 		dot, msg = waitAmber, "Waiting for RPEngine"
 	case l.QueueKnown:
+		if l.Engine != "" {
+			msg += " (" + clip(l.Engine, 28) + ")"
+		}
 		msg += fmt.Sprintf("  ·  queue %d/%d", l.Queue, l.QueueLimit)
 		if !l.Accepting {
 			dot, msg = waitAmber, msg+" (full)"

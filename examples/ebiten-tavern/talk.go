@@ -22,6 +22,10 @@ import (
 // manifest).
 const integrationID = "ebiten-tavern"
 
+// defaultPort is the loopback port the RPEngine page connects to unless
+// told otherwise.
+const defaultPort = rpengine.DefaultPort
+
 // link is the game's side of RPEngine: the library's loopback server, or
 // the file mailbox, and the turns sent through it.
 type link struct {
