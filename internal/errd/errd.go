@@ -1,18 +1,47 @@
 // Package errd wraps an error returned by an exported operation once, with
-// the operation's name, in a deferred call:
+// the package and the operation's name, in a deferred call:
 //
 //	func Apply(...) (_ []byte, err error) {
 //		defer errd.Wrap(&err, "card: apply patch")
 //		...
 //	}
+//
+// Every package of the module wraps this way, so that an error says once
+// where it came from: the package prefix ("card: ") is written once, at
+// the start, even when the cause's own text starts with it, and the cause
+// stays reachable with errors.Is and errors.As.
 package errd
 
-import "fmt"
+import "strings"
 
-// Wrap replaces *err with "msg: *err" (wrapping it with %w) when *err is
-// not nil. It is meant to be deferred.
+// Wrap replaces *err, when it is not nil, with an error that reads
+// "msg: cause" and unwraps to the cause. msg is "pkg: operation"; when the
+// cause's text starts with the same "pkg: " prefix, the prefix is left out
+// of the cause's part ("card: apply patch: bad op", never
+// "card: apply patch: card: bad op"). It is meant to be deferred.
 func Wrap(err *error, msg string) {
 	if *err != nil {
-		*err = fmt.Errorf("%s: %w", msg, *err)
+		*err = &wrapped{msg: msg, err: *err}
 	}
 }
+
+// Text returns err's text without a leading prefix, for an error that
+// quotes its cause after its own prefix.
+func Text(err error, prefix string) string {
+	return strings.TrimPrefix(err.Error(), prefix)
+}
+
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string {
+	prefix := ""
+	if i := strings.Index(w.msg, ": "); i >= 0 {
+		prefix = w.msg[:i+2]
+	}
+	return w.msg + ": " + Text(w.err, prefix)
+}
+
+func (w *wrapped) Unwrap() error { return w.err }
