@@ -5,12 +5,13 @@ import (
 	"sync"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // A chat the caller gave up on (its ctx expired, or its ChatTimeout) is
 // abandoned: its stream events must never reach Events afterwards, and its
 // late result is dropped (issue #20). The Harness cannot be told (protocol
-// v1.1 has no cancel, see PROTOCOL.md, "Interrupting a pending chat"), and
+// v1.1 has no cancel, see docs/xiaotangyuan-protocol.md, "Interrupting a pending chat"), and
 // its events carry an interactionId the caller never learnt, so the
 // client tells them apart itself:
 //
@@ -48,15 +49,15 @@ type streamCall struct {
 	shown       bool       // one of its events reached Events
 }
 
-func isStreamMethod(m string) bool { return m == "chat.send" || m == "chat.retry" }
+func isStreamMethod(m string) bool { return m == wire.MethodChat || m == wire.MethodRetry }
 
 // sourceMethod is the method whose stream events carry src.
 func sourceMethod(src Source) string {
 	switch src {
 	case SourceChat:
-		return "chat.send"
+		return wire.MethodChat
 	case SourceRetry:
-		return "chat.retry"
+		return wire.MethodRetry
 	}
 	return ""
 }
@@ -103,7 +104,7 @@ func (cn *conn) owner(ev Event) *pendingCall {
 	}
 	if ev.InteractionID == "" {
 		// assistant.present names no interaction; chat.retry's comes
-		// between its text.done and its result (PROTOCOL.md, "Streaming").
+		// between its text.done and its result (docs/xiaotangyuan-protocol.md, "Streaming").
 		if ev.Kind == EventPresent {
 			return head
 		}
@@ -159,7 +160,7 @@ func (cn *conn) abandon(p *pendingCall) bool {
 	id, shown := p.s.interaction, p.s.shown
 	p.s.mu.Unlock()
 	if shown {
-		cn.c.emitOutside(Event{Kind: EventCancel, InteractionID: id, Reason: ReasonAbandoned})
+		cn.c.emit(Event{Kind: EventCancel, InteractionID: id, Reason: ReasonAbandoned})
 	}
 	return true
 }

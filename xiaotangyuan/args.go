@@ -16,7 +16,7 @@ var errArgsNotObject = errors.New("arguments must be a JSON object")
 // array items or object keys) are deliberately not checked: the gateway
 // checks them on the stored skill program, before "$name.path" references
 // are replaced by earlier atoms' results, so the arguments it actually
-// sends can be far larger (see PROTOCOL.md, "Atoms"; issue #20). Refusing
+// sends can be far larger (see docs/xiaotangyuan-protocol.md, "Atoms"; issue #20). Refusing
 // them broke chained skills. What bounds memory is the read limit on the
 // whole message (Options.ReadLimit).
 func checkArgs(args json.RawMessage) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // AtomFunc executes one game ability for the Harness (game.atom.execute).
@@ -51,38 +52,33 @@ func (c *Client) HandleAtom(name string, fn AtomFunc) (err error) {
 	return nil
 }
 
-type atomParams struct {
-	Atom      string          `json:"atom"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
 // serve decides how to answer a Harness request; the returned func does
 // it, once the request is recorded. Only game.atom.execute exists; atom
 // handlers run on their own goroutines so the reader keeps reading.
-func (cn *conn) serve(f frame) (string, func()) {
-	refuse := func(e *wireError) func() { return func() { cn.queueReply(f.ID, e) } }
-	if f.Method != "game.atom.execute" {
-		return "answered: unknown method", refuse(&wireError{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
+func (cn *conn) serve(f wire.Frame) (string, func()) {
+	refuse := func(e *wire.Error) func() { return func() { cn.queueReply(f.ID, e) } }
+	if f.Method != wire.MethodAtom {
+		return "answered: unknown method", refuse(&wire.Error{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
 	}
-	var p atomParams
+	var p wire.Atom
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
-		return "answered: invalid params", refuse(&wireError{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
+		return "answered: invalid params", refuse(&wire.Error{Code: CodeInvalidParams, Message: "game.atom.execute needs {atom, arguments}"})
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		if err := checkArgs(p.Arguments); err != nil {
-			return "answered: arguments not an object", refuse(&wireError{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
+			return "answered: arguments not an object", refuse(&wire.Error{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
 		}
 	}
 	cn.c.mu.Lock()
 	fn := cn.c.atoms[p.Atom]
 	cn.c.mu.Unlock()
 	if fn == nil {
-		return "answered: unknown atom", refuse(&wireError{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
+		return "answered: unknown atom", refuse(&wire.Error{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
 	}
 	select {
 	case cn.atomSem <- struct{}{}:
 	default:
-		return "answered: busy", refuse(&wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
+		return "answered: busy", refuse(&wire.Error{Code: CodeAtomFailed, Message: fmt.Sprintf("adapter busy: %d atoms already running", cap(cn.atomSem))})
 	}
 	// Counted now, on the reader, which the connection's wait joins; the
 	// goroutine starts once the request is recorded.
@@ -96,7 +92,7 @@ func (cn *conn) serve(f frame) (string, func()) {
 	}
 }
 
-func (cn *conn) runAtom(id json.RawMessage, p atomParams, fn AtomFunc) {
+func (cn *conn) runAtom(id json.RawMessage, p wire.Atom, fn AtomFunc) {
 	ctx, cancel := context.WithTimeout(cn.ctx, cn.c.o.AtomTimeout)
 	defer cancel()
 	args := p.Arguments
@@ -111,25 +107,25 @@ func (cn *conn) runAtom(id json.RawMessage, p atomParams, fn AtomFunc) {
 		return
 	}
 	if err != nil {
-		cn.reply(id, nil, &wireError{Code: CodeAtomFailed, Message: err.Error()})
+		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: err.Error()})
 		return
 	}
 	res, err := json.Marshal(v)
 	if err != nil {
-		cn.reply(id, nil, &wireError{Code: CodeAtomFailed, Message: "atom " + p.Atom + ": result is not JSON: " + err.Error()})
+		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: "atom " + p.Atom + ": result is not JSON: " + err.Error()})
 		return
 	}
 	if len(res) > MaxMessageSize-256 {
-		cn.reply(id, nil, &wireError{Code: CodeAtomFailed, Message: fmt.Sprintf("atom %s: result is %d bytes, over the 1 MiB message limit", p.Atom, len(res))})
+		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: fmt.Sprintf("atom %s: result is %d bytes, over the 1 MiB message limit", p.Atom, len(res))})
 		return
 	}
-	cn.reply(id, res, nil)
+	cn.reply(id, json.RawMessage(res), nil)
 }
 
 // queueReply hands an answer produced on the reader goroutine to
 // replyLoop, dropping it (noted) when the queue is full.
-func (cn *conn) queueReply(id json.RawMessage, e *wireError) {
-	b, err := encodeResponse(id, nil, e)
+func (cn *conn) queueReply(id json.RawMessage, e *wire.Error) {
+	b, err := wire.EncodeResponse(id, nil, e)
 	if err == nil {
 		select {
 		case cn.replies <- b:
@@ -144,8 +140,8 @@ func (cn *conn) queueReply(id json.RawMessage, e *wireError) {
 // reply answers a Harness request. Failures are recorded, not returned:
 // the reader cannot do more than the write already did (a failed write
 // ends the connection).
-func (cn *conn) reply(id, result json.RawMessage, e *wireError) {
-	b, err := encodeResponse(id, result, e)
+func (cn *conn) reply(id json.RawMessage, result any, e *wire.Error) {
+	b, err := wire.EncodeResponse(id, result, e)
 	if err == nil {
 		err = cn.write(b, "response")
 	}

@@ -182,7 +182,7 @@ func TestClient_AtomNotDeclared(t *testing.T) {
 func TestClient_ServeBadRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		opts := baseOptions()
-		opts.MaxConcurrentAtoms = 1
+		opts.MaxInFlight = 1
 		release := make(chan struct{})
 		e := newEnv(t, nil, opts, func(c *xty.Client) {
 			c.HandleAtom("game.block", func(ctx context.Context, _ json.RawMessage) (any, error) {

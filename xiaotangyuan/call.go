@@ -2,10 +2,11 @@ package xiaotangyuan
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // Reply is the result of chat.send, chat.retry and assistant.compose: the
@@ -22,13 +23,13 @@ type Reply struct {
 }
 
 // Call sends a request and decodes its result into result (unless nil).
-// It waits at most the method's default timeout (Options.HelloTimeout,
+// It waits at most the method's default timeout (Options.HandshakeTimeout,
 // ChatTimeout or CallTimeout) or until ctx expires; neither closes the
 // connection, and a late response is dropped. Writing the request is
 // bounded by the connection's own 10 s write timeout rather than by ctx,
 // since an interrupted write would close the shared connection. Errors:
 // [*RPCError] for a Harness error, [ErrTimeout], [ErrDisconnected] (also
-// for calls pending when the connection drops), [ErrMessageTooLarge].
+// for calls pending when the connection drops), [ErrMessageTooBig].
 func (c *Client) Call(ctx context.Context, method string, params, result any) (err error) {
 	defer wrap(&err, "call "+method)
 	cn, err := c.current()
@@ -56,17 +57,12 @@ func (c *Client) Notify(ctx context.Context, method string, params any) (err err
 
 func (c *Client) timeout(method string) time.Duration {
 	switch {
-	case method == "adapter.hello":
-		return c.o.HelloTimeout
+	case method == wire.MethodHello:
+		return c.o.HandshakeTimeout
 	case isReplyMethod(method):
 		return c.o.ChatTimeout
 	}
 	return c.o.CallTimeout
-}
-
-type chatParams struct {
-	Text    string       `json:"text,omitempty"`
-	Context *wireContext `json:"context,omitempty"`
 }
 
 // Chat sends the player's text (chat.send) and returns the final reply.
@@ -86,7 +82,7 @@ type chatParams struct {
 // At most 32 chat.send and chat.retry calls, abandoned ones included,
 // may wait on one connection; one more fails at once.
 func (c *Client) Chat(ctx context.Context, text string, cc *ChatContext) (Reply, error) {
-	return c.reply(ctx, "chat.send", text, cc)
+	return c.reply(ctx, wire.MethodChat, text, cc)
 }
 
 // Retry asks again for the previous chat.send text (chat.retry). The
@@ -94,19 +90,19 @@ func (c *Client) Chat(ctx context.Context, text string, cc *ChatContext) (Reply,
 // is abandoned as Chat is when ctx ends first (its present is dropped
 // too).
 func (c *Client) Retry(ctx context.Context, cc *ChatContext) (Reply, error) {
-	return c.reply(ctx, "chat.retry", "", cc)
+	return c.reply(ctx, wire.MethodRetry, "", cc)
 }
 
 // Compose runs a one-off agent that does not enter chat memory
 // (assistant.compose); it streams nothing. text must not be blank.
 func (c *Client) Compose(ctx context.Context, text string, cc *ChatContext) (Reply, error) {
-	return c.reply(ctx, "assistant.compose", text, cc)
+	return c.reply(ctx, wire.MethodCompose, text, cc)
 }
 
 func (c *Client) reply(ctx context.Context, method, text string, cc *ChatContext) (r Reply, err error) {
 	defer wrap(&err, method)
 	text = strings.TrimSpace(text)
-	if method != "chat.retry" && text == "" {
+	if method != wire.MethodRetry && text == "" {
 		return r, &ValidationError{Field: "text", Reason: "must not be blank"}
 	}
 	wc, err := cc.wire()
@@ -117,47 +113,42 @@ func (c *Client) reply(ctx context.Context, method, text string, cc *ChatContext
 	if err != nil {
 		return r, err
 	}
-	err = cn.call(ctx, method, chatParams{Text: text, Context: wc}, &r, c.o.ChatTimeout)
+	err = cn.call(ctx, method, wire.Chat{Text: text, Context: wc}, &r, c.o.ChatTimeout)
 	return r, err
 }
 
-type stateUpdate struct {
-	Observation json.RawMessage `json:"observation"`
-	SaveID      string          `json:"saveId,omitempty"`
-}
-
-func stateParams(observation any, saveID string) (stateUpdate, error) {
+func stateParams(observation any, saveID string) (wire.State, error) {
 	obs, err := encodeObject("observation", observation)
 	if err != nil {
-		return stateUpdate{}, err
+		return wire.State{}, err
 	}
 	if saveID != "" {
 		if err := validateSaveID("saveId", saveID); err != nil {
-			return stateUpdate{}, err
+			return wire.State{}, err
 		}
 	}
-	return stateUpdate{Observation: obs, SaveID: saveID}, nil
+	return wire.State{Observation: obs, SaveID: saveID}, nil
 }
 
 // UpdateState sends state.update as a request and waits for acceptance.
 // observation must encode to a JSON object; saveID may be empty. For the
 // periodic notification form, set Options.State.
 func (c *Client) UpdateState(ctx context.Context, observation any, saveID string) (err error) {
-	defer wrap(&err, "state.update")
+	defer wrap(&err, wire.MethodState)
 	p, err := stateParams(observation, saveID)
 	if err != nil {
 		return err
 	}
-	return c.accepted(ctx, "state.update", p)
+	return c.accepted(ctx, wire.MethodState, p)
 }
 
 // StartVoice asks the Harness to start recording push-to-talk for this
 // process (voice.start). It returns ErrNoProcessID without a processId.
-func (c *Client) StartVoice(ctx context.Context) error { return c.voice(ctx, "voice.start") }
+func (c *Client) StartVoice(ctx context.Context) error { return c.voice(ctx, wire.MethodVoiceStart) }
 
 // StopVoice stops the recording and starts speech recognition and the
 // reply (voice.stop). It returns ErrNoProcessID without a processId.
-func (c *Client) StopVoice(ctx context.Context) error { return c.voice(ctx, "voice.stop") }
+func (c *Client) StopVoice(ctx context.Context) error { return c.voice(ctx, wire.MethodVoiceStop) }
 
 func (c *Client) voice(ctx context.Context, method string) (err error) {
 	defer wrap(&err, method)
@@ -172,9 +163,7 @@ func (c *Client) accepted(ctx context.Context, method string, params any) error 
 	if err != nil {
 		return err
 	}
-	var res struct {
-		Accepted bool `json:"accepted"`
-	}
+	var res wire.Accepted
 	if err := cn.call(ctx, method, params, &res, c.o.CallTimeout); err != nil {
 		return err
 	}
@@ -188,15 +177,13 @@ func (c *Client) accepted(ctx context.Context, method string, params any) error 
 // request, so it measures the request queue, not liveness (the client
 // uses WebSocket pings for that).
 func (c *Client) Ping(ctx context.Context) (err error) {
-	defer wrap(&err, "gateway.ping")
+	defer wrap(&err, wire.MethodPing)
 	cn, err := c.current()
 	if err != nil {
 		return err
 	}
-	var res struct {
-		Pong bool `json:"pong"`
-	}
-	if err := cn.call(ctx, "gateway.ping", nil, &res, c.o.CallTimeout); err != nil {
+	var res wire.Pong
+	if err := cn.call(ctx, wire.MethodPing, nil, &res, c.o.CallTimeout); err != nil {
 		return err
 	}
 	if !res.Pong {

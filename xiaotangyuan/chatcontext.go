@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // MaxRoleInstructions is the limit on [ChatContext.RoleInstructions], in
 // UTF-16 code units (the Harness measures JavaScript string length, so a
 // character outside the BMP counts twice).
-const MaxRoleInstructions = 2000
+const MaxRoleInstructions = wire.MaxRoleInstructions
 
 // ChatContext is the optional structured context of chat.send, chat.retry
 // and assistant.compose. Empty strings are omitted, as the Harness would
@@ -27,19 +29,8 @@ type ChatContext struct {
 	Observation      any    // must encode to a JSON object; nil omits it
 }
 
-type wireContext struct {
-	RoleInstructions string          `json:"roleInstructions,omitempty"`
-	PlayerName       string          `json:"playerName,omitempty"`
-	Location         string          `json:"location,omitempty"`
-	Date             string          `json:"date,omitempty"`
-	Time             string          `json:"time,omitempty"`
-	NearbyNPC        string          `json:"nearbyNpc,omitempty"`
-	SaveID           string          `json:"saveId,omitempty"`
-	Observation      json.RawMessage `json:"observation,omitempty"`
-}
-
 // wire validates c and returns its wire form, or nil for a nil or empty c.
-func (c *ChatContext) wire() (*wireContext, error) {
+func (c *ChatContext) wire() (*wire.Context, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -53,7 +44,7 @@ func (c *ChatContext) wire() (*wireContext, error) {
 			return nil, err
 		}
 	}
-	w := &wireContext{
+	w := &wire.Context{
 		RoleInstructions: strings.TrimSpace(c.RoleInstructions),
 		PlayerName:       strings.TrimSpace(c.PlayerName),
 		Location:         strings.TrimSpace(c.Location),

@@ -4,31 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"iter"
+	"log/slog"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/gamelink-go/gamelink/internal/backoff"
+	"github.com/gamelink-go/gamelink/internal/events"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // ProtocolVersion is the protocol version this package speaks and sends
 // in adapter.hello.
-const ProtocolVersion = "1.1"
+const ProtocolVersion = wire.ProtocolVersion
 
 // Client is an adapter connection to a XiaoTangYuan Harness that
 // reconnects by itself. Create it with [New], register atoms with
-// [Client.HandleAtom], then call [Client.Connect]; [Client.Close] stops
+// [Client.HandleAtom], then call [Client.Connect]; receive events with
+// [Client.Events], [Client.Next] or [Client.Poll]; [Client.Close] stops
 // it. All methods may be called concurrently.
 type Client struct {
 	o      Options
 	rec    *jsonl.Recorder
-	events chan Event
+	events *events.Queue[Event]
 	nextID atomic.Int64
-	drops  atomic.Uint64
+	drops  atomic.Int64
 
 	life context.Context // cancelled by Close; parent of every connection
 	stop context.CancelFunc
@@ -48,9 +52,9 @@ type Client struct {
 	saveID  string
 }
 
-// New validates opts and returns a Client. It starts nothing.
-func New(opts *Options) (_ *Client, err error) {
-	defer wrap(&err, "new")
+// New validates opts and returns a Client. It starts nothing: call
+// [Client.Connect]. An invalid option is a [*ConfigError].
+func New(opts *Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -58,7 +62,7 @@ func New(opts *Options) (_ *Client, err error) {
 	c := &Client{
 		o:       o,
 		rec:     jsonl.New(o.Recorder),
-		events:  make(chan Event, o.EventQueue),
+		events:  events.New[Event](o.MaxEvents),
 		atoms:   make(map[string]AtomFunc),
 		changed: make(chan struct{}),
 		saveID:  o.SaveID,
@@ -67,28 +71,57 @@ func New(opts *Options) (_ *Client, err error) {
 	return c, nil
 }
 
-// Events returns the channel of assembled Harness events. It is closed
-// when Close returns. Read it promptly: when it is full, events are
-// dropped (see Options.EventQueue). The RPC result of Chat always carries
-// the final reply, so a dropped event never loses a chat reply. Events of
-// a chat whose caller gave up never appear after its EventCancel with
-// Reason ReasonAbandoned (see [Client.Chat]).
-func (c *Client) Events() <-chan Event { return c.events }
+// Next returns the next assembled Harness event, waiting for it until ctx
+// ends. After [Client.Close] it returns the events still waiting, then
+// [ErrClosed]. Receive promptly: when [Options.MaxEvents] wait, new ones
+// are dropped (see [Client.Dropped]). The RPC result of Chat always
+// carries the final reply, so a dropped event never loses a chat reply.
+// Events of a chat whose caller gave up never appear after its
+// EventCancel with Reason ReasonAbandoned (see [Client.Chat]).
+func (c *Client) Next(ctx context.Context) (Event, error) {
+	ev, err := c.events.Next(ctx)
+	if err != nil && !errors.Is(err, ErrClosed) {
+		err = fmt.Errorf("%snext event: %w", prefix, err)
+	}
+	return ev, err
+}
 
-// Dropped returns how many events were dropped because Events was full.
-func (c *Client) Dropped() uint64 { return c.drops.Load() }
+// Events returns the events in order, as [Client.Next] does, for a range
+// loop that ends when the client is closed. Stopping the loop early is
+// fine.
+func (c *Client) Events() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for {
+			ev, err := c.events.Next(context.Background())
+			if err != nil || !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Poll appends the events waiting now to dst, without waiting, and
+// returns it: for game loops that look once per frame.
+func (c *Client) Poll(dst []Event) []Event { return c.events.Poll(dst) }
+
+// Dropped returns how many events were dropped because
+// [Options.MaxEvents] were waiting.
+func (c *Client) Dropped() int { return int(c.drops.Load()) }
 
 // Connect dials the Harness and completes the handshake (adapter.hello as
-// a request, once per connection), then keeps the connection alive in the
-// background, reconnecting with back-off until Close. ctx bounds only this
-// first attempt; its expiry does not affect the connection once made.
-// Connect may be called once.
+// a request, once per connection): one attempt, bounded by ctx and by
+// Options.HandshakeTimeout. On success the client keeps the connection
+// alive in the background, reconnecting with back-off until Close, and
+// ctx's later expiry changes nothing. On failure nothing keeps running,
+// and Connect may be called again (a game waiting for a Harness that is
+// not running yet calls it every few seconds). After a success, a second
+// Connect returns an error.
 func (c *Client) Connect(ctx context.Context) (err error) {
 	defer wrap(&err, "connect")
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return net.ErrClosed
+		return ErrClosed
 	}
 	if c.started {
 		c.mu.Unlock()
@@ -113,13 +146,13 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 
 // Close closes the connection with status 1000 (waiting at most 5 s for
 // the Harness's close frame, which a hung Harness never sends), fails
-// pending calls with a *DisconnectError wrapping net.ErrClosed, cancels
-// running atom handlers' contexts, waits for every goroutine of the
-// client (including atom handlers that ignore their context), and closes
-// Events. It is
-// idempotent and always returns nil. Because it waits for them, it must
-// not be called from an [AtomFunc] or from Options.State: that would
-// wait for itself.
+// pending calls with a *DisconnectError wrapping ErrClosed, cancels
+// running atom handlers' contexts, and waits for every goroutine of the
+// client (including atom handlers that ignore their context). Events
+// still waiting can be received afterwards; then Next returns ErrClosed
+// and an Events loop ends. Close is idempotent and always returns nil.
+// Because it waits for them, it must not be called from an [AtomFunc] or
+// from Options.State: that would wait for itself.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -133,12 +166,12 @@ func (c *Client) Close() error {
 	if cn != nil {
 		// Close handshake first, while the reader still reads; cancelling
 		// life before it would cut the handshake short.
-		cn.shutdown(&DisconnectError{Reason: "client closed", Err: net.ErrClosed}, websocket.StatusNormalClosure)
+		cn.shutdown(&DisconnectError{Reason: "client closed", Err: ErrClosed}, websocket.StatusNormalClosure)
 		cn.wait()
 	}
 	c.stop()
 	c.wg.Wait()
-	close(c.events)
+	c.events.Close()
 	return nil
 }
 
@@ -180,7 +213,7 @@ func (c *Client) waitConn(ctx context.Context, old *conn) error {
 		cur, ch, closed := c.cur, c.changed, c.closed
 		c.mu.Unlock()
 		if closed {
-			return net.ErrClosed
+			return ErrClosed
 		}
 		if cur != nil && cur != old {
 			return nil
@@ -194,12 +227,12 @@ func (c *Client) waitConn(ctx context.Context, old *conn) error {
 }
 
 // current returns the live connection or an error wrapping ErrDisconnected
-// (or net.ErrClosed after Close).
+// (and ErrClosed after Close).
 func (c *Client) current() (*conn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, &DisconnectError{Reason: "client closed", Err: net.ErrClosed}
+		return nil, &DisconnectError{Reason: "client closed", Err: ErrClosed}
 	}
 	if c.cur == nil {
 		return nil, &DisconnectError{Reason: "not connected"}
@@ -216,16 +249,18 @@ func (c *Client) setCurrentLocked(cn *conn) {
 }
 
 // supervise owns the connection after Connect: it waits for it to end,
-// joins its goroutines, and reconnects with back-off until Close.
+// joins its goroutines, and reconnects with back-off until Close. The
+// first failed attempt of an outage is logged as a warning, later ones at
+// debug level, so that a Harness that stays down does not flood the log.
 func (c *Client) supervise(cn *conn) {
 	defer c.wg.Done()
-	backoff := c.o.ReconnectMin
+	b := backoff.Backoff{Min: c.o.ReconnectMin, Max: c.o.ReconnectMax}
 	for {
 		select {
 		case <-cn.done:
 		case <-c.life.Done():
 		}
-		cn.shutdown(&DisconnectError{Reason: "client closed", Err: net.ErrClosed}, websocket.StatusNormalClosure)
+		cn.shutdown(&DisconnectError{Reason: "client closed", Err: ErrClosed}, websocket.StatusNormalClosure)
 		cn.wait()
 		c.mu.Lock()
 		if c.cur == cn {
@@ -235,40 +270,23 @@ func (c *Client) supervise(cn *conn) {
 		c.asm.Reset()
 		c.emit(Event{Kind: EventDisconnected, Err: cn.cause()})
 		immediate := cn.switching()
-		for {
-			if !immediate && !c.sleep(backoff) {
+		b.Reset()
+		for failures := 0; ; failures++ {
+			if !immediate && backoff.Wait(c.life, b.Next()) != nil {
 				return
 			}
 			immediate = false
-			c.mu.Lock()
-			closed := c.closed
-			c.mu.Unlock()
-			if closed {
-				return
-			}
 			next, err := c.dial(c.life)
 			if err == nil {
-				cn, backoff = next, c.o.ReconnectMin
+				cn = next
 				break
 			}
 			if c.life.Err() != nil {
 				return
 			}
-			c.emit(Event{Kind: EventError, Err: err})
-			backoff = min(2*backoff, c.o.ReconnectMax)
+			level := slogWarnOnce(failures)
+			c.o.Logger.Log(c.life, level, "xiaotangyuan: reconnect failed; retrying with back-off", "url", c.o.URL, "err", err)
 		}
-	}
-}
-
-// sleep waits d, or returns false when the client closes first.
-func (c *Client) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.life.Done():
-		return false
 	}
 }
 
@@ -282,19 +300,16 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	ws.SetReadLimit(c.o.ReadLimit)
 	cn := newConn(c, ws)
 	cn.startReader()
-	var res struct {
-		Accepted        bool   `json:"accepted"`
-		ProtocolVersion string `json:"protocolVersion"`
-	}
+	var res wire.HelloResult
 	hello := c.hello()
-	err = cn.call(ctx, "adapter.hello", hello, &res, c.o.HelloTimeout)
+	err = cn.call(ctx, wire.MethodHello, hello, &res, c.o.HandshakeTimeout)
 	if err == nil && !res.Accepted {
-		err = &RPCError{Method: "adapter.hello", Message: "hello not accepted"}
+		err = &RPCError{Method: wire.MethodHello, Message: "hello not accepted"}
 	}
-	wrap(&err, "adapter.hello")
+	wrap(&err, wire.MethodHello)
 	c.mu.Lock()
 	if err == nil && c.closed {
-		err = net.ErrClosed
+		err = ErrClosed
 	}
 	if err != nil {
 		c.mu.Unlock()
@@ -303,7 +318,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		// for a close frame that never comes.
 		status := websocket.StatusGoingAway
 		var re *RPCError
-		if errors.As(err, &re) || errors.Is(err, net.ErrClosed) {
+		if errors.As(err, &re) || errors.Is(err, ErrClosed) {
 			status = websocket.StatusNormalClosure
 		}
 		cn.shutdown(&DisconnectError{Reason: "handshake failed", Err: err}, status)
@@ -323,12 +338,12 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	return cn, nil
 }
 
-// dialWS performs the WebSocket handshake, bounded by HelloTimeout and
-// cut short by Close: a Harness whose event loop hangs still accepts TCP
-// connections but never answers the upgrade, which would otherwise hold
-// Connect, the reconnect loop and Close forever.
+// dialWS performs the WebSocket handshake, bounded by HandshakeTimeout
+// and cut short by Close: a Harness whose event loop hangs still accepts
+// TCP connections but never answers the upgrade, which would otherwise
+// hold Connect, the reconnect loop and Close forever.
 func (c *Client) dialWS(ctx context.Context) (*websocket.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.o.HelloTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.o.HandshakeTimeout)
 	defer cancel()
 	stop := context.AfterFunc(c.life, cancel)
 	defer stop()
@@ -336,25 +351,15 @@ func (c *Client) dialWS(ctx context.Context) (*websocket.Conn, error) {
 	return ws, err
 }
 
-type helloParams struct {
-	AdapterID       string   `json:"adapterId"`
-	GameID          string   `json:"gameId"`
-	Version         string   `json:"version"`
-	ProtocolVersion string   `json:"protocolVersion"`
-	ProcessID       int      `json:"processId,omitempty"`
-	SaveID          string   `json:"saveId,omitempty"`
-	Capabilities    []string `json:"capabilities"`
-}
-
 // hello builds the adapter.hello params: assistant.text-stream always
 // (so the Harness never sends legacy assistant.delta), the extra
 // features, then every registered atom in name order.
-func (c *Client) hello() helloParams {
+func (c *Client) hello() wire.Hello {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	caps := []string{"assistant.text-stream"}
+	caps := []string{wire.CapTextStream}
 	for _, f := range c.o.Capabilities {
-		if f != "assistant.text-stream" {
+		if f != wire.CapTextStream {
 			caps = append(caps, f)
 		}
 	}
@@ -363,7 +368,7 @@ func (c *Client) hello() helloParams {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	p := helloParams{
+	p := wire.Hello{
 		AdapterID: c.o.AdapterID, GameID: c.o.GameID, Version: c.o.Version,
 		ProtocolVersion: ProtocolVersion, SaveID: c.saveID,
 		Capabilities: append(caps, names...),
@@ -374,39 +379,32 @@ func (c *Client) hello() helloParams {
 	return p
 }
 
-// emit hands ev to Events without blocking; when the queue is full the
-// event is dropped, counted and noted in the recorder. Only the client's
-// own goroutines, which Close joins before closing Events, may call it.
+// emit queues ev without blocking; when [Options.MaxEvents] wait, the
+// event is dropped, counted and noted in the recorder. An event emitted
+// after Close is ignored.
 func (c *Client) emit(ev Event) {
 	if !c.tryEmit(ev) {
 		c.dropped(ev)
 	}
 }
 
-// tryEmit queues ev on Events if there is room and reports whether it did.
+// tryEmit queues ev if there is room and reports whether it did; an event
+// after Close counts as queued.
 func (c *Client) tryEmit(ev Event) bool {
-	select {
-	case c.events <- ev:
-		return true
-	default:
-		return false
-	}
+	return c.events.Push(ev) || !c.events.Full()
 }
 
-// dropped counts and notes an event that found Events full.
+// dropped counts and notes an event that found the queue full.
 func (c *Client) dropped(ev Event) {
 	c.drops.Add(1)
 	c.rec.RecordNote(jsonl.In, fmt.Sprintf("dropped: event queue full (%s)", ev.Kind), nil)
 }
 
-// emitOutside is emit for goroutines Close does not join (a caller giving
-// up on a chat): it never sends once Close has begun, since Close then
-// closes Events.
-func (c *Client) emitOutside(ev Event) {
-	c.mu.Lock()
-	queued := c.closed || c.tryEmit(ev)
-	c.mu.Unlock()
-	if !queued {
-		c.dropped(ev)
+// slogWarnOnce is the log level of the n-th failed attempt (from 0) of an
+// outage: a warning for the first, debug for the rest.
+func slogWarnOnce(n int) slog.Level {
+	if n == 0 {
+		return slog.LevelWarn
 	}
+	return slog.LevelDebug
 }

@@ -48,7 +48,7 @@ func TestClient_Hello(t *testing.T) {
 		testutil.Error(t, err)
 		testutil.Equal(t, "atom after connect", err.Error(), "xiaotangyuan: handle atom: atoms must be registered before Connect")
 		err = e.c.Connect(context.Background())
-		testutil.Equal(t, "second connect", err.Error(), "xiaotangyuan: connect: Connect was already called")
+		testutil.Equal(t, "second connect", err.Error(), "xiaotangyuan: connect: Connect already succeeded; the client reconnects by itself")
 	})
 }
 
@@ -278,5 +278,33 @@ func TestClient_Errors(t *testing.T) {
 		err = e.c.Call(context.Background(), "no.such", nil, nil)
 		testutil.ErrorAs(t, err, &rpcErr)
 		testutil.Equal(t, "unknown method", rpcErr.Message, "unknown method: no.such")
+	})
+}
+
+// Events are received one way, as in every client of the module: Next
+// waits (bounded by its ctx), Poll takes what waits without waiting, and
+// an Events loop ends once the client is closed. Issue #21.
+func TestClient_Receive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, nil, nil, nil)
+		testutil.Equal(t, "polled", kinds(e.c.Poll(nil)), []xty.EventKind{xty.EventReady, xty.EventConnected})
+		testutil.Equal(t, "nothing left", len(e.c.Poll(nil)), 0)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := e.c.Next(ctx)
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		var got []xty.EventKind
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ev := range e.c.Events() {
+				got = append(got, ev.Kind)
+			}
+		}()
+		e.h.Status("recording", "")
+		synctest.Wait()
+		testutil.Success(t, e.c.Close())
+		<-done
+		testutil.Equal(t, "loop saw", got, []xty.EventKind{xty.EventStatus, xty.EventDisconnected})
 	})
 }

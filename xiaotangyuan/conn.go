@@ -11,7 +11,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // writeTimeout bounds one WebSocket write. coder/websocket closes the
@@ -58,7 +60,7 @@ type pendingCall struct {
 }
 
 type callResult struct {
-	f         frame
+	f         wire.Frame
 	cancelled bool // the reply's interaction was cancelled (barge-in)
 	err       error
 }
@@ -67,7 +69,7 @@ func newConn(c *Client, ws *websocket.Conn) *conn {
 	cn := &conn{
 		c:       c,
 		ws:      ws,
-		atomSem: make(chan struct{}, c.o.MaxConcurrentAtoms),
+		atomSem: make(chan struct{}, c.o.MaxInFlight),
 		replies: make(chan []byte, replyQueue),
 		done:    make(chan struct{}),
 		pending: make(map[int64]*pendingCall),
@@ -185,7 +187,7 @@ func (cn *conn) switchSave() {
 // write sends one encoded message after the size guard.
 func (cn *conn) write(b []byte, method string) error {
 	if err := checkSize(b); err != nil {
-		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+bare(err), nil)
+		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+errd.Text(err, prefix), nil)
 		return err
 	}
 	cn.c.rec.Record(jsonl.Out, b)
@@ -223,20 +225,23 @@ func (cn *conn) call(ctx context.Context, method string, params, out any, timeou
 
 func (cn *conn) roundTrip(ctx context.Context, method string, params any, timeout time.Duration) (callResult, error) {
 	id := cn.c.nextID.Add(1)
-	b, err := appendRequest(nil, id, method, params)
+	b, err := wire.AppendRequest(nil, id, method, params)
 	if err != nil {
 		return callResult{}, err
 	}
 	if err := checkSize(b); err != nil {
-		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+bare(err), nil)
+		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+errd.Text(err, prefix), nil)
 		return callResult{}, err
 	}
 	p := &pendingCall{method: method, ch: make(chan callResult, 1)}
 	if err := cn.send(id, p, b); err != nil {
 		return callResult{}, err
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %v", ErrTimeout, timeout))
-	defer cancel()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %v", ErrTimeout, timeout))
+		defer cancel()
+	}
 	return cn.await(ctx, id, p)
 }
 
@@ -305,7 +310,7 @@ func (cn *conn) forget(id int64, p *pendingCall) {
 
 // notify sends a notification (no id, no answer).
 func (cn *conn) notify(method string, params any) error {
-	b, err := appendRequest(nil, 0, method, params)
+	b, err := wire.AppendRequest(nil, 0, method, params)
 	if err != nil {
 		return err
 	}
@@ -377,7 +382,7 @@ func (cn *conn) handle(b []byte) (note string, then func()) {
 // resolve finds the call a response answers; the returned func hands the
 // result over. Responses with unknown ids (late, or the Harness's id:null
 // errors) are dropped, never answered.
-func (cn *conn) resolve(f frame) (string, func()) {
+func (cn *conn) resolve(f wire.Frame) (string, func()) {
 	id, ok := clientID(f.ID)
 	if !ok {
 		return "dropped: response with unknown id", nil
@@ -391,9 +396,7 @@ func (cn *conn) resolve(f frame) (string, func()) {
 	}
 	r := callResult{f: f}
 	if f.Result != nil && isReplyMethod(p.method) {
-		var rep struct {
-			InteractionID string `json:"interactionId"`
-		}
+		var rep wire.Reply
 		if json.Unmarshal(f.Result, &rep) == nil {
 			r.cancelled = cn.c.asm.Cancelled(rep.InteractionID)
 		}
@@ -409,7 +412,7 @@ func (cn *conn) resolve(f frame) (string, func()) {
 }
 
 func isReplyMethod(m string) bool {
-	return m == "chat.send" || m == "chat.retry" || m == "assistant.compose"
+	return m == wire.MethodChat || m == wire.MethodRetry || m == wire.MethodCompose
 }
 
 // everyLocked runs tick every d on its own goroutine (counted in cn.wg)
@@ -450,15 +453,16 @@ func (cn *conn) ping() bool {
 }
 
 // sendState sends one state.update heartbeat as a notification; a failure
-// is reported as an EventError and the heartbeat goes on.
+// is logged as a warning and the heartbeat goes on.
 func (cn *conn) sendState() bool {
 	obs, save := cn.c.o.State()
 	p, err := stateParams(obs, save)
 	if err == nil {
-		err = cn.notify("state.update", p)
+		err = cn.notify(wire.MethodState, p)
 	}
 	if err != nil && cn.ctx.Err() == nil {
-		cn.c.emit(Event{Kind: EventError, Err: &opError{op: "state heartbeat", err: err}})
+		wrap(&err, "state heartbeat")
+		cn.c.o.Logger.Warn("xiaotangyuan: state heartbeat not sent", "err", err)
 	}
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -40,7 +41,7 @@ func TestClient_DisconnectAndReconnect(t *testing.T) {
 		}()
 		<-started
 		dropped := time.Now()
-		e.h.Drop()
+		e.h.Disconnect()
 		err := <-errc
 		testutil.ErrorIs(t, err, xty.ErrDisconnected)
 		var de *xty.DisconnectError
@@ -64,25 +65,33 @@ func TestClient_DisconnectAndReconnect(t *testing.T) {
 	})
 }
 
-// Back-off doubles while the Harness is down, up to ReconnectMax.
+// Back-off doubles while the Harness is down, up to ReconnectMax. The
+// first failed attempt of the outage is logged as a warning, the others
+// at debug level (until issue #21 each was an EventError).
 func TestClient_ReconnectBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		var logs testutil.Logs
 		opts := baseOptions()
 		opts.ReconnectMin = time.Second
 		opts.ReconnectMax = 4 * time.Second
+		opts.Logger = logs.Logger()
 		e := newEnv(t, nil, opts, nil)
 		e.drain()
 		down := time.Now()
 		e.h.Close() // no new connections: every attempt fails
 		testutil.Equal(t, "disconnected", e.next().Kind, xty.EventDisconnected)
+		time.Sleep(16 * time.Second)
+		synctest.Wait()
 		var at []time.Duration
-		for len(at) < 5 {
-			ev := e.next()
-			testutil.Equal(t, "failed attempt", ev.Kind, xty.EventError)
-			testutil.ErrorIs(t, ev.Err, xty.ErrDisconnected)
-			at = append(at, time.Since(down))
+		var levels []slog.Level
+		for _, r := range logs.Records(slog.LevelDebug) {
+			testutil.ErrorIs(t, testutil.Attr(r, "err").(error), xty.ErrDisconnected)
+			at = append(at, r.Time.Sub(down))
+			levels = append(levels, r.Level)
 		}
 		testutil.Equal(t, "attempt times", at, []time.Duration{1 * time.Second, 3 * time.Second, 7 * time.Second, 11 * time.Second, 15 * time.Second})
+		testutil.Equal(t, "one warning per outage", levels, []slog.Level{slog.LevelWarn, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug, slog.LevelDebug})
+		testutil.Equal(t, "no event per attempt", len(e.drain()), 0)
 	})
 }
 
@@ -100,8 +109,10 @@ func TestClient_Close(t *testing.T) {
 		err := <-errc
 		testutil.ErrorIs(t, err, xty.ErrDisconnected)
 		testutil.ErrorIs(t, err, net.ErrClosed)
-		for range e.c.Events() { // closed by Close
+		for range e.c.Events() { // ends after Close, once the waiting events are received
 		}
+		_, err = e.c.Next(context.Background())
+		testutil.ErrorIs(t, err, xty.ErrClosed)
 		testutil.Success(t, e.c.Close())
 		testutil.ErrorIs(t, e.c.Ping(context.Background()), net.ErrClosed)
 		testutil.ErrorIs(t, e.c.Connect(context.Background()), net.ErrClosed)
@@ -112,9 +123,9 @@ func TestClient_Close(t *testing.T) {
 
 func TestClient_ConnectFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		opts := baseOptions()
-		opts.HTTPClient = h.HTTPClient()
+		opts.HTTPClient = h.Client()
 		h.Close()
 		c, err := xty.New(opts)
 		testutil.Success(t, err)
@@ -131,17 +142,17 @@ func TestClient_OversizeGuard(t *testing.T) {
 		e := newEnv(t, &xtytest.Options{Agent: quiet}, nil, nil) // the fake dies on oversize, as the gateway
 		big := strings.Repeat("x", xty.MaxMessageSize)
 		_, err := e.c.Chat(context.Background(), big, nil)
-		testutil.ErrorIs(t, err, xty.ErrMessageTooLarge)
+		testutil.ErrorIs(t, err, xty.ErrMessageTooBig)
 		err = e.c.UpdateState(context.Background(), map[string]string{"blob": big}, "")
-		testutil.ErrorIs(t, err, xty.ErrMessageTooLarge)
+		testutil.ErrorIs(t, err, xty.ErrMessageTooBig)
 		err = e.c.Notify(context.Background(), "state.update", map[string]any{"observation": map[string]string{"blob": big}})
-		testutil.ErrorIs(t, err, xty.ErrMessageTooLarge)
+		testutil.ErrorIs(t, err, xty.ErrMessageTooBig)
 		// Just under the limit goes through (the fake would crash otherwise).
 		fit := strings.Repeat("y", xty.MaxMessageSize-100)
 		_, err = e.c.Chat(context.Background(), fit, nil)
 		testutil.Success(t, err)
 		testutil.Success(t, e.c.Ping(context.Background()))
-		testutil.Equal(t, "refusals recorded", strings.Count(e.rec.String(), "message too large"), 3)
+		testutil.Equal(t, "refusals recorded", strings.Count(e.rec.String(), "message too big"), 3)
 	})
 }
 
@@ -364,12 +375,12 @@ func TestClient_SetSaveIDClear(t *testing.T) {
 func TestClient_EventQueueFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		opts := baseOptions()
-		opts.EventQueue = 2
+		opts.MaxEvents = 2
 		e := newEnv(t, nil, opts, nil) // Ready and Connected fill the queue
 		rep, err := e.c.Chat(context.Background(), "hi", nil)
 		testutil.Success(t, err)
 		testutil.Equal(t, "reply", rep.Text, "You said: hi")
-		testutil.Equal(t, "dropped", e.c.Dropped(), uint64(4)) // start, 2 deltas, done
+		testutil.Equal(t, "dropped", e.c.Dropped(), 4) // start, 2 deltas, done
 		testutil.Equal(t, "noted", strings.Count(e.rec.String(), "dropped: event queue full"), 4)
 	})
 }
@@ -427,13 +438,15 @@ func (d *downTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // ReconnectMin, however long the Harness was down before.
 func TestClient_ReconnectBackoffReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
-		tr := &downTransport{next: h.HTTPClient().Transport}
+		tr := &downTransport{next: h.Client().Transport}
 		opts := baseOptions()
 		opts.HTTPClient = &http.Client{Transport: tr}
 		opts.ReconnectMin = time.Second
 		opts.ReconnectMax = 8 * time.Second
+		var logs testutil.Logs
+		opts.Logger = logs.Logger()
 		c, err := xty.New(opts)
 		testutil.Success(t, err)
 		defer c.Close()
@@ -442,16 +455,16 @@ func TestClient_ReconnectBackoffReset(t *testing.T) {
 		e.drain()
 
 		tr.down.Store(true)
-		h.Drop()
+		h.Disconnect()
 		testutil.Equal(t, "dropped", e.next(xty.EventReady).Kind, xty.EventDisconnected)
-		for range 3 { // at 1 s, 3 s, 7 s; the next attempt waits 8 s
-			testutil.Equal(t, "refused", e.next().Kind, xty.EventError)
-		}
+		time.Sleep(8 * time.Second) // refused at 1 s, 3 s, 7 s; the next attempt waits 8 s
+		synctest.Wait()
+		testutil.Equal(t, "refused attempts", len(logs.Records(slog.LevelDebug)), 3)
 		tr.down.Store(false)
 		testutil.Equal(t, "back", e.next(xty.EventReady).Kind, xty.EventConnected)
 
 		dropped := time.Now()
-		h.Drop()
+		h.Disconnect()
 		testutil.Equal(t, "dropped again", e.next(xty.EventReady).Kind, xty.EventDisconnected)
 		testutil.Equal(t, "reconnected", e.next(xty.EventReady).Kind, xty.EventConnected)
 		testutil.Equal(t, "back-off reset", time.Since(dropped), time.Second)

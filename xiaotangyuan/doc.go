@@ -5,10 +5,16 @@
 // abilities ("atoms") the companion can call.
 //
 //	c, err := xiaotangyuan.New(&xiaotangyuan.Options{AdapterID: "my-adapter", GameID: "mygame", Version: "1.0.0"})
-//	c.HandleAtom("mygame.open_door", openDoor)
-//	err = c.Connect(ctx)
-//	go func() { for ev := range c.Events() { show(ev) } }()
-//	reply, err := c.Chat(ctx, "Where is the key?", &xiaotangyuan.ChatContext{Location: "cellar"})
+//	err = c.Connect(ctx)                             // adapter.hello; reconnects by itself
+//	go func() { for ev := range c.Events() { show(ev) } }() // or c.Next(ctx), or c.Poll each frame
+//	reply, err := c.Chat(ctx, "Where is the key?", nil)
+//	c.Close()
+//
+// This is the shape of every client in the module (neuro, neurosan too):
+// New with an Options struct (nil for defaults) starts nothing; Connect
+// makes the first connection; events are received with Events, Next or
+// Poll; Close stops everything. Register atoms with [Client.HandleAtom]
+// before Connect.
 //
 // # Protocol
 //
@@ -59,31 +65,35 @@
 // new save, or "" for none: it reconnects at once, and the new connection
 // has its own queue; or Close the client and make a new one. Either way
 // the Harness starts a fresh chat session (its long-term memory, kept per
-// game and save, stays). PROTOCOL.md in this directory has the details.
+// game and save, stays). docs/xiaotangyuan-protocol.md has the details.
 //
 // Every outbound message is checked against [MaxMessageSize] (1 MiB)
-// before it is sent: the real gateway closes the connection with 1009 and
-// its process crashes on a bigger frame. The gateway limits nothing it
-// sends, so the client reads up to 4 MiB by default (Options.ReadLimit).
+// before it is sent ([ErrMessageTooBig]): the real gateway closes the
+// connection with 1009 and its process crashes on a bigger frame. The
+// gateway limits nothing it sends, so the client reads up to 4 MiB by
+// default (Options.ReadLimit).
 //
 // # Concurrency
 //
 // All Client methods may be called concurrently. Each connection has a
 // reader goroutine, a reply writer, a WebSocket pinger, an optional
 // state heartbeat and one goroutine per running atom (at most
-// Options.MaxConcurrentAtoms; more are refused with "adapter busy"). Atom
+// Options.MaxInFlight; more are refused with "adapter busy"). Atom
 // handlers run while the game's own chat.send is pending, which is how
 // the Harness uses them. The reader never writes and never blocks: events
-// go to a bounded channel ([Client.Events], dropped and counted when
-// full), and its own answers to a bounded queue. No lock is held while
-// user code runs. [Client.Close] joins every goroutine.
+// go to a bounded queue (Options.MaxEvents; dropped and counted when
+// full) that the game receives from with [Client.Events], [Client.Next]
+// or [Client.Poll], and its own answers to another bounded queue. No lock
+// is held while user code runs. [Client.Close] joins every goroutine.
 //
 // Liveness uses WebSocket ping frames, not gateway.ping: the gateway
 // processes each connection's requests strictly in order, so
 // gateway.ping waits behind a running chat. A lost connection fails
 // pending calls with a [*DisconnectError] (errors.Is ErrDisconnected) and
-// the client reconnects with doubling back-off (2 s to 30 s by default).
-// Calls made while disconnected fail at once rather than wait.
+// the client reconnects with doubling back-off (Options.ReconnectMin and
+// ReconnectMax, 2 s to 30 s by default); the first failed attempt of an
+// outage is logged (Options.Logger). Calls made while disconnected fail
+// at once rather than wait; after Close they fail with [ErrClosed].
 //
 // # Security
 //
@@ -94,4 +104,6 @@
 // SHA-256 so that paths and account names never leave the process.
 //
 // The fake Harness for tests is in package xtytest.
+// docs/xiaotangyuan-protocol.md says how the real gateway behaves, and
+// where each fact comes from.
 package xiaotangyuan

@@ -4,32 +4,42 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"net"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // JSON-RPC error codes used by the protocol. The Harness answers every
 // validation and runtime failure with CodeServer and free text, and
 // malformed frames with CodeParse (never -32600).
 const (
-	CodeParse          = -32700 // not JSON, or not a JSON-RPC 2.0 object
-	CodeInvalidParams  = -32602 // sent by this client for bad game.atom.execute params
-	CodeMethodNotFound = -32601 // sent by this client for Harness requests it does not know
-	CodeServer         = -32000 // any Harness validation or runtime error
-	CodeAtomFailed     = -32010 // an atom handler failed (the DST adapter convention)
+	CodeParse          = wire.CodeParse          // not JSON, or not a JSON-RPC 2.0 object
+	CodeInvalidParams  = wire.CodeInvalidParams  // sent by this client for bad game.atom.execute params
+	CodeMethodNotFound = wire.CodeMethodNotFound // sent by this client for Harness requests it does not know
+	CodeServer         = wire.CodeServer         // any Harness validation or runtime error
+	CodeAtomFailed     = wire.CodeAtomFailed     // an atom handler failed (the DST adapter convention)
 )
 
+// prefix starts the text of every error of the package, once.
+const prefix = "xiaotangyuan: "
+
 var (
+	// ErrClosed is returned by methods of a closed [Client]. It is
+	// [net.ErrClosed], so errors.Is(err, net.ErrClosed) also holds.
+	ErrClosed = net.ErrClosed
+
 	// ErrDisconnected matches every error caused by a lost or missing
 	// connection: calls made while disconnected, and calls pending when the
 	// connection dropped. Use errors.As with [*DisconnectError] for the close
 	// status.
 	ErrDisconnected = errors.New("xiaotangyuan: disconnected")
 
-	// ErrMessageTooLarge is returned, wrapped with the method and size, when
+	// ErrMessageTooBig is returned, wrapped with the method and size, when
 	// an outbound message would exceed [MaxMessageSize]. Nothing is sent: the
 	// real Harness closes the connection with 1009 and can crash on such a
 	// frame.
-	ErrMessageTooLarge = errors.New("xiaotangyuan: message too large")
+	ErrMessageTooBig = errors.New("xiaotangyuan: message too big")
 
 	// ErrTimeout is returned, wrapped with the method, when a call's own
 	// timeout (see [Options]) expires before the Harness answers. A response
@@ -48,7 +58,16 @@ var errStarted = errors.New("xiaotangyuan: atoms must be registered before Conne
 
 // errConnected is returned by a second Connect: the client reconnects by
 // itself, so one successful Connect is all it takes.
-var errConnected = errors.New("xiaotangyuan: Connect was already called")
+var errConnected = errors.New("xiaotangyuan: Connect already succeeded; the client reconnects by itself")
+
+// ConfigError reports an invalid [Options] field; [New] returns it.
+type ConfigError struct {
+	Field  string // the Options field, for example "ReconnectMin"
+	Reason string // what is wrong with it
+}
+
+// Error returns "xiaotangyuan: option <field>: <reason>".
+func (e *ConfigError) Error() string { return prefix + "option " + e.Field + ": " + e.Reason }
 
 // RPCError is an error response from the Harness. Its text is
 // "xiaotangyuan: harness error <code>: <message>"; returned by a method,
@@ -65,8 +84,9 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("%sharness error %d: %s", prefix, e.Code, e.Message)
 }
 
-// ValidationError reports a value refused locally before anything was sent:
-// the Harness would refuse it too, or it breaks a rule of the protocol.
+// ValidationError reports a value of a call refused locally before
+// anything was sent: the Harness would refuse it too, or it breaks a rule
+// of the protocol.
 type ValidationError struct {
 	Field  string // the JSON field, for example "context.roleInstructions"
 	Reason string // what is wrong with it
@@ -74,12 +94,12 @@ type ValidationError struct {
 
 // Error returns "xiaotangyuan: invalid <field>: <reason>".
 func (e *ValidationError) Error() string {
-	return fmt.Sprintf("xiaotangyuan: invalid %s: %s", e.Field, e.Reason)
+	return fmt.Sprintf("%sinvalid %s: %s", prefix, e.Field, e.Reason)
 }
 
 // DisconnectError says why a connection ended. It matches
 // [ErrDisconnected] with errors.Is and unwraps to the underlying cause
-// (net.ErrClosed after [Client.Close]).
+// ([ErrClosed] after [Client.Close]).
 type DisconnectError struct {
 	Code   int    // WebSocket close code (1001 "gateway shutting down", 1009 too big), 0 if none was received
 	Reason string // close reason or a local description
@@ -88,7 +108,7 @@ type DisconnectError struct {
 
 // Error describes the close code, reason and cause, as available.
 func (e *DisconnectError) Error() string {
-	s := "xiaotangyuan: disconnected"
+	s := prefix + "disconnected"
 	if e.Code != 0 {
 		s += fmt.Sprintf(" (close %d)", e.Code)
 	}
@@ -96,7 +116,7 @@ func (e *DisconnectError) Error() string {
 		s += ": " + e.Reason
 	}
 	if e.Err != nil {
-		s += ": " + bare(e.Err)
+		s += ": " + errd.Text(e.Err, prefix)
 	}
 	return s
 }
@@ -107,29 +127,7 @@ func (e *DisconnectError) Is(target error) bool { return target == ErrDisconnect
 // Unwrap returns the underlying cause.
 func (e *DisconnectError) Unwrap() error { return e.Err }
 
-// prefix starts the text of every error of the package, once.
-const prefix = "xiaotangyuan: "
-
-// opError is what an exported operation returns when it fails. Its text
-// names the package and the operation once, whatever its cause says:
-// "xiaotangyuan: chat.send: harness error -32000: ...", never
-// "xiaotangyuan: chat.send: xiaotangyuan: chat.send: ..." (issue #20).
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return prefix + e.op + ": " + bare(e.err) }
-func (e *opError) Unwrap() error { return e.err }
-
-// wrap replaces a non-nil *err by an *opError for op. Exported operations
-// defer it, as errd.Wrap elsewhere in the module.
-func wrap(err *error, op string) {
-	if *err != nil {
-		*err = &opError{op: op, err: *err}
-	}
-}
-
-// bare returns err's text without the package prefix, for errors that
-// quote another: the prefix is said once, at the start.
-func bare(err error) string { return strings.TrimPrefix(err.Error(), prefix) }
+// wrap is errd.Wrap with the package prefix: every exported operation
+// defers it, so that its error says once where it came from
+// ("xiaotangyuan: chat.send: harness error -32000: ...", issue #20).
+func wrap(err *error, op string) { errd.Wrap(err, prefix+op) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -28,9 +29,9 @@ func TestErrors_SayWhereOnce(t *testing.T) {
 		idle, err := xty.New(baseOptions())
 		testutil.Success(t, err)
 		_, got["not connected"] = idle.Chat(ctx, "hi", nil)
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		opts := baseOptions()
-		opts.HTTPClient = h.HTTPClient()
+		opts.HTTPClient = h.Client()
 		h.Close()
 		down, err := xty.New(opts)
 		testutil.Success(t, err)
@@ -57,7 +58,9 @@ func TestErrors_SayWhereOnce(t *testing.T) {
 			}
 			return "ok", nil
 		}
+		var logs testutil.Logs
 		copts := baseOptions()
+		copts.Logger = logs.Logger()
 		copts.CallTimeout = time.Second
 		copts.ProcessID = -1
 		copts.State = func() (any, string) { return map[string]int{}, "bad id!" }
@@ -74,9 +77,11 @@ func TestErrors_SayWhereOnce(t *testing.T) {
 		got["save id"] = c.SetSaveID(ctx, "a/b")
 		got["state"] = c.UpdateState(ctx, []int{1}, "")
 		got["voice"] = c.StartVoice(ctx)
-		ev := e.next(xty.EventReady, xty.EventConnected)
-		testutil.Equal(t, "heartbeat error", ev.Kind, xty.EventError)
-		got["heartbeat event"] = ev.Err
+		time.Sleep(time.Second)
+		synctest.Wait()
+		warnings := logs.Records(slog.LevelWarn)
+		testutil.Equal(t, "heartbeat warning", len(warnings) > 0, true)
+		got["heartbeat log"], _ = testutil.Attr(warnings[0], "err").(error)
 		go c.Chat(ctx, "slow", nil)
 		synctest.Wait()
 		got["timeout"] = c.Ping(ctx)
@@ -87,9 +92,9 @@ func TestErrors_SayWhereOnce(t *testing.T) {
 			errc <- err
 		}()
 		synctest.Wait()
-		e.h.Drop()
+		e.h.Disconnect()
 		got["dropped"] = <-errc
-		ev = e.next(xty.EventError, xty.EventStart, xty.EventText, xty.EventDone)
+		ev := e.next(xty.EventReady, xty.EventConnected, xty.EventStart, xty.EventText, xty.EventDone)
 		testutil.Equal(t, "disconnected", ev.Kind, xty.EventDisconnected)
 		got["disconnected event"] = ev.Err
 		c.Close()
@@ -120,13 +125,16 @@ func TestErrors_SayWhereOnce(t *testing.T) {
 			"atom after connect": "xiaotangyuan: handle atom: atoms must be registered before Connect",
 			"blank":              "xiaotangyuan: chat.send: invalid text: must not be blank",
 			"hello timeout":      "xiaotangyuan: connect: adapter.hello: call timed out after 5s",
+			"new":                "xiaotangyuan: option AdapterID: must not be empty",
+			"heartbeat log":      "xiaotangyuan: state heartbeat: invalid saveId: \"bad id!\" must be 1-128 characters of [A-Za-z0-9._:-]",
 		} {
 			testutil.Equal(t, name, got[name].Error(), want)
 		}
 		testutil.ErrorIs(t, got["timeout"], xty.ErrTimeout)
 		testutil.ErrorIs(t, got["hello timeout"], xty.ErrTimeout)
-		testutil.ErrorIs(t, got["too large"], xty.ErrMessageTooLarge)
-		testutil.Equal(t, "too large", strings.HasPrefix(got["too large"].Error(), "xiaotangyuan: chat.send: message too large: 1048"), true)
+		testutil.ErrorIs(t, got["too large"], xty.ErrMessageTooBig)
+		testutil.Equal(t, "too large", strings.HasPrefix(got["too large"].Error(), "xiaotangyuan: chat.send: message too big: 1048"), true)
+		testutil.ErrorIs(t, got["closed"], xty.ErrClosed)
 		var re *xty.RPCError
 		testutil.ErrorAs(t, got["harness"], &re)
 		testutil.Equal(t, "method kept", re.Method, "chat.send")

@@ -21,7 +21,7 @@ const (
 	EventCancel                            // assistant.text.cancel: Reason "barge-in"; or an abandoned chat's stream ends: Reason ReasonAbandoned, InteractionID
 	EventPresent                           // assistant.present: Text, Source
 	EventStatus                            // assistant.status: Status, Transcript
-	EventError                             // assistant.error: Message; or a local failure: Err
+	EventError                             // assistant.error: Message
 )
 
 var eventNames = [...]string{"", "Ready", "Connected", "Disconnected", "Start", "Text", "Done", "Cancel", "Present", "Status", "Error"}
@@ -69,7 +69,7 @@ type Event struct {
 	Transcript    string        // Status (thinking): partial or final speech transcript
 	Message       string        // Error: the Harness's message
 	Reason        string        // Cancel: "barge-in", or ReasonAbandoned
-	Err           error         // Disconnected; Error raised locally (for example by the state heartbeat)
+	Err           error         // Disconnected: why the connection ended (a *DisconnectError)
 
 	ProtocolVersion string   // Ready
 	Capabilities    []string // Ready

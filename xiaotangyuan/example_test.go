@@ -18,7 +18,7 @@ func ExampleSaveID() {
 
 func ExampleClient() {
 	// A fake Harness stands in for the real one at ws://127.0.0.1:32145.
-	h := xtytest.New(&xtytest.Options{Agent: func(ctx context.Context, t *xtytest.Turn) (string, error) {
+	h := xtytest.NewServer(&xtytest.Options{Agent: func(ctx context.Context, t *xtytest.Turn) (string, error) {
 		res, err := t.CallAtom(ctx, "mygame.count_apples", nil)
 		if err != nil {
 			return "", err
@@ -31,7 +31,7 @@ func ExampleClient() {
 
 	c, err := xty.New(&xty.Options{
 		AdapterID: "example-adapter", GameID: "mygame", Version: "1.0.0",
-		URL: xtytest.URL, HTTPClient: h.HTTPClient(), // omit both for the real Harness
+		URL: h.URL, HTTPClient: h.Client(), // omit both for the real Harness
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -47,9 +47,10 @@ func ExampleClient() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// The stream events arrived before the result.
-	for len(c.Events()) > 0 {
-		if ev := <-c.Events(); ev.Kind == xty.EventText {
+	// The stream events arrived before the result. A game loop polls
+	// them once per frame; a goroutine could range over c.Events().
+	for _, ev := range c.Poll(nil) {
+		if ev.Kind == xty.EventText {
 			fmt.Printf("showing: %q\n", ev.Text)
 		}
 	}

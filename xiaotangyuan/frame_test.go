@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 var frameTable = []struct {
@@ -130,28 +131,32 @@ func FuzzIncoming(f *testing.F) {
 	})
 }
 
-func Test_appendRequest(t *testing.T) {
+// What the client and the fake encode, the client parses.
+func Test_parseFrameRoundTrip(t *testing.T) {
 	t.Parallel()
-	b, err := appendRequest(nil, 3, "chat.send", map[string]string{"text": "hi"})
+	req, err := wire.AppendRequest(nil, 3, wire.MethodChat, wire.Chat{Text: "hi"})
 	testutil.Success(t, err)
-	testutil.Equal(t, "request", string(b), `{"jsonrpc":"2.0","id":3,"method":"chat.send","params":{"text":"hi"}}`)
-	b, err = appendRequest(b[:0], 0, "state.update", nil)
+	note, err := wire.EncodeRequest(nil, wire.NoteTextDone, wire.TextDone{InteractionID: "i", Text: "t", Source: "chat"})
 	testutil.Success(t, err)
-	testutil.Equal(t, "notification", string(b), `{"jsonrpc":"2.0","method":"state.update"}`)
-	_, err = appendRequest(nil, 1, "x", func() {})
-	testutil.Error(t, err)
-	_, kind, err := parseFrame(b)
+	resp, err := wire.EncodeResponse(json.RawMessage("3"), wire.Pong{Pong: true}, nil)
 	testutil.Success(t, err)
-	testutil.Equal(t, "round trip", kind, kindNotification)
+	for _, tc := range []struct {
+		b    []byte
+		kind frameKind
+	}{{req, kindRequest}, {note, kindNotification}, {resp, kindResponse}} {
+		_, kind, err := parseFrame(tc.b)
+		testutil.Success(t, err)
+		testutil.Equal(t, string(tc.b), kind, tc.kind)
+	}
 }
 
 func Test_checkSize(t *testing.T) {
 	t.Parallel()
 	testutil.Success(t, checkSize(make([]byte, MaxMessageSize)))
 	err := checkSize(make([]byte, MaxMessageSize+1))
-	testutil.ErrorIs(t, err, ErrMessageTooLarge)
+	testutil.ErrorIs(t, err, ErrMessageTooBig)
 	// No method: the operation that fails names it once (issue #20).
-	testutil.Equal(t, "text", err.Error(), "xiaotangyuan: message too large: 1048577 bytes, limit 1048576")
+	testutil.Equal(t, "text", err.Error(), "xiaotangyuan: message too big: 1048577 bytes, limit 1048576")
 }
 
 func BenchmarkParseDelta(b *testing.B) {

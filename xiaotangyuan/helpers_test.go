@@ -18,25 +18,27 @@ import (
 // cleanup).
 type env struct {
 	t   *testing.T
-	h   *xtytest.Harness
+	h   *xtytest.Server
 	c   *xty.Client
 	rec *testutil.SyncBuffer
 }
 
+// baseOptions are valid client options; the URL is the default address,
+// which is also every in-memory fake's.
 func baseOptions() *xty.Options {
-	return &xty.Options{AdapterID: "test-adapter", GameID: "testgame", Version: "0.1.0", URL: xtytest.URL}
+	return &xty.Options{AdapterID: "test-adapter", GameID: "testgame", Version: "0.1.0"}
 }
 
 // newEnv connects a client (configured by copts, then setup) to a fake
 // configured by hopts.
 func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func(*xty.Client)) *env {
 	t.Helper()
-	h := xtytest.New(hopts)
+	h := xtytest.NewServer(hopts)
 	if copts == nil {
 		copts = baseOptions()
 	}
 	e := &env{t: t, h: h, rec: &testutil.SyncBuffer{}}
-	copts.HTTPClient = h.HTTPClient()
+	copts.URL, copts.HTTPClient = h.URL, h.Client()
 	if copts.Recorder == nil {
 		copts.Recorder = e.rec
 	}
@@ -58,35 +60,21 @@ func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func
 // minute of (fake) time.
 func (e *env) next(skip ...xty.EventKind) xty.Event {
 	e.t.Helper()
-	timer := time.NewTimer(time.Minute)
-	defer timer.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	for {
-		select {
-		case ev, ok := <-e.c.Events():
-			if !ok {
-				e.t.Fatal("events closed")
-			}
-			if !contains(skip, ev.Kind) {
-				return ev
-			}
-		case <-timer.C:
-			e.t.Fatal("no event within a minute")
+		ev, err := e.c.Next(ctx)
+		if err != nil {
+			e.t.Fatalf("no event within a minute: %v", err)
+		}
+		if !contains(skip, ev.Kind) {
+			return ev
 		}
 	}
 }
 
 // drain returns every event queued now.
-func (e *env) drain() []xty.Event {
-	var out []xty.Event
-	for {
-		select {
-		case ev := <-e.c.Events():
-			out = append(out, ev)
-		default:
-			return out
-		}
-	}
-}
+func (e *env) drain() []xty.Event { return e.c.Poll(nil) }
 
 func contains[T comparable](s []T, v T) bool {
 	for _, x := range s {

@@ -6,70 +6,59 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // errDropped marks a notification the Assembler dropped on purpose
 // (stale interaction, duplicate delta); the recorder notes it.
 var errDropped = errors.New("dropped: duplicate or after done/cancel")
 
-// streamParams is the union of the assistant.* notification params.
-type streamParams struct {
-	InteractionID   string   `json:"interactionId"`
-	Source          Source   `json:"source"`
-	Delta           string   `json:"delta"`
-	Text            *string  `json:"text"`
-	ElapsedMs       float64  `json:"elapsedMs"`
-	Status          Status   `json:"status"`
-	Transcript      string   `json:"transcript"`
-	Message         string   `json:"message"`
-	Reason          string   `json:"reason"`
-	ProtocolVersion string   `json:"protocolVersion"`
-	Capabilities    []string `json:"capabilities"`
-}
-
 // decodeNotification turns one Harness notification into an event,
 // through a for the stream ones. It returns errDropped for an event a
 // drops, and another error for unknown methods or malformed params.
 func decodeNotification(a *Assembler, method string, params json.RawMessage) (Event, error) {
-	var p streamParams
+	var p wire.Note
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return Event{}, fmt.Errorf("%s params: %w", method, err)
 		}
 	}
+	src := Source(p.Source)
 	var ev Event
 	ok := true
 	switch method {
-	case "gateway.ready":
+	case wire.NoteReady:
 		ev = Event{Kind: EventReady, ProtocolVersion: p.ProtocolVersion, Capabilities: p.Capabilities}
-	case "assistant.status":
-		if p.Status != StatusRecording && p.Status != StatusThinking {
+	case wire.NoteStatus:
+		st := Status(p.Status)
+		if st != StatusRecording && st != StatusThinking {
 			return ev, fmt.Errorf("%s: unknown status %q", method, p.Status)
 		}
-		ev = Event{Kind: EventStatus, Status: p.Status, Transcript: p.Transcript}
-	case "assistant.text.start":
+		ev = Event{Kind: EventStatus, Status: st, Transcript: p.Transcript}
+	case wire.NoteTextStart:
 		if p.InteractionID == "" {
 			return ev, fmt.Errorf("%s: missing interactionId", method)
 		}
-		ev, ok = a.Start(p.InteractionID, p.Source)
-	case "assistant.text.delta", "assistant.delta":
+		ev, ok = a.Start(p.InteractionID, src)
+	case wire.NoteTextDelta, wire.NoteLegacyDelta:
 		if p.InteractionID == "" || p.Text == nil {
 			return ev, fmt.Errorf("%s: missing interactionId or text", method)
 		}
-		ev, ok = a.Delta(p.InteractionID, p.Source, p.Delta, *p.Text, millis(p.ElapsedMs))
-	case "assistant.text.done":
+		ev, ok = a.Delta(p.InteractionID, src, p.Delta, *p.Text, millis(p.ElapsedMs))
+	case wire.NoteTextDone:
 		if p.InteractionID == "" || p.Text == nil {
 			return ev, fmt.Errorf("%s: missing interactionId or text", method)
 		}
-		ev, ok = a.Done(p.InteractionID, p.Source, *p.Text)
-	case "assistant.text.cancel":
+		ev, ok = a.Done(p.InteractionID, src, *p.Text)
+	case wire.NoteTextCancel:
 		ev = a.Cancel(p.Reason)
-	case "assistant.present":
+	case wire.NotePresent:
 		if p.Text == nil {
 			return ev, fmt.Errorf("%s: missing text", method)
 		}
-		ev = Event{Kind: EventPresent, Text: *p.Text, Source: p.Source}
-	case "assistant.error":
+		ev = Event{Kind: EventPresent, Text: *p.Text, Source: src}
+	case wire.NoteError:
 		ev = Event{Kind: EventError, Message: p.Message}
 	default:
 		return ev, fmt.Errorf("unknown notification %q", method)

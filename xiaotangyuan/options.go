@@ -3,6 +3,7 @@ package xiaotangyuan
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -10,30 +11,50 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // DefaultURL is the Harness's default address.
 const DefaultURL = "ws://127.0.0.1:32145"
 
-// defaultReadLimit is the default Options.ReadLimit (4 MiB), what the
-// Stardew adapter accepts.
-const defaultReadLimit = 4 << 20
+// Defaults of the Options fields.
+const (
+	defaultReadLimit        = 4 << 20 // what the Stardew adapter reads
+	defaultHandshakeTimeout = 5 * time.Second
+	defaultChatTimeout      = 120 * time.Second
+	defaultCallTimeout      = 10 * time.Second
+	defaultAtomTimeout      = 15 * time.Second // the Harness's own limit
+	defaultPingInterval     = 10 * time.Second
+	defaultPingTimeout      = 5 * time.Second
+	defaultReconnectMin     = 2 * time.Second // the DST adapter's period
+	defaultReconnectMax     = 30 * time.Second
+	defaultStateInterval    = 15 * time.Second
+	defaultMaxInFlight      = 16
+	defaultMaxEvents        = 256
+)
 
 // Options configure a [Client]. AdapterID, GameID and Version are
-// required; every other zero field means the default stated on it.
+// required. For every number and duration, zero means the default stated
+// on it, and a negative value disables the setting where the field says
+// so and is a [*ConfigError] otherwise.
 type Options struct {
 	// URL of the Harness. If empty, DefaultURL. Only ws:// to 127.0.0.1,
 	// localhost or ::1 on a port 1024-65535 is accepted, as the Harness
 	// itself only binds loopback.
 	URL string
+	// HTTPClient performs the WebSocket handshake. If nil,
+	// http.DefaultClient. Tests use the fake Harness's in-memory
+	// xtytest.Server.Client.
+	HTTPClient *http.Client
 
 	AdapterID string // adapter.hello adapterId, for example "my-game-adapter"
 	GameID    string // adapter.hello gameId; sessions are "game-<gameId>-<uuid>"
 	Version   string // adapter.hello version: your adapter's version
 
 	// ProcessID is sent in adapter.hello so that the Windows media host
-	// only answers the foreground game. If zero, os.Getpid(). If negative,
-	// none is sent and StartVoice/StopVoice return ErrNoProcessID.
+	// only answers the foreground game. If zero, os.Getpid(). Negative
+	// sends none, and StartVoice/StopVoice then return ErrNoProcessID.
 	ProcessID int
 
 	// SaveID is sent in adapter.hello when not empty; see SaveID and
@@ -45,72 +66,87 @@ type Options struct {
 	// always sent; registered atoms are added automatically.
 	Capabilities []string
 
-	// HTTPClient performs the WebSocket handshake. If nil,
-	// http.DefaultClient. Tests use the fake Harness's in-memory client.
-	HTTPClient *http.Client
-
-	// ReadLimit is the largest incoming message, in bytes. If zero,
-	// 4 MiB, as the Stardew adapter reads. The Harness limits only what
-	// it receives (MaxMessageSize, 1 MiB), not what it sends: a long
-	// reply, or atom arguments filled in from earlier results, can be
-	// bigger (PROTOCOL.md, "Size limits"). A positive value below
-	// MaxMessageSize means MaxMessageSize. A bigger message closes the
-	// connection with status 1009, and the calls pending on it fail.
+	// ReadLimit is the largest incoming message, in bytes. If zero, 4 MiB,
+	// as the Stardew adapter reads. Negative disables the limit. The
+	// Harness limits only what it receives (MaxMessageSize, 1 MiB), not
+	// what it sends: a long reply, or atom arguments filled in from
+	// earlier results, can be bigger (docs/xiaotangyuan-protocol.md, "Size
+	// limits"), so a positive value below MaxMessageSize is invalid. A
+	// bigger message closes the connection with status 1009, and the
+	// calls pending on it fail.
 	ReadLimit int64
 
-	HelloTimeout time.Duration // the WebSocket handshake, then adapter.hello, each; if zero, 5 s
-	ChatTimeout  time.Duration // chat.send, chat.retry, assistant.compose; if zero, 120 s
-	CallTimeout  time.Duration // every other call; if zero, 10 s
+	// HandshakeTimeout bounds the WebSocket handshake, then adapter.hello,
+	// each. If zero, 5 s. Negative is invalid.
+	HandshakeTimeout time.Duration
+	// ChatTimeout bounds chat.send, chat.retry and assistant.compose. If
+	// zero, 120 s. Negative disables it: only the call's ctx bounds them.
+	ChatTimeout time.Duration
+	// CallTimeout bounds every other call. If zero, 10 s. Negative
+	// disables it: only the call's ctx bounds them.
+	CallTimeout time.Duration
 
 	// AtomTimeout bounds each atom handler's context. If zero, 15 s, the
-	// Harness's own limit; a result produced later is not sent.
+	// Harness's own limit; a result produced later is not sent. Negative
+	// is invalid.
 	AtomTimeout time.Duration
 
-	// MaxConcurrentAtoms bounds the atom handlers running at once. If
-	// zero, 16. A request beyond it is answered at once with CodeAtomFailed
-	// "adapter busy".
-	MaxConcurrentAtoms int
+	// MaxInFlight bounds the atom handlers running at once. If zero, 16.
+	// A request beyond it is answered at once with CodeAtomFailed
+	// "adapter busy". Negative is invalid.
+	MaxInFlight int
 
 	// PingInterval is the period of WebSocket ping frames (not
-	// gateway.ping, which waits behind a running chat). If zero, 10 s;
-	// negative disables pings. A ping unanswered within PingTimeout (if
-	// zero, 5 s) drops the connection.
+	// gateway.ping, which waits behind a running chat). If zero, 10 s.
+	// Negative disables pings.
 	PingInterval time.Duration
-	PingTimeout  time.Duration
+	// PingTimeout is how long a ping may go unanswered before the
+	// connection is dropped. If zero, 5 s. Negative is invalid.
+	PingTimeout time.Duration
 
-	// ReconnectMin and ReconnectMax bound the reconnect back-off, which
-	// doubles after each failed attempt. If zero, 2 s (the DST adapter's
-	// period) and 30 s.
+	// ReconnectMin and ReconnectMax bound the reconnect back-off after a
+	// lost connection: the first attempt waits ReconnectMin, each failed
+	// one doubles the wait, up to ReconnectMax. If zero, 2 s (the DST
+	// adapter's period) and 30 s (or ReconnectMin, if larger). Negative,
+	// or a ReconnectMax below ReconnectMin, is invalid.
 	ReconnectMin time.Duration
 	ReconnectMax time.Duration
 
-	// State, when set, is called every StateInterval (if zero, 15 s) on
-	// the heartbeat goroutine while connected, and its result is sent as a
-	// state.update notification, as the DST adapter does. It must be safe
-	// to call concurrently with the game and must not block. saveID may be
-	// empty.
-	State         func() (observation any, saveID string)
+	// State, when set, is called every StateInterval on the heartbeat
+	// goroutine while connected, and its result is sent as a state.update
+	// notification, as the DST adapter does. It must be safe to call
+	// concurrently with the game and must not block. saveID may be empty.
+	State func() (observation any, saveID string)
+	// StateInterval is the heartbeat's period. If zero, 15 s. Negative is
+	// invalid.
 	StateInterval time.Duration
 
-	// EventQueue is the capacity of the Events channel. If zero, 256. When
-	// it is full, new events are dropped and counted (Client.Dropped);
-	// every dropped event is noted in the recorder.
-	EventQueue int
+	// MaxEvents bounds the events waiting to be received ([Client.Next]).
+	// If zero, 256. When it is full, new events are dropped and counted
+	// (Client.Dropped); every dropped event is noted in the recorder.
+	// Negative is invalid.
+	MaxEvents int
 
+	// Logger receives what has no caller to return to: the first failed
+	// reconnect attempt of an outage (warn; later attempts at debug), a
+	// state heartbeat that could not be sent (warn). If nil,
+	// slog.Default().
+	Logger *slog.Logger
 	// Recorder, when set, receives every message in and out as JSON lines
 	// (internal/jsonl format). The client never closes it.
 	Recorder io.Writer
 }
 
 // withDefaults validates o and returns a copy with every default applied.
+// It is one flat list of checks, hence its length.
 func (o *Options) withDefaults() (Options, error) {
 	var r Options
 	if o != nil {
 		r = *o
 	}
-	for _, f := range []struct{ name, v string }{{"adapterId", r.AdapterID}, {"gameId", r.GameID}, {"version", r.Version}} {
+	for _, f := range []struct{ name, v string }{{"AdapterID", r.AdapterID}, {"GameID", r.GameID}, {"Version", r.Version}} {
 		if strings.TrimSpace(f.v) == "" {
-			return r, &ValidationError{Field: f.name, Reason: "must not be empty"}
+			return r, &ConfigError{Field: f.name, Reason: "must not be empty"}
 		}
 	}
 	if r.URL == "" {
@@ -122,47 +158,64 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.ProcessID == 0 {
 		r.ProcessID = os.Getpid()
 	}
-	if r.SaveID != "" {
-		if err := ValidateSaveID(r.SaveID); err != nil {
-			return r, err
-		}
+	if r.SaveID != "" && !wire.SaveIDPattern.MatchString(r.SaveID) {
+		return r, &ConfigError{Field: "SaveID", Reason: fmt.Sprintf("%q must be 1-128 characters of [A-Za-z0-9._:-]", r.SaveID)}
 	}
 	for _, c := range r.Capabilities {
 		if !strings.HasPrefix(c, "assistant.") && !strings.HasPrefix(c, "speech.") {
-			return r, &ValidationError{Field: "capabilities", Reason: fmt.Sprintf("%q is not an assistant.* or speech.* feature (register atoms with HandleAtom)", c)}
+			return r, &ConfigError{Field: "Capabilities", Reason: fmt.Sprintf("%q is not an assistant.* or speech.* feature (register atoms with HandleAtom)", c)}
 		}
 	}
 	if r.HTTPClient == nil {
 		r.HTTPClient = http.DefaultClient
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
+	switch {
+	case r.ReadLimit == 0:
+		r.ReadLimit = defaultReadLimit
+	case r.ReadLimit > 0 && r.ReadLimit < wire.MaxMessageSize:
+		return r, &ConfigError{Field: "ReadLimit", Reason: fmt.Sprintf("%d is below 1 MiB, the size of messages the Harness accepts and may send back", r.ReadLimit)}
+	}
+	durations := []struct {
+		name    string
+		p       *time.Duration
+		def     time.Duration
+		disable bool // negative disables it
+	}{
+		{"HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout, false},
+		{"ChatTimeout", &r.ChatTimeout, defaultChatTimeout, true},
+		{"CallTimeout", &r.CallTimeout, defaultCallTimeout, true},
+		{"AtomTimeout", &r.AtomTimeout, defaultAtomTimeout, false},
+		{"PingInterval", &r.PingInterval, defaultPingInterval, true},
+		{"PingTimeout", &r.PingTimeout, defaultPingTimeout, false},
+		{"ReconnectMin", &r.ReconnectMin, defaultReconnectMin, false},
+		{"ReconnectMax", &r.ReconnectMax, max(defaultReconnectMax, r.ReconnectMin), false},
+		{"StateInterval", &r.StateInterval, defaultStateInterval, false},
+	}
+	for _, d := range durations {
+		switch {
+		case *d.p == 0:
+			*d.p = d.def
+		case *d.p < 0 && !d.disable:
+			return r, &ConfigError{Field: d.name, Reason: fmt.Sprintf("negative (%v)", *d.p)}
 		}
 	}
-	def(&r.HelloTimeout, 5*time.Second)
-	def(&r.ChatTimeout, 120*time.Second)
-	def(&r.CallTimeout, 10*time.Second)
-	def(&r.AtomTimeout, 15*time.Second)
-	def(&r.PingInterval, 10*time.Second)
-	def(&r.PingTimeout, 5*time.Second)
-	def(&r.ReconnectMin, 2*time.Second)
-	def(&r.ReconnectMax, 30*time.Second)
-	def(&r.StateInterval, 15*time.Second)
 	if r.ReconnectMax < r.ReconnectMin {
-		r.ReconnectMax = r.ReconnectMin
+		return r, &ConfigError{Field: "ReconnectMax", Reason: fmt.Sprintf("%v is below ReconnectMin (%v)", r.ReconnectMax, r.ReconnectMin)}
 	}
-	switch {
-	case r.ReadLimit <= 0:
-		r.ReadLimit = defaultReadLimit
-	case r.ReadLimit < MaxMessageSize:
-		r.ReadLimit = MaxMessageSize
+	for _, n := range []struct {
+		name string
+		p    *int
+		def  int
+	}{{"MaxInFlight", &r.MaxInFlight, defaultMaxInFlight}, {"MaxEvents", &r.MaxEvents, defaultMaxEvents}} {
+		switch {
+		case *n.p == 0:
+			*n.p = n.def
+		case *n.p < 0:
+			return r, &ConfigError{Field: n.name, Reason: fmt.Sprintf("negative (%d)", *n.p)}
+		}
 	}
-	if r.MaxConcurrentAtoms <= 0 {
-		r.MaxConcurrentAtoms = 16
-	}
-	if r.EventQueue <= 0 {
-		r.EventQueue = 256
+	if r.Logger == nil {
+		r.Logger = slog.Default()
 	}
 	return r, nil
 }
@@ -171,21 +224,21 @@ func (o *Options) withDefaults() (Options, error) {
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return &ValidationError{Field: "url", Reason: err.Error()}
+		return &ConfigError{Field: "URL", Reason: err.Error()}
 	}
 	if u.Scheme != "ws" {
-		return &ValidationError{Field: "url", Reason: fmt.Sprintf("scheme must be ws, got %q", u.Scheme)}
+		return &ConfigError{Field: "URL", Reason: fmt.Sprintf("scheme must be ws, got %q", u.Scheme)}
 	}
 	switch h := u.Hostname(); h {
 	case "127.0.0.1", "localhost", "::1":
 	default:
 		if ip := net.ParseIP(h); ip == nil || !ip.IsLoopback() {
-			return &ValidationError{Field: "url", Reason: fmt.Sprintf("host %q is not loopback", h)}
+			return &ConfigError{Field: "URL", Reason: fmt.Sprintf("host %q is not loopback", h)}
 		}
 	}
 	port, err := strconv.Atoi(u.Port())
 	if err != nil || port < 1024 || port > 65535 {
-		return &ValidationError{Field: "url", Reason: fmt.Sprintf("port %q must be 1024-65535", u.Port())}
+		return &ConfigError{Field: "URL", Reason: fmt.Sprintf("port %q must be 1024-65535", u.Port())}
 	}
 	return nil
 }

@@ -4,13 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
-)
 
-var (
-	saveIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-	atomPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,79}$`)
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // SaveID returns the opaque save identifier the reference adapters send:
@@ -45,7 +41,7 @@ func ValidateSaveID(id string) error {
 }
 
 func validateSaveID(field, id string) error {
-	if !saveIDPattern.MatchString(id) {
+	if !wire.SaveIDPattern.MatchString(id) {
 		return &ValidationError{Field: field, Reason: fmt.Sprintf("%q must be 1-128 characters of [A-Za-z0-9._:-]", id)}
 	}
 	return nil
@@ -53,9 +49,9 @@ func validateSaveID(field, id string) error {
 
 // validateAtomName checks an atom name against the gateway's pattern, and
 // refuses the assistant.* and speech.* names, which the gateway treats as
-// protocol features and never calls as atoms (PROTOCOL.md, "Atoms").
+// protocol features and never calls as atoms (docs/xiaotangyuan-protocol.md, "Atoms").
 func validateAtomName(name string) error {
-	if !atomPattern.MatchString(name) {
+	if !wire.AtomPattern.MatchString(name) {
 		return &ValidationError{Field: "atom", Reason: fmt.Sprintf("%q must match ^[a-z0-9][a-z0-9._-]{2,79}$", name)}
 	}
 	if strings.HasPrefix(name, "assistant.") || strings.HasPrefix(name, "speech.") {

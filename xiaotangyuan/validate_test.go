@@ -4,9 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
 )
 
 func TestSaveID(t *testing.T) {
@@ -91,6 +94,10 @@ func TestClient_LocalValidation(t *testing.T) {
 	testutil.ErrorAs(t, c.UpdateState(ctx, map[string]int{}, "bad id!"), &ve)
 }
 
+// Every invalid option is a *ConfigError naming the Options field. For
+// numbers and durations, zero is the default and negative disables the
+// setting where that makes sense, and is refused otherwise (issue #21;
+// until then a negative timeout expired every call at once).
 func TestNew_Options(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -99,18 +106,34 @@ func TestNew_Options(t *testing.T) {
 		field string
 	}{
 		{"defaults", func(*xty.Options) {}, ""},
-		{"missing adapterId", func(o *xty.Options) { o.AdapterID = " " }, "adapterId"},
-		{"missing gameId", func(o *xty.Options) { o.GameID = "" }, "gameId"},
-		{"missing version", func(o *xty.Options) { o.Version = "" }, "version"},
+		{"missing adapterId", func(o *xty.Options) { o.AdapterID = " " }, "AdapterID"},
+		{"missing gameId", func(o *xty.Options) { o.GameID = "" }, "GameID"},
+		{"missing version", func(o *xty.Options) { o.Version = "" }, "Version"},
 		{"localhost", func(o *xty.Options) { o.URL = "ws://localhost:32145" }, ""},
 		{"ipv6 loopback", func(o *xty.Options) { o.URL = "ws://[::1]:40000" }, ""},
-		{"remote host", func(o *xty.Options) { o.URL = "ws://192.168.1.5:32145" }, "url"},
-		{"wss", func(o *xty.Options) { o.URL = "wss://127.0.0.1:32145" }, "url"},
-		{"low port", func(o *xty.Options) { o.URL = "ws://127.0.0.1:80" }, "url"},
-		{"no port", func(o *xty.Options) { o.URL = "ws://127.0.0.1" }, "url"},
-		{"bad saveId", func(o *xty.Options) { o.SaveID = "a/b" }, "saveId"},
-		{"atom as capability", func(o *xty.Options) { o.Capabilities = []string{"dst.attack"} }, "capabilities"},
+		{"remote host", func(o *xty.Options) { o.URL = "ws://192.168.1.5:32145" }, "URL"},
+		{"wss", func(o *xty.Options) { o.URL = "wss://127.0.0.1:32145" }, "URL"},
+		{"low port", func(o *xty.Options) { o.URL = "ws://127.0.0.1:80" }, "URL"},
+		{"no port", func(o *xty.Options) { o.URL = "ws://127.0.0.1" }, "URL"},
+		{"bad saveId", func(o *xty.Options) { o.SaveID = "a/b" }, "SaveID"},
+		{"atom as capability", func(o *xty.Options) { o.Capabilities = []string{"dst.attack"} }, "Capabilities"},
 		{"speech capability", func(o *xty.Options) { o.Capabilities = []string{"speech.barge-in"} }, ""},
+		{"read limit disabled", func(o *xty.Options) { o.ReadLimit = -1 }, ""},
+		{"read limit below 1 MiB", func(o *xty.Options) { o.ReadLimit = 1000 }, "ReadLimit"},
+		{"read limit 1 MiB", func(o *xty.Options) { o.ReadLimit = xty.MaxMessageSize }, ""},
+		{"negative handshake timeout", func(o *xty.Options) { o.HandshakeTimeout = -1 }, "HandshakeTimeout"},
+		{"chat timeout disabled", func(o *xty.Options) { o.ChatTimeout = -1 }, ""},
+		{"call timeout disabled", func(o *xty.Options) { o.CallTimeout = -1 }, ""},
+		{"negative atom timeout", func(o *xty.Options) { o.AtomTimeout = -time.Second }, "AtomTimeout"},
+		{"pings disabled", func(o *xty.Options) { o.PingInterval = -1 }, ""},
+		{"negative ping timeout", func(o *xty.Options) { o.PingTimeout = -1 }, "PingTimeout"},
+		{"negative reconnect min", func(o *xty.Options) { o.ReconnectMin = -1 }, "ReconnectMin"},
+		{"negative reconnect max", func(o *xty.Options) { o.ReconnectMax = -1 }, "ReconnectMax"},
+		{"reconnect max below min", func(o *xty.Options) { o.ReconnectMin, o.ReconnectMax = time.Minute, time.Second }, "ReconnectMax"},
+		{"reconnect min above the default max", func(o *xty.Options) { o.ReconnectMin = time.Minute }, ""},
+		{"negative state interval", func(o *xty.Options) { o.StateInterval = -1 }, "StateInterval"},
+		{"negative max in flight", func(o *xty.Options) { o.MaxInFlight = -1 }, "MaxInFlight"},
+		{"negative max events", func(o *xty.Options) { o.MaxEvents = -1 }, "MaxEvents"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -123,9 +146,28 @@ func TestNew_Options(t *testing.T) {
 				c.Close()
 				return
 			}
-			var ve *xty.ValidationError
-			testutil.ErrorAs(t, err, &ve)
-			testutil.Equal(t, "field", ve.Field, tc.field)
+			var ce *xty.ConfigError
+			testutil.ErrorAs(t, err, &ce)
+			testutil.Equal(t, "field", ce.Field, tc.field)
+			testutil.Equal(t, "text", err.Error(), "xiaotangyuan: option "+tc.field+": "+ce.Reason)
 		})
 	}
+}
+
+// A negative CallTimeout leaves a call bounded by its ctx only.
+func TestClient_CallTimeoutDisabled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
+			time.Sleep(time.Hour)
+			return "late", nil
+		}
+		opts := baseOptions()
+		opts.ChatTimeout = -1
+		e := newEnv(t, &xtytest.Options{Agent: slow}, opts, nil)
+		start := time.Now()
+		r, err := e.c.Chat(context.Background(), "hi", nil)
+		testutil.Success(t, err)
+		testutil.Equal(t, "reply", r.Text, "late")
+		testutil.Equal(t, "waited", time.Since(start), time.Hour)
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -145,7 +146,7 @@ func Test_nextStep(t *testing.T) {
 	}{
 		{&xty.DisconnectError{Reason: "not connected"}, "comes back by itself"},
 		{xty.ErrTimeout, "/ping"},
-		{xty.ErrMessageTooLarge, "shorter"},
+		{xty.ErrMessageTooBig, "shorter"},
 		{&xty.RPCError{Code: xty.CodeServer, Message: "boom"}, "say it differently"},
 	} {
 		testutil.Equal(t, tc.err.Error(), strings.Contains(nextStep(tc.err), tc.want), true)
@@ -157,24 +158,33 @@ func Test_nextStep(t *testing.T) {
 // a second for it). Issue #20.
 func TestOutput_CancelledReply(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		events := make(chan xty.Event, 8)
+		var mu sync.Mutex
+		var queued []xty.Event
+		push := func(ev xty.Event) { mu.Lock(); queued = append(queued, ev); mu.Unlock() }
+		poll := func(dst []xty.Event) []xty.Event {
+			mu.Lock()
+			defer mu.Unlock()
+			dst = append(dst, queued...)
+			queued = nil
+			return dst
+		}
 		var buf bytes.Buffer
-		o := newOutput(&buf, events)
+		o := newOutput(&buf, poll)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			o.run()
 		}()
-		events <- xty.Event{Kind: xty.EventStart, InteractionID: "i1", Source: xty.SourceChat}
-		events <- xty.Event{Kind: xty.EventText, InteractionID: "i1", Text: "Hello"}
-		events <- xty.Event{Kind: xty.EventCancel, Reason: "barge-in"}
+		push(xty.Event{Kind: xty.EventStart, InteractionID: "i1", Source: xty.SourceChat})
+		push(xty.Event{Kind: xty.EventText, InteractionID: "i1", Text: "Hello"})
+		push(xty.Event{Kind: xty.EventCancel, Reason: "barge-in"})
 		start := time.Now()
 		o.reply(xty.Reply{Text: "Hello there, the whole reply", InteractionID: "i1", Cancelled: true})
 		testutil.Equal(t, "no wait", time.Since(start), time.Duration(0))
-		events <- xty.Event{Kind: xty.EventText, InteractionID: "i2", Text: "Next"}
-		events <- xty.Event{Kind: xty.EventDone, InteractionID: "i2", Text: "Next"}
+		push(xty.Event{Kind: xty.EventText, InteractionID: "i2", Text: "Next"})
+		push(xty.Event{Kind: xty.EventDone, InteractionID: "i2", Text: "Next"})
 		o.reply(xty.Reply{Text: "Next", InteractionID: "i2"})
-		close(events)
+		o.close()
 		<-done
 		testutil.Equal(t, "output", buf.String(), "Hello\n[interrupted]\nNext\nreply: Next\n")
 	})

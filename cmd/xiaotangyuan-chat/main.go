@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -175,17 +176,13 @@ func fail(errOut io.Writer, code int, format string, args ...any) int {
 
 // chatMain connects and chats until end of input, /quit or ctx ends.
 func chatMain(ctx context.Context, cfg *config, in io.Reader, out, errOut io.Writer) int {
-	var h *xtytest.Harness
+	opts := &xty.Options{URL: cfg.url, AdapterID: name, GameID: cfg.game, Version: "0.1.0", Logger: slog.New(&lineHandler{w: errOut})}
+	var h *xtytest.Server
 	if cfg.fake {
-		h = xtytest.New(&xtytest.Options{Agent: fakeAgent})
+		h = xtytest.NewServer(&xtytest.Options{Agent: fakeAgent}) // in memory: no port to open
 		defer h.Close()
-		u, err := h.Listen("127.0.0.1:0")
-		if err != nil {
-			return fail(errOut, exitFailed, "cannot start the fake Harness: %v; try again, or run without --fake against a real one", err)
-		}
-		cfg.url = u
+		opts.URL, opts.HTTPClient = h.URL, h.Client()
 	}
-	opts := &xty.Options{URL: cfg.url, AdapterID: name, GameID: cfg.game, Version: "0.1.0"}
 	if cfg.save != "" {
 		opts.SaveID = xty.SaveID(cfg.game, cfg.save)
 	}
@@ -199,9 +196,9 @@ func chatMain(ctx context.Context, cfg *config, in io.Reader, out, errOut io.Wri
 	}
 	c, err := xty.New(opts)
 	if err != nil {
-		var ve *xty.ValidationError
-		if errors.As(err, &ve) && ve.Field == "url" {
-			return fail(errOut, exitUsage, "--url %s: %s; run '%s --help' for usage", cfg.url, ve.Reason, name)
+		var ce *xty.ConfigError
+		if errors.As(err, &ce) && ce.Field == "URL" {
+			return fail(errOut, exitUsage, "--url %s: %s; run '%s --help' for usage", cfg.url, ce.Reason, name)
 		}
 		return fail(errOut, exitUsage, "%v; run '%s --help' for usage", err, name)
 	}
@@ -216,7 +213,7 @@ func chatMain(ctx context.Context, cfg *config, in io.Reader, out, errOut io.Wri
 		return fail(errOut, exitFailed, "cannot reach the Harness at %s (%v); start XiaoTangYuan and its game plugin, pass --url if it listens elsewhere, or try --fake", cfg.url, err)
 	}
 
-	o := newOutput(out, c.Events())
+	o := newOutput(out, c.Poll)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -224,7 +221,8 @@ func chatMain(ctx context.Context, cfg *config, in io.Reader, out, errOut io.Wri
 		o.run()
 	}()
 	code := chat(ctx, &session{c: c, h: h, game: cfg.game, o: o}, in)
-	c.Close() // closes Events, which ends o.run
+	c.Close()
+	o.close() // run prints the last events, then returns
 	wg.Wait()
 	return code
 }

@@ -6,17 +6,25 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 )
 
+// frame is how often run polls the client for events, as a game loop
+// does once per frame.
+const frame = 50 * time.Millisecond
+
 // output owns the terminal: one goroutine (run) prints the Harness's
 // events and, on request, the session's lines, so nothing interleaves.
+// It polls the client's events (Client.Poll), as a game's main loop would.
 type output struct {
-	w      io.Writer
-	events <-chan xty.Event
-	jobs   chan job
-	shown  string // text of the open streaming line; owned by run
+	w     io.Writer
+	poll  func([]xty.Event) []xty.Event
+	jobs  chan job
+	stop  chan struct{}
+	buf   []xty.Event // owned by run
+	shown string      // text of the open streaming line; owned by run
 }
 
 // job is one thing for run to print after every event queued before it.
@@ -25,46 +33,46 @@ type job struct {
 	done chan struct{}
 }
 
-func newOutput(w io.Writer, events <-chan xty.Event) *output {
-	return &output{w: w, events: events, jobs: make(chan job)}
+// newOutput returns an output printing the events poll returns (the
+// client's Poll).
+func newOutput(w io.Writer, poll func([]xty.Event) []xty.Event) *output {
+	return &output{w: w, poll: poll, jobs: make(chan job), stop: make(chan struct{})}
 }
 
-// run prints until events is closed.
+// run prints until close, polling every frame.
 func (o *output) run() {
+	t := time.NewTicker(frame)
+	defer t.Stop()
 	for {
 		select {
-		case ev, ok := <-o.events:
-			if !ok {
-				return
-			}
-			o.event(ev)
+		case <-t.C:
+			o.drain()
 		case j := <-o.jobs:
 			// A reply's stream events are queued before the call
-			// returns, so they are all in the channel now: print them
-			// first.
+			// returns, so they are all waiting now: print them first.
 			o.drain()
 			fmt.Fprint(o.w, j.text)
 			close(j.done)
-		}
-	}
-}
-
-func (o *output) drain() {
-	for {
-		select {
-		case ev, ok := <-o.events:
-			if !ok {
-				return
-			}
-			o.event(ev)
-		default:
+		case <-o.stop:
+			o.drain()
 			return
 		}
 	}
 }
 
+// close makes run print what is left and return.
+func (o *output) close() { close(o.stop) }
+
+func (o *output) drain() {
+	o.buf = o.poll(o.buf[:0])
+	for _, ev := range o.buf {
+		o.event(ev)
+	}
+	clear(o.buf)
+}
+
 // say prints text after every event queued so far. It must not be called
-// once Events is closed.
+// after close.
 func (o *output) say(text string) {
 	j := job{text: text, done: make(chan struct{})}
 	o.jobs <- j
@@ -101,11 +109,7 @@ func (o *output) event(ev xty.Event) {
 		o.endLine()
 		fmt.Fprintln(o.w, "[interrupted]")
 	case xty.EventError:
-		if ev.Err != nil {
-			fmt.Fprintf(o.w, "[error: %v]\n", ev.Err)
-		} else {
-			fmt.Fprintf(o.w, "[harness error: %s]\n", ev.Message)
-		}
+		fmt.Fprintf(o.w, "[harness error: %s]\n", ev.Message)
 	case xty.EventDisconnected:
 		var de *xty.DisconnectError
 		switch {

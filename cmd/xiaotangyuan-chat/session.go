@@ -45,8 +45,8 @@ func chat(ctx context.Context, s *session, in io.Reader) int {
 // session runs the commands and chat lines of one terminal chat.
 type session struct {
 	c    *xty.Client
-	h    *xtytest.Harness // nil without --fake
-	game string           // the --game prefix of hashed save names
+	h    *xtytest.Server // nil without --fake
+	game string          // the --game prefix of hashed save names
 	o    *output
 }
 
@@ -106,7 +106,7 @@ func nextStep(err error) string {
 		return "the connection to the Harness is down; it comes back by itself, try again in a moment"
 	case errors.Is(err, xty.ErrTimeout):
 		return "the Harness did not answer in time; try again, or /ping to see whether it is busy"
-	case errors.Is(err, xty.ErrMessageTooLarge):
+	case errors.Is(err, xty.ErrMessageTooBig):
 		return "the Harness takes at most 1 MiB in one message; send something shorter"
 	case errors.As(err, &re):
 		return "the Harness refused it; try again, or say it differently"

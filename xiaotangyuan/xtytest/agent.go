@@ -55,7 +55,7 @@ func (hc *hconn) newTurn(text string, src Source, cc *chatContext) *Turn {
 	if cc != nil {
 		t.Context = cc.raw
 	}
-	t.acc.interval = hc.h.o.Coalesce
+	t.acc.interval = hc.s.o.Coalesce
 	return t
 }
 

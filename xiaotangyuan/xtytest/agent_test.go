@@ -33,9 +33,9 @@ func Test_accumulator(t *testing.T) {
 // session does not grow the fake's memory.
 func Test_startedBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(nil)
+		h := NewServer(nil)
 		defer h.Close()
-		ws, _, err := websocket.Dial(context.Background(), URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+		ws, _, err := websocket.Dial(context.Background(), h.URL, &websocket.DialOptions{HTTPClient: h.Client()})
 		testutil.Success(t, err)
 		defer ws.CloseNow()
 		_, _, err = ws.Read(context.Background()) // gateway.ready (a pipe has no buffer)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // queueSize bounds a connection's request queue. A client flooding past
@@ -22,7 +24,7 @@ const queueSize = 256
 // responses at once, and a worker that processes requests strictly in
 // order, like the gateway's per-connection promise queue.
 type hconn struct {
-	h      *Harness
+	s      *Server
 	ws     *websocket.Conn
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -39,14 +41,17 @@ type hconn struct {
 	closeOnce sync.Once
 }
 
-// inbound is one decoded message.
+// inbound is one decoded message. It is not wire.Frame: the gateway reads
+// a frame as a JavaScript value, more loosely than the client does (a
+// member of the wrong type is absent rather than an error), and the fake
+// must read as the gateway does.
 type inbound struct {
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *rpcError       `json:"error"`
-	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage
+	Method  *string
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   *wire.Error
+	JSONRPC *string
 	hasID   bool
 }
 
@@ -81,20 +86,15 @@ func decodeInbound(b []byte) (inbound, error) {
 	}
 	m.JSONRPC, m.Method = str("jsonrpc"), str("method")
 	if v, ok := raw["error"]; ok {
-		m.Error = &rpcError{}
+		m.Error = &wire.Error{}
 		json.Unmarshal(v, m.Error)
 	}
 	return m, nil
 }
 
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-func newHconn(h *Harness, ws *websocket.Conn) *hconn {
+func newHconn(s *Server, ws *websocket.Conn) *hconn {
 	hc := &hconn{
-		h:       h,
+		s:       s,
 		ws:      ws,
 		queue:   make(chan inbound, queueSize),
 		started: make(map[string]bool),
@@ -121,9 +121,9 @@ func (hc *hconn) run() {
 	go func() {
 		defer hc.wg.Done()
 		defer close(readySent)
-		hc.notify("gateway.ready", map[string]any{
-			"protocolVersion": "1.1",
-			"capabilities":    []string{"assistant.text-stream", "speech.asr-stream", "speech.tts-stream", "speech.barge-in"},
+		hc.notify(wire.NoteReady, wire.Ready{
+			ProtocolVersion: wire.ProtocolVersion,
+			Capabilities:    []string{wire.CapTextStream, "speech.asr-stream", "speech.tts-stream", "speech.barge-in"},
 		})
 	}()
 	for {
@@ -131,8 +131,8 @@ func (hc *hconn) run() {
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
 				// The gateway closes with 1009 and then its whole process
-				// dies (seen running it; see xiaotangyuan/PROTOCOL.md, "Size limits").
-				hc.h.crash()
+				// dies (seen running it; see docs/xiaotangyuan-protocol.md, "Size limits").
+				hc.s.crash()
 			}
 			hc.ws.CloseNow()
 			return
@@ -161,7 +161,7 @@ func (hc *hconn) helloDone() bool {
 func (hc *hconn) handle(b []byte) {
 	m, err := decodeInbound(b)
 	if err != nil {
-		hc.fail(nil, -32700, err.Error())
+		hc.fail(nil, wire.CodeParse, err.Error())
 		return
 	}
 	rec := Message{Raw: append([]byte(nil), b...), Params: m.Params, Notification: !m.hasID}
@@ -174,39 +174,28 @@ func (hc *hconn) handle(b []byte) {
 	if m.Method != nil {
 		rec.Method = *m.Method
 	}
-	hc.h.record(rec)
+	hc.s.record(rec)
 	if m.Method == nil && m.hasID && (m.Result != nil || m.Error != nil) && hc.deliver(m) {
 		return
 	}
 	switch {
 	case m.JSONRPC == nil || *m.JSONRPC != "2.0":
-		hc.fail(nil, -32700, `jsonrpc must be "2.0"`)
+		hc.fail(nil, wire.CodeParse, `jsonrpc must be "2.0"`)
 	case m.Method == nil || *m.Method == "":
-		hc.fail(nil, -32700, "method must be a non-empty string")
-	case m.hasID && !validID(m.ID):
-		hc.fail(nil, -32700, "id must be a string, number, or null")
+		hc.fail(nil, wire.CodeParse, "method must be a non-empty string")
+	case m.hasID && !wire.ValidID(m.ID):
+		hc.fail(nil, wire.CodeParse, "id must be a string, number, or null")
 	default:
 		// Everything else waits its turn, gateway.ping and notifications
 		// included: the gateway runs one message at a time per connection
 		// (read in its source and seen running it; see
-		// xiaotangyuan/PROTOCOL.md, "One request at a time").
+		// docs/xiaotangyuan-protocol.md, "One request at a time").
 		select {
 		case hc.queue <- m:
 		default:
 			hc.close(websocket.StatusPolicyViolation, "request queue full")
 		}
 	}
-}
-
-func validID(id json.RawMessage) bool {
-	if id == nil {
-		return true
-	}
-	switch id[0] {
-	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return true
-	}
-	return false
 }
 
 // deliver hands a response to a waiting CallAtom.
@@ -238,7 +227,7 @@ func (hc *hconn) work() {
 			if m.hasID {
 				hc.answer(m, res, err)
 			}
-			if *m.Method == "voice.stop" && err == nil {
+			if *m.Method == wire.MethodVoiceStop && err == nil {
 				// After the answer, so the answer comes first on the wire;
 				// concurrently, as the speech pipeline is not in the queue.
 				hc.wg.Add(1)
@@ -253,30 +242,23 @@ func (hc *hconn) work() {
 
 // answer sends a result, or -32000 with err's text.
 func (hc *hconn) answer(m inbound, result any, err error) {
-	id := m.ID
-	if id == nil {
-		id = json.RawMessage("null")
-	}
 	if err != nil {
-		hc.fail(id, -32000, err.Error())
+		hc.fail(m.ID, wire.CodeServer, err.Error())
 		return
 	}
-	hc.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	hc.send(wire.EncodeResponse(m.ID, result, nil))
 }
 
+// fail answers with an error; an absent id is answered with id null.
 func (hc *hconn) fail(id json.RawMessage, code int, msg string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	hc.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": rpcError{Code: code, Message: msg}})
+	hc.send(wire.EncodeResponse(id, nil, &wire.Error{Code: code, Message: msg}))
 }
 
 func (hc *hconn) notify(method string, params any) {
-	hc.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	hc.send(wire.EncodeRequest(nil, method, params))
 }
 
-func (hc *hconn) send(v any) {
-	b, err := json.Marshal(v)
+func (hc *hconn) send(b []byte, err error) {
 	if err != nil {
 		panic("xtytest: " + err.Error()) // a bug in the fake itself
 	}
@@ -292,27 +274,27 @@ func (hc *hconn) sendRaw(b []byte) {
 // dispatch runs one method with the gateway's preconditions and errors.
 func (hc *hconn) dispatch(method string, params json.RawMessage) (any, error) {
 	switch method {
-	case "adapter.hello":
+	case wire.MethodHello:
 		return hc.doHello(params)
-	case "gateway.ping":
-		return map[string]any{"pong": true}, nil
-	case "state.update":
+	case wire.MethodPing:
+		return wire.Pong{Pong: true}, nil
+	case wire.MethodState:
 		return hc.doState(params)
 	}
 	if !hc.helloDone() {
 		switch method {
-		case "chat.send", "chat.retry", "assistant.compose":
+		case wire.MethodChat, wire.MethodRetry, wire.MethodCompose:
 			return nil, fmt.Errorf("adapter.hello must be sent before %s", method)
 		}
 	}
 	switch method {
-	case "chat.send":
+	case wire.MethodChat:
 		return hc.doChat(params, SourceChat)
-	case "chat.retry":
+	case wire.MethodRetry:
 		return hc.doChat(params, SourceRetry)
-	case "assistant.compose":
+	case wire.MethodCompose:
 		return hc.doChat(params, sourceCompose)
-	case "voice.start", "voice.stop":
+	case wire.MethodVoiceStart, wire.MethodVoiceStop:
 		return hc.doVoice(method)
 	}
 	return nil, fmt.Errorf("unknown method: %s", method)
@@ -331,7 +313,7 @@ func (hc *hconn) doHello(params json.RawMessage) (any, error) {
 	hc.hello = p
 	hc.session = "game-" + p.GameID + "-" + newUUID()
 	hc.saveID = p.SaveID // the gateway keeps the saveId as sent, untrimmed
-	return map[string]any{"accepted": true, "protocolVersion": "1.1"}, nil
+	return wire.HelloResult{Accepted: true, ProtocolVersion: wire.ProtocolVersion}, nil
 }
 
 func (hc *hconn) doState(params json.RawMessage) (any, error) {
@@ -344,7 +326,7 @@ func (hc *hconn) doState(params json.RawMessage) (any, error) {
 		hc.saveID = save
 		hc.mu.Unlock()
 	}
-	return map[string]any{"accepted": true}, nil
+	return wire.Accepted{Accepted: true}, nil
 }
 
 func (hc *hconn) doVoice(method string) (any, error) {
@@ -354,43 +336,43 @@ func (hc *hconn) doVoice(method string) (any, error) {
 	if noPID { // before the hello too: the gateway checks only for a processId
 		return nil, fmt.Errorf("adapter.hello must provide processId before %s", method)
 	}
-	if method == "voice.start" {
+	if method == wire.MethodVoiceStart {
 		hc.bargeIn()
 	}
-	return map[string]any{"accepted": true}, nil
+	return wire.Accepted{Accepted: true}, nil
 }
 
 func (hc *hconn) bargeIn() {
 	hc.mu.Lock()
 	clear(hc.started)
 	hc.mu.Unlock()
-	hc.notify("assistant.text.cancel", map[string]any{"reason": "barge-in"})
-	hc.notify("assistant.status", map[string]any{"status": "recording"})
+	hc.notify(wire.NoteTextCancel, wire.TextCancel{Reason: "barge-in"})
+	hc.notify(wire.NoteStatus, wire.Status{Status: "recording"})
 }
 
 // voiceTurn runs after voice.stop: thinking, thinking with the final
 // transcript, then the reply as text.start, deltas, present, done; or
 // assistant.error for a recording without speech.
 func (hc *hconn) voiceTurn() {
-	hc.notify("assistant.status", map[string]any{"status": "thinking"})
-	tr := hc.h.o.Transcript
+	hc.notify(wire.NoteStatus, wire.Status{Status: "thinking"})
+	tr := hc.s.o.Transcript
 	if tr == "" {
-		hc.notify("assistant.error", map[string]any{"message": "recording too short"})
+		hc.notify(wire.NoteError, wire.ErrorNote{Message: "recording too short"})
 		return
 	}
-	hc.notify("assistant.status", map[string]any{"status": "thinking", "transcript": tr})
+	hc.notify(wire.NoteStatus, wire.Status{Status: "thinking", Transcript: tr})
 	hc.mu.Lock()
 	hc.lastChat = &chatParams{Text: tr} // a voice turn is what chat.retry repeats next
 	hc.mu.Unlock()
 	t := hc.newTurn(tr, SourceVoice, nil)
-	reply, err := hc.h.o.Agent(hc.ctx, t)
+	reply, err := hc.s.o.Agent(hc.ctx, t)
 	t.finish()
 	if err != nil || reply == "" {
-		hc.notify("assistant.error", map[string]any{"message": "model returned no text reply"})
+		hc.notify(wire.NoteError, wire.ErrorNote{Message: "model returned no text reply"})
 		return
 	}
-	hc.notify("assistant.present", map[string]any{"text": reply, "source": "voice"})
-	hc.notify("assistant.text.done", map[string]any{"interactionId": t.InteractionID, "text": reply, "source": "voice"})
+	hc.notify(wire.NotePresent, wire.Present{Text: reply, Source: string(SourceVoice)})
+	hc.notify(wire.NoteTextDone, wire.TextDone{InteractionID: t.InteractionID, Text: reply, Source: string(SourceVoice)})
 }
 
 // doChat runs chat.send, chat.retry and assistant.compose.
@@ -420,7 +402,7 @@ func (hc *hconn) doChat(params json.RawMessage, src Source) (any, error) {
 	hc.mu.Unlock()
 
 	t := hc.newTurn(p.Text, src, p.Context)
-	reply, err := hc.h.o.Agent(hc.ctx, t)
+	reply, err := hc.s.o.Agent(hc.ctx, t)
 	t.finish()
 	if err != nil {
 		return nil, err
@@ -429,12 +411,12 @@ func (hc *hconn) doChat(params json.RawMessage, src Source) (any, error) {
 		return nil, errors.New("model returned no text reply")
 	}
 	if src != sourceCompose {
-		hc.notify("assistant.text.done", map[string]any{"interactionId": t.InteractionID, "text": reply, "source": string(src)})
+		hc.notify(wire.NoteTextDone, wire.TextDone{InteractionID: t.InteractionID, Text: reply, Source: string(src)})
 	}
 	if src == SourceRetry {
-		hc.notify("assistant.present", map[string]any{"text": reply, "source": "retry"})
+		hc.notify(wire.NotePresent, wire.Present{Text: reply, Source: string(SourceRetry)})
 	}
-	return map[string]any{"reply": reply, "sessionId": session, "interactionId": t.InteractionID}, nil
+	return wire.Reply{Reply: reply, SessionID: session, InteractionID: t.InteractionID}, nil
 }
 
 // callAtom sends game.atom.execute and waits for the adapter's answer.
@@ -455,8 +437,14 @@ func (hc *hconn) callAtom(ctx context.Context, atom string, args any) (json.RawM
 	if args == nil {
 		args = map[string]any{}
 	}
-	hc.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "game.atom.execute", "params": map[string]any{"atom": atom, "arguments": args}})
-	t := time.NewTimer(hc.h.o.AtomTimeout)
+	a, err := json.Marshal(args)
+	if err != nil {
+		forget()
+		return nil, fmt.Errorf("xtytest: atom arguments: %w", err)
+	}
+	rawID, _ := json.Marshal(id)
+	hc.send(wire.EncodeRequest(rawID, wire.MethodAtom, wire.Atom{Atom: atom, Arguments: a}))
+	t := time.NewTimer(hc.s.o.AtomTimeout)
 	defer t.Stop()
 	select {
 	case m := <-ch:
@@ -497,7 +485,7 @@ func (hc *hconn) legacy() bool {
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
 	for _, c := range hc.hello.Capabilities {
-		if c == "assistant.text-stream" {
+		if c == wire.CapTextStream {
 			return false
 		}
 	}
@@ -512,11 +500,11 @@ func (hc *hconn) emitDelta(id string, src Source, delta, text string, elapsed ti
 	hc.started[id] = true
 	hc.mu.Unlock()
 	if first {
-		hc.notify("assistant.text.start", map[string]any{"interactionId": id, "source": string(src)})
+		hc.notify(wire.NoteTextStart, wire.TextStart{InteractionID: id, Source: string(src)})
 	}
-	p := map[string]any{"interactionId": id, "delta": delta, "text": text, "elapsedMs": float64(elapsed) / float64(time.Millisecond), "source": string(src)}
-	hc.notify("assistant.text.delta", p)
+	p := wire.TextDelta{InteractionID: id, Delta: delta, Text: text, ElapsedMs: float64(elapsed) / float64(time.Millisecond), Source: string(src)}
+	hc.notify(wire.NoteTextDelta, p)
 	if hc.legacy() {
-		hc.notify("assistant.delta", p)
+		hc.notify(wire.NoteLegacyDelta, p)
 	}
 }

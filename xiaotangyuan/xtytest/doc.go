@@ -1,5 +1,10 @@
 // Package xtytest is a fake XiaoTangYuan Harness (the game protocol v1.1
-// gateway) for testing adapters, in particular package xiaotangyuan.
+// gateway) for testing adapters, in particular package xiaotangyuan, in
+// the shape of net/http/httptest:
+//
+//	srv := xtytest.NewServer(nil) // started; NewUnstartedServer + Start to start later
+//	defer srv.Close()
+//	c, err := xiaotangyuan.New(&xiaotangyuan.Options{URL: srv.URL, HTTPClient: srv.Client(), ...})
 //
 // The name follows the convention of net/http/httptest and the
 // project's rpengine/enginetest: the package it tests plus "test". The
@@ -10,7 +15,7 @@
 //
 // The fake's defaults are the real gateway's observable behaviour, faults
 // included, as read in the gateway's source and seen running it
-// (xiaotangyuan/PROTOCOL.md in this repository says which and where):
+// (docs/xiaotangyuan-protocol.md in this repository says which and where):
 // gateway.ready on connect; the hello rules (request or notification,
 // once per successful hello, failed hellos retryable, protocolVersion not
 // checked); params read as the gateway reads them (a member set to null
@@ -40,14 +45,15 @@
 //
 // # Concurrency
 //
-// All Harness methods may be called concurrently. [Harness.HTTPClient]
-// connects over in-memory pipes, so a Harness created inside a
+// All Server methods may be called concurrently. [Server.Client]
+// connects over in-memory pipes, so a Server created inside a
 // testing/synctest bubble runs on the bubble's fake clock (15 s atom
-// timeouts and 80 ms coalescing take no real time). [Harness.Close] joins
+// timeouts and 80 ms coalescing take no real time). [Server.Close] joins
 // every goroutine. Each connection's request queue is bounded (256); a
 // client overflowing it is closed with 1008.
 //
 // # Security
 //
-// [Harness.Listen] binds loopback addresses only.
+// The server opens no port unless [Options].Addr asks for one, and then
+// binds loopback addresses only.
 package xtytest

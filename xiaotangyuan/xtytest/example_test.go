@@ -14,8 +14,8 @@ import (
 // A game's test replaces the real Harness with a fake one whose agent is
 // scripted, connects its client to it and checks the reply and what the
 // game sent.
-func ExampleHarness() {
-	h := xtytest.New(&xtytest.Options{
+func ExampleServer() {
+	h := xtytest.NewServer(&xtytest.Options{
 		Agent: func(ctx context.Context, t *xtytest.Turn) (string, error) {
 			// Stream the reply in two chunks, as a model would.
 			t.Say("Hello, ")
@@ -28,8 +28,8 @@ func ExampleHarness() {
 	c, err := xty.New(&xty.Options{
 		AdapterID: "mygame-adapter", GameID: "mygame", Version: "1.0.0",
 		// The in-memory pipe to the fake; the real Harness needs neither.
-		URL: xtytest.URL, HTTPClient: h.HTTPClient(),
-		HelloTimeout: 2 * time.Second, ChatTimeout: 5 * time.Second,
+		URL: h.URL, HTTPClient: h.Client(),
+		HandshakeTimeout: 2 * time.Second, ChatTimeout: 5 * time.Second,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -70,7 +70,7 @@ func ExampleHarness() {
 // The agent calls an atom the game registered, as the companion does when the
 // player asks it to act in the game.
 func ExampleTurn_CallAtom() {
-	h := xtytest.New(&xtytest.Options{
+	h := xtytest.NewServer(&xtytest.Options{
 		AtomTimeout: 2 * time.Second, // the gateway's 15 s is too long for a test
 		Agent: func(ctx context.Context, t *xtytest.Turn) (string, error) {
 			res, err := t.CallAtom(ctx, "mygame.open_door", map[string]string{"door": "cellar"})
@@ -85,8 +85,8 @@ func ExampleTurn_CallAtom() {
 
 	c, err := xty.New(&xty.Options{
 		AdapterID: "mygame-adapter", GameID: "mygame", Version: "1.0.0",
-		URL: xtytest.URL, HTTPClient: h.HTTPClient(),
-		HelloTimeout: 2 * time.Second, ChatTimeout: 5 * time.Second,
+		URL: h.URL, HTTPClient: h.Client(),
+		HandshakeTimeout: 2 * time.Second, ChatTimeout: 5 * time.Second,
 		AtomTimeout: 2 * time.Second,
 	})
 	if err != nil {

@@ -10,29 +10,33 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gamelink-go/gamelink/internal/memnet"
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
-// URL is the address to dial with the client returned by
-// [Harness.HTTPClient]: the Harness's default address. No port is
-// opened; the connection is an in-memory pipe.
-const URL = "ws://127.0.0.1:32145"
+// memoryURL is the Server's URL when it serves only in memory: the
+// Harness's default address, reached only through [Server.Client].
+const memoryURL = "ws://127.0.0.1:32145"
 
 // maxPayload is the gateway's limit on one incoming message (1 MiB); a
 // bigger one gets close 1009 and takes the gateway process down
-// (xiaotangyuan/PROTOCOL.md, "Size limits"). The gateway puts no limit
-// on what it sends, and neither does the fake.
-const maxPayload = 1 << 20
+// (docs/xiaotangyuan-protocol.md, "Size limits"). The gateway puts no
+// limit on what it sends, and neither does the fake.
+const maxPayload = wire.MaxMessageSize
 
 // maxReceived bounds the log of received messages; older ones are
 // forgotten first.
 const maxReceived = 4096
 
-// Options configure a [Harness]. The zero value behaves as the real
-// gateway does, faults included (xiaotangyuan/PROTOCOL.md): every
+// Options configure a [Server]. The zero value behaves as the real
+// gateway does, faults included (docs/xiaotangyuan-protocol.md): every
 // message of a connection, gateway.ping and notifications included, waits
-// for the one before it; params are read as the gateway reads them; a message over
-// 1 MiB closes its connection with 1009 and then brings the whole Harness
-// down, as it kills the gateway process. The agent is Echo.
+// for the one before it; params are read as the gateway reads them; a
+// message over 1 MiB closes its connection with 1009 and then brings the
+// whole Harness down, as it kills the gateway process. The agent is Echo.
+// For every duration, zero means the default stated on it; negative is
+// invalid and makes NewServer panic, as httptest does on a bad setup.
 type Options struct {
 	// Agent produces every reply (chat.send, chat.retry,
 	// assistant.compose, voice). If nil, Echo.
@@ -49,6 +53,12 @@ type Options struct {
 	// Transcript is the final speech transcript of a voice.stop. If
 	// empty, voice.stop produces assistant.error "recording too short".
 	Transcript string
+
+	// Addr, if set, is a loopback "host:port" (port 0 picks a free one)
+	// that Start also listens on, for programs that cannot use
+	// [Server.Client]; URL is then its ws:// address. If empty, the
+	// server opens no port.
+	Addr string
 }
 
 func (o *Options) withDefaults() Options {
@@ -65,6 +75,9 @@ func (o *Options) withDefaults() Options {
 	if r.AtomTimeout == 0 {
 		r.AtomTimeout = 15 * time.Second
 	}
+	if r.Coalesce < 0 || r.AtomTimeout < 0 {
+		panic("xtytest: negative Coalesce or AtomTimeout")
+	}
 	return r
 }
 
@@ -77,125 +90,141 @@ type Message struct {
 	Raw          []byte          // the whole frame as received
 }
 
-// Harness is a fake XiaoTangYuan gateway. Create it with [New], serve it
-// with [Harness.Listen] or [Harness.HTTPClient], stop it with
-// [Harness.Close]. All methods may be called concurrently.
-type Harness struct {
+// Server is a fake XiaoTangYuan gateway, in the shape of
+// net/http/httptest.Server: [NewServer] returns it started,
+// [NewUnstartedServer] lets a test start it later (a game launched before
+// its companion), [Server.Client] connects to it in memory, and
+// [Server.Close] stops it. All methods may be called concurrently.
+type Server struct {
+	// URL is the address to dial: the Harness's default address,
+	// "ws://127.0.0.1:32145", reached only through Client (no port is
+	// opened), or the ws:// address of Options.Addr once started.
+	URL string
+
 	o    Options
 	srv  *http.Server
-	pipe *pipeListener
+	pipe *memnet.Listener
 	wg   sync.WaitGroup // Serve goroutines and connection handlers
 
 	mu       sync.Mutex // guards following
 	conns    map[*hconn]struct{}
 	received []Message
 	changed  chan struct{} // closed and replaced on every received message and connection change
+	started  bool
 	closed   bool
-	piping   bool
 }
 
-// New returns a Harness. It starts nothing.
-func New(opts *Options) *Harness {
-	h := &Harness{
-		o:       opts.withDefaults(),
+// NewServer returns a started Server.
+func NewServer(opts *Options) *Server {
+	s := NewUnstartedServer(opts)
+	s.Start()
+	return s
+}
+
+// NewUnstartedServer returns a Server that refuses connections until
+// [Server.Start].
+func NewUnstartedServer(opts *Options) *Server {
+	o := opts.withDefaults()
+	s := &Server{
+		URL:     memoryURL,
+		o:       o,
 		conns:   make(map[*hconn]struct{}),
 		changed: make(chan struct{}),
+		pipe:    memnet.NewListener("127.0.0.1:32145"),
 	}
-	h.pipe = newPipeListener()
-	h.srv = &http.Server{Handler: http.HandlerFunc(h.serveHTTP)}
-	return h
+	s.pipe.Refuse(true)
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP)}
+	return s
 }
 
-// Listen serves on a loopback TCP address such as "127.0.0.1:0" and
-// returns the ws:// URL to dial. Use it for tests of whole programs; in
-// package tests prefer HTTPClient, which opens no port.
-func (h *Harness) Listen(addr string) (string, error) {
+// Start begins serving: in memory, and on Options.Addr when set. It
+// panics if the server was started or closed already, or cannot listen
+// on Addr, as httptest does.
+func (s *Server) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		panic("xtytest: Start of a server already started or closed")
+	}
+	s.started = true
+	if s.o.Addr != "" {
+		l, err := listenLoopback(s.o.Addr)
+		if err != nil {
+			panic("xtytest: " + err.Error())
+		}
+		s.URL = "ws://" + l.Addr().String()
+		s.serveLocked(l)
+	}
+	s.serveLocked(s.pipe)
+	s.pipe.Refuse(false)
+}
+
+// listenLoopback listens on addr, which must name a loopback host.
+func listenLoopback(addr string) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return "", errors.New("xtytest: listen address must be loopback")
+		return nil, errors.New("listen address must be loopback")
 	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	if err := h.serve(l); err != nil {
-		l.Close()
-		return "", err
-	}
-	return "ws://" + l.Addr().String(), nil
+	return net.Listen("tcp", addr)
 }
 
-// HTTPClient returns an http.Client whose connections are in-memory pipes
-// to this Harness; pass it as xiaotangyuan.Options.HTTPClient with URL.
-// It works inside a testing/synctest bubble when the Harness was created
-// there.
-func (h *Harness) HTTPClient() *http.Client {
-	h.mu.Lock()
-	start := !h.piping && !h.closed
-	h.piping = true
-	h.mu.Unlock()
-	if start {
-		h.serve(h.pipe)
-	}
-	return &http.Client{Transport: &http.Transport{DialContext: h.pipe.dial, DisableKeepAlives: true}}
-}
+// Client returns an http.Client whose connections are in-memory pipes to
+// this server, whatever the URL; pass it as
+// xiaotangyuan.Options.HTTPClient. It works inside a testing/synctest
+// bubble when the server was created there.
+func (s *Server) Client() *http.Client { return s.pipe.Client() }
 
-func (h *Harness) serve(l net.Listener) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return errors.New("xtytest: harness closed")
-	}
-	h.wg.Add(1)
+// serveLocked serves l on its own goroutine; s.mu must be held.
+func (s *Server) serveLocked(l net.Listener) {
+	s.wg.Add(1)
 	go func() {
-		defer h.wg.Done()
-		h.srv.Serve(l)
+		defer s.wg.Done()
+		s.srv.Serve(l)
 	}()
-	return nil
 }
 
 // Close drops every connection with 1001 "gateway shutting down", stops
-// serving and waits for every goroutine of the Harness.
-func (h *Harness) Close() error {
-	h.mu.Lock()
-	already := h.closed
-	h.closed = true
-	h.mu.Unlock()
+// serving and waits for every goroutine of the server. It is idempotent.
+func (s *Server) Close() {
+	s.mu.Lock()
+	already := s.closed
+	s.closed = true
+	s.mu.Unlock()
 	if !already {
-		h.Drop()
-		h.srv.Close()
-		h.pipe.Close()
+		s.pipe.Refuse(true)
+		s.Disconnect()
+		s.srv.Close()
+		s.pipe.Close()
 	}
-	h.wg.Wait()
-	return nil
+	s.wg.Wait()
 }
 
-// Drop closes every connection with 1001 "gateway shutting down", as a
-// restarting gateway does, and waits for their goroutines. The Harness
-// keeps accepting new connections.
-func (h *Harness) Drop() {
-	for _, hc := range h.snapshot(false) {
+// Disconnect closes every connection with 1001 "gateway shutting down",
+// as a restarting gateway does, and waits for their goroutines. The
+// server keeps accepting new connections.
+func (s *Server) Disconnect() {
+	for _, hc := range s.snapshot(false) {
 		hc.close(websocket.StatusGoingAway, "gateway shutting down")
 	}
 }
 
 // Connections returns how many adapters are connected.
-func (h *Harness) Connections() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.conns)
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
 
 // snapshot copies the connection set, only those past hello when
 // helloOnly is set.
-func (h *Harness) snapshot(helloOnly bool) []*hconn {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]*hconn, 0, len(h.conns))
-	for hc := range h.conns {
+func (s *Server) snapshot(helloOnly bool) []*hconn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*hconn, 0, len(s.conns))
+	for hc := range s.conns {
 		if !helloOnly || hc.helloDone() {
 			out = append(out, hc)
 		}
@@ -205,25 +234,25 @@ func (h *Harness) snapshot(helloOnly bool) []*hconn {
 
 // Received returns a copy of the messages received so far, oldest first
 // (at most the last 4096).
-func (h *Harness) Received() []Message {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]Message(nil), h.received...)
+func (s *Server) Received() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.received...)
 }
 
 // WaitFor waits until a received message (past or future) satisfies
 // match and returns the first such message, or ctx's error.
-func (h *Harness) WaitFor(ctx context.Context, match func(Message) bool) (Message, error) {
+func (s *Server) WaitFor(ctx context.Context, match func(Message) bool) (Message, error) {
 	for {
-		h.mu.Lock()
-		for _, m := range h.received {
+		s.mu.Lock()
+		for _, m := range s.received {
 			if match(m) {
-				h.mu.Unlock()
+				s.mu.Unlock()
 				return m, nil
 			}
 		}
-		ch := h.changed
-		h.mu.Unlock()
+		ch := s.changed
+		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -241,11 +270,11 @@ func Method(m string) func(Message) bool {
 // assistant.present {source:"proactive"} then assistant.text.done with a
 // fresh interactionId, and no text.start (the gateway uses compose, so
 // nothing streams).
-func (h *Harness) Proactive(text string) {
-	for _, hc := range h.snapshot(true) {
+func (s *Server) Proactive(text string) {
+	for _, hc := range s.snapshot(true) {
 		id := newUUID()
-		hc.notify("assistant.present", map[string]any{"text": text, "source": "proactive"})
-		hc.notify("assistant.text.done", map[string]any{"interactionId": id, "text": text, "source": "proactive"})
+		hc.notify(wire.NotePresent, wire.Present{Text: text, Source: "proactive"})
+		hc.notify(wire.NoteTextDone, wire.TextDone{InteractionID: id, Text: text, Source: "proactive"})
 	}
 }
 
@@ -254,94 +283,90 @@ func (h *Harness) Proactive(text string) {
 // streams) then assistant.status {status:"recording"}. Interactions still
 // streaming send text.start again on their next delta, as the gateway's
 // accumulator does.
-func (h *Harness) BargeIn() {
-	for _, hc := range h.snapshot(true) {
+func (s *Server) BargeIn() {
+	for _, hc := range s.snapshot(true) {
 		hc.bargeIn()
 	}
 }
 
 // Status sends assistant.status to every adapter past hello; transcript
 // is omitted when empty.
-func (h *Harness) Status(status, transcript string) {
-	p := map[string]any{"status": status}
-	if transcript != "" {
-		p["transcript"] = transcript
-	}
-	for _, hc := range h.snapshot(true) {
-		hc.notify("assistant.status", p)
+func (s *Server) Status(status, transcript string) {
+	for _, hc := range s.snapshot(true) {
+		hc.notify(wire.NoteStatus, wire.Status{Status: status, Transcript: transcript})
 	}
 }
 
 // Error sends assistant.error {message} to every adapter past hello.
-func (h *Harness) Error(message string) {
-	for _, hc := range h.snapshot(true) {
-		hc.notify("assistant.error", map[string]any{"message": message})
+func (s *Server) Error(message string) {
+	for _, hc := range s.snapshot(true) {
+		hc.notify(wire.NoteError, wire.ErrorNote{Message: message})
 	}
 }
 
 // SendRaw writes b unchecked as one text frame to every adapter past
 // hello, to test a client against malformed or stray messages.
-func (h *Harness) SendRaw(b []byte) {
-	for _, hc := range h.snapshot(true) {
+func (s *Server) SendRaw(b []byte) {
+	for _, hc := range s.snapshot(true) {
 		hc.sendRaw(b)
 	}
 }
 
-func (h *Harness) record(m Message) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.received) >= maxReceived {
-		h.received = append(h.received[:0], h.received[1:]...)
+func (s *Server) record(m Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.received) >= maxReceived {
+		s.received = append(s.received[:0], s.received[1:]...)
 	}
-	h.received = append(h.received, m)
-	h.wakeLocked()
+	s.received = append(s.received, m)
+	s.wakeLocked()
 }
 
-// wakeLocked wakes WaitFor callers; h.mu must be held.
-func (h *Harness) wakeLocked() {
-	close(h.changed)
-	h.changed = make(chan struct{})
+// wakeLocked wakes WaitFor callers; s.mu must be held.
+func (s *Server) wakeLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
 }
 
-func (h *Harness) serveHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		return
 	}
 	ws.SetReadLimit(maxPayload)
-	hc := newHconn(h, ws)
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
+	hc := newHconn(s, ws)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
 		ws.CloseNow()
 		return
 	}
-	h.conns[hc] = struct{}{}
-	h.wg.Add(1) // under h.mu and before closed: Close's Wait sees it
-	h.wakeLocked()
-	h.mu.Unlock()
-	defer h.wg.Done()
+	s.conns[hc] = struct{}{}
+	s.wg.Add(1) // under s.mu and before closed: Close's Wait sees it
+	s.wakeLocked()
+	s.mu.Unlock()
+	defer s.wg.Done()
 	hc.run()
-	h.mu.Lock()
-	delete(h.conns, hc)
-	h.wakeLocked()
-	h.mu.Unlock()
+	s.mu.Lock()
+	delete(s.conns, hc)
+	s.wakeLocked()
+	s.mu.Unlock()
 }
 
 // crash reproduces the real gateway dying on an oversize frame.
-func (h *Harness) crash() {
-	h.mu.Lock()
-	h.closed = true
-	h.mu.Unlock()
-	for _, hc := range h.snapshot(false) {
+func (s *Server) crash() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	for _, hc := range s.snapshot(false) {
 		hc.ws.CloseNow()
 	}
-	h.pipe.Close()
+	s.pipe.Close()
 	// srv.Close cannot run here: we are inside a handler. The handler's
-	// count in h.wg is held, so this Add is safe and Close joins it.
-	h.wg.Add(1)
+	// count in s.wg is held, so this Add is safe and Close joins it.
+	s.wg.Add(1)
 	go func() {
-		defer h.wg.Done()
-		h.srv.Close()
+		defer s.wg.Done()
+		s.srv.Close()
 	}()
 }

@@ -21,9 +21,9 @@ type raw struct {
 	ws *websocket.Conn
 }
 
-func dialRaw(t *testing.T, h *xtytest.Harness) *raw {
+func dialRaw(t *testing.T, h *xtytest.Server) *raw {
 	t.Helper()
-	ws, _, err := websocket.Dial(context.Background(), xtytest.URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+	ws, _, err := websocket.Dial(context.Background(), h.URL, &websocket.DialOptions{HTTPClient: h.Client()})
 	testutil.Success(t, err)
 	ws.SetReadLimit(4 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
@@ -63,9 +63,9 @@ func norm(t *testing.T, s string) string {
 
 const hello = `{"jsonrpc":"2.0","id":1,"method":"adapter.hello","params":{"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1","processId":42,"capabilities":["assistant.text-stream"]}}`
 
-func TestHarness_ErrorCodes(t *testing.T) {
+func TestServer_ErrorCodes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		r := dialRaw(t, h)
 		for _, tc := range []struct{ name, in, want string }{
@@ -108,9 +108,9 @@ func TestHarness_ErrorCodes(t *testing.T) {
 
 // The protocolVersion is declarative: anything non-empty is accepted and
 // the answer is always 1.1.
-func TestHarness_ProtocolVersionNotChecked(t *testing.T) {
+func TestServer_ProtocolVersionNotChecked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		r := dialRaw(t, h)
 		got := r.roundTrip(strings.Replace(hello, `"protocolVersion":"1.1"`, `"protocolVersion":"9.9"`, 1))
@@ -121,9 +121,9 @@ func TestHarness_ProtocolVersionNotChecked(t *testing.T) {
 // Adapters that do not declare assistant.text-stream get every delta
 // twice; those that do never get assistant.delta (issue #20: the fake
 // used to offer duplicates to them too, which the gateway never sends).
-func TestHarness_LegacyAdapter(t *testing.T) {
+func TestServer_LegacyAdapter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		for _, tc := range []struct {
 			hello string
@@ -158,9 +158,9 @@ func TestHarness_LegacyAdapter(t *testing.T) {
 
 // Over 1 MiB: the connection is closed with 1009, then the whole Harness
 // goes down, as the real gateway process does.
-func TestHarness_Oversize(t *testing.T) {
+func TestServer_Oversize(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		big := dialRaw(t, h)
 		other := dialRaw(t, h)
@@ -170,17 +170,17 @@ func TestHarness_Oversize(t *testing.T) {
 		synctest.Wait()
 		_, _, err = other.ws.Read(context.Background())
 		testutil.Error(t, err)
-		_, _, err = websocket.Dial(context.Background(), xtytest.URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+		_, _, err = websocket.Dial(context.Background(), h.URL, &websocket.DialOptions{HTTPClient: h.Client()})
 		testutil.Error(t, err)
 	})
 }
 
 // The gateway sends whatever it has, however big: a 3 MiB reply goes out
 // whole (no send limit). Issue #20.
-func TestHarness_NoSendLimit(t *testing.T) {
+func TestServer_NoSendLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		big := strings.Repeat("字", 1<<20) // 3 MiB of UTF-8
-		h := xtytest.New(&xtytest.Options{Agent: func(ctx context.Context, turn *xtytest.Turn) (string, error) { return big, nil }})
+		h := xtytest.NewServer(&xtytest.Options{Agent: func(ctx context.Context, turn *xtytest.Turn) (string, error) { return big, nil }})
 		defer h.Close()
 		r := dialRaw(t, h)
 		r.roundTrip(hello)
@@ -197,13 +197,13 @@ func TestHarness_NoSendLimit(t *testing.T) {
 
 // Every message of a connection waits for the one before it:
 // gateway.ping and voice.start wait for a running chat. Issue #20.
-func TestHarness_QueuedPing(t *testing.T) {
+func TestServer_QueuedPing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		slow := func(ctx context.Context, turn *xtytest.Turn) (string, error) {
 			time.Sleep(500 * time.Millisecond)
 			return "late", nil
 		}
-		h := xtytest.New(&xtytest.Options{Agent: slow})
+		h := xtytest.NewServer(&xtytest.Options{Agent: slow})
 		defer h.Close()
 		r := dialRaw(t, h)
 		r.roundTrip(hello)
@@ -230,9 +230,9 @@ func TestHarness_QueuedPing(t *testing.T) {
 // Params are read as the gateway reads them: a member set to null is
 // given and is not an object; optional strings of another type are
 // ignored; saveIds are trimmed and a blank one is absent. Issue #20.
-func TestHarness_ParamsAsTheGateway(t *testing.T) {
+func TestServer_ParamsAsTheGateway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		r := dialRaw(t, h)
 		r.roundTrip(hello)
@@ -278,9 +278,9 @@ func TestHarness_ParamsAsTheGateway(t *testing.T) {
 // The hello's own rules: processId and capabilities set to null are
 // given and refused; a saveId that is not a string, or blank, is ignored.
 // Issue #20.
-func TestHarness_HelloParams(t *testing.T) {
+func TestServer_HelloParams(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		base := `"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1"`
 		for _, tc := range []struct{ name, extra, want string }{
@@ -308,9 +308,9 @@ func TestHarness_HelloParams(t *testing.T) {
 }
 
 // Voice without a processId is refused with the gateway's text.
-func TestHarness_VoiceNeedsProcessID(t *testing.T) {
+func TestServer_VoiceNeedsProcessID(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		r := dialRaw(t, h)
 		r.roundTrip(strings.Replace(hello, `"processId":42,`, ``, 1))
@@ -320,9 +320,9 @@ func TestHarness_VoiceNeedsProcessID(t *testing.T) {
 }
 
 // Recording without speech ends in assistant.error.
-func TestHarness_VoiceTooShort(t *testing.T) {
+func TestServer_VoiceTooShort(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
 		r := dialRaw(t, h)
 		r.roundTrip(hello)
@@ -332,14 +332,17 @@ func TestHarness_VoiceTooShort(t *testing.T) {
 	})
 }
 
-func TestHarness_Listen(t *testing.T) {
-	h := xtytest.New(nil)
+// Options.Addr serves on a loopback port too: the one test with a real
+// socket. A non-loopback address is refused.
+func TestServer_Addr(t *testing.T) {
+	func() {
+		defer func() { testutil.Equal(t, "0.0.0.0 refused", recover() != nil, true) }()
+		xtytest.NewServer(&xtytest.Options{Addr: "0.0.0.0:0"})
+	}()
+	h := xtytest.NewServer(&xtytest.Options{Addr: "127.0.0.1:0"})
 	defer h.Close()
-	_, err := h.Listen("0.0.0.0:0")
-	testutil.Error(t, err)
-	url, err := h.Listen("127.0.0.1:0")
-	testutil.Success(t, err)
-	ws, _, err := websocket.Dial(context.Background(), url, nil)
+	testutil.Equal(t, "real address", strings.HasPrefix(h.URL, "ws://127.0.0.1:") && h.URL != "ws://127.0.0.1:0", true)
+	ws, _, err := websocket.Dial(context.Background(), h.URL, nil)
 	testutil.Success(t, err)
 	defer ws.CloseNow()
 	_, b, err := ws.Read(context.Background())
@@ -350,13 +353,13 @@ func TestHarness_Listen(t *testing.T) {
 // A connection's request queue is bounded: while the worker is busy, a
 // client that queues more than 256 requests is closed with 1008 rather
 // than growing the fake's memory.
-func TestHarness_QueueOverflow(t *testing.T) {
+func TestServer_QueueOverflow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		block := func(ctx context.Context, _ *xtytest.Turn) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}
-		h := xtytest.New(&xtytest.Options{Agent: block})
+		h := xtytest.NewServer(&xtytest.Options{Agent: block})
 		defer h.Close()
 		r := dialRaw(t, h)
 		r.roundTrip(hello)
@@ -376,11 +379,11 @@ func TestHarness_QueueOverflow(t *testing.T) {
 // A sequential client that sends its hello before reading anything (as
 // the Stardew adapter does) is served at once over the unbuffered pipe,
 // and gateway.ready still comes first.
-func TestHarness_HelloBeforeReady(t *testing.T) {
+func TestServer_HelloBeforeReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := xtytest.New(nil)
+		h := xtytest.NewServer(nil)
 		defer h.Close()
-		ws, _, err := websocket.Dial(context.Background(), xtytest.URL, &websocket.DialOptions{HTTPClient: h.HTTPClient()})
+		ws, _, err := websocket.Dial(context.Background(), h.URL, &websocket.DialOptions{HTTPClient: h.Client()})
 		testutil.Success(t, err)
 		defer ws.CloseNow()
 		start := time.Now()
@@ -389,5 +392,32 @@ func TestHarness_HelloBeforeReady(t *testing.T) {
 		testutil.Equal(t, "ready first", strings.Contains(r.read(), `"method":"gateway.ready"`), true)
 		testutil.Equal(t, "then the hello result", norm(t, r.read()), `{"id":1,"jsonrpc":"2.0","result":{"accepted":true,"protocolVersion":"1.1"}}`)
 		testutil.Equal(t, "no write timeout waited", time.Since(start), time.Duration(0))
+	})
+}
+
+// The server has httptest's lifecycle: an unstarted server refuses
+// connections, as a Harness not running yet does; Start serves; Start
+// again panics; Close is idempotent and refuses again. Issue #21.
+func TestServer_Lifecycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.NewUnstartedServer(nil)
+		defer h.Close()
+		dial := func() error {
+			ws, _, err := websocket.Dial(context.Background(), h.URL, &websocket.DialOptions{HTTPClient: h.Client()})
+			if err == nil {
+				ws.CloseNow()
+			}
+			return err
+		}
+		testutil.Error(t, dial())
+		h.Start()
+		testutil.Success(t, dial())
+		func() {
+			defer func() { testutil.Equal(t, "second Start panics", recover() != nil, true) }()
+			h.Start()
+		}()
+		h.Close()
+		h.Close()
+		testutil.Error(t, dial())
 	})
 }

@@ -10,19 +10,18 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
 // The params checks below follow the gateway's reading of a message as a
-// JavaScript value (read in its source, see xiaotangyuan/PROTOCOL.md, "How
+// JavaScript value (read in its source, see docs/xiaotangyuan-protocol.md, "How
 // params are read"): a member that is absent is "not given", but a member
 // set to null is given, and null is not an object. Optional strings
 // (playerName, saveId and the like) are used only when they are non-blank
 // strings, and ignored otherwise, whatever their type.
 
-var (
-	saveIDPattern = regexp.MustCompile(`^[a-zA-Z0-9._:-]{1,128}$`)
-	opaqueChars   = regexp.MustCompile(`^[a-zA-Z0-9._:-]+$`)
-)
+var opaqueChars = regexp.MustCompile(`^[a-zA-Z0-9._:-]+$`)
 
 // errNotObject is the gateway's answer whenever params, context,
 // context.observation or state.update's observation is not a JSON object
@@ -96,7 +95,7 @@ func parseHello(params json.RawMessage) (*helloParams, error) {
 		}
 	}
 	if s, ok := optString(m, "saveId"); ok {
-		if !saveIDPattern.MatchString(s) {
+		if !wire.SaveIDPattern.MatchString(s) {
 			return nil, errors.New("saveId must contain 1-128 safe opaque identifier characters")
 		}
 		p.SaveID, _ = str(m["saveId"])
@@ -144,8 +143,8 @@ func parseContext(raw json.RawMessage) (*chatContext, error) {
 		return nil, err
 	}
 	cc := &chatContext{raw: raw}
-	if s, ok := optString(c, "roleInstructions"); ok && jsLen(s) > 2000 {
-		return nil, errors.New("roleInstructions must be at most 2000 characters")
+	if s, ok := optString(c, "roleInstructions"); ok && jsLen(s) > wire.MaxRoleInstructions {
+		return nil, fmt.Errorf("roleInstructions must be at most %d characters", wire.MaxRoleInstructions)
 	}
 	if cc.SaveID, err = opaqueID(c); err != nil {
 		return nil, err
