@@ -1,10 +1,11 @@
 package neuro
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/gamelink-go/gamelink/neuro/internal/wire"
 )
 
 // Action is one thing Neuro can do in the game. The game declares its
@@ -15,7 +16,7 @@ import (
 // nil. Schema must not be modified after the action is registered.
 type Action struct {
 	// Name is lowercase, words separated by '_' or '-' (see [CheckName]).
-	// [ClientOptions.Prefix] is added on the wire, never here.
+	// [Options.Prefix] is added on the wire, never here.
 	Name string
 	// Description is read by Neuro directly. Required.
 	Description string
@@ -31,13 +32,14 @@ type Action struct {
 	// accepts every schema-valid action. Use [Bind] for typed arguments.
 	Validate func(ctx context.Context, inv *Invocation) Result
 	// Execute performs the action after its successful result was sent.
-	// In callback mode it is called on the client's event goroutine, in
-	// order with other events; it must not block for long. In poll mode
-	// it is not called: [Client.Poll] returns the *Invocation instead.
+	// It is called synchronously on the goroutine that receives the
+	// *Invocation ([Client.Next], [Client.Events] or [Client.Poll]), in
+	// order with other events, just before the invocation is returned; it
+	// must not block for long. If nil, the game executes the invocation
+	// when it receives it.
 	Execute func(inv *Invocation)
-	// Deadline bounds Validate. If zero, [ClientOptions.ActionDeadline] is
-	// used.
-	Deadline time.Duration
+	// Timeout bounds Validate. If zero, [Options.ActionTimeout] is used.
+	Timeout time.Duration
 }
 
 // Result is a validator's verdict, sent to Neuro as action/result.
@@ -118,18 +120,6 @@ func CheckName(name string) error {
 
 // sameDefinition reports whether two actions look the same to the server.
 func sameDefinition(a, b *Action) bool {
-	return a.Name == b.Name && a.Description == b.Description && jsonEqual(a.Schema, b.Schema)
-}
-
-func jsonEqual(a, b json.RawMessage) bool {
-	if bytes.Equal(a, b) {
-		return true
-	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	xb, _ := json.Marshal(x)
-	yb, _ := json.Marshal(y)
-	return bytes.Equal(xb, yb)
+	return wire.SameDefinition(wireAction{Name: a.Name, Description: a.Description, Schema: a.Schema},
+		wireAction{Name: b.Name, Description: b.Description, Schema: b.Schema})
 }

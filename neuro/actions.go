@@ -139,7 +139,7 @@ func (c *Client) currentLocked() []Action {
 }
 
 // checkSizeLocked refuses an action set whose full registration (sent on
-// every connect) would exceed MaxMessageBytes.
+// every connect) would exceed ReadLimit.
 func (c *Client) checkSizeLocked(as []Action) error {
 	ws := make([]wireAction, len(as))
 	for i, a := range as {
@@ -149,8 +149,8 @@ func (c *Client) checkSizeLocked(as []Action) error {
 	if err != nil {
 		return nil // a schema that is not JSON: reg.check says which one
 	}
-	if int64(len(b)) > c.o.MaxMessageBytes {
-		return fmt.Errorf("%w: registering the action set takes %d bytes, limit %d", ErrMessageTooBig, len(b), c.o.MaxMessageBytes)
+	if c.o.tooBig(len(b)) {
+		return fmt.Errorf("%w: registering the action set takes %d bytes, limit %d", ErrMessageTooBig, len(b), c.o.ReadLimit)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 // that does not fit the game's type, data off the schema. Issue #19 item 3.
 func TestClient_messagesUseWireNames(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{Prefix: "probe_", ActionDeadline: time.Second})
+		e := newEnv(t, so, &neuro.Options{Prefix: "probe_", ActionTimeout: time.Second})
 		slot := neuro.Object(map[string]neuro.Schema{"slot": neuro.Number()}, "slot").JSON()
 		testutil.Success(t, e.c.Register(
 			neuro.Action{Name: "slow_check", Description: "Check slowly.", Validate: func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
@@ -61,7 +61,7 @@ func TestBind_integralNumbers(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
 		var mu sync.Mutex
 		var got []args
-		e := newEnv(t, so, &neuro.ClientOptions{Prefix: "probe_"})
+		e := newEnv(t, so, &neuro.Options{Prefix: "probe_"})
 		schema := neuro.Object(map[string]neuro.Schema{
 			"slot":  neuro.Integer(),
 			"small": neuro.Number(), // looser than int8 on purpose

@@ -4,116 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"iter"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/events"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 )
-
-// ClientOptions configures a [Client]. The zero value (or nil) is usable.
-type ClientOptions struct {
-	// URL of the Neuro server. If empty, $NEURO_SDK_WS_URL is used, and
-	// if that is unset, [DefaultURL]. The real server may be remote
-	// (wss:// included): Neuro is the server, the game the client.
-	URL string
-	// Dial opens a connection. If nil, a WebSocket is dialled with
-	// github.com/coder/websocket and a read limit of MaxMessageBytes.
-	// Tests use neurotest.Server.Dial for an in-memory connection.
-	Dial func(ctx context.Context, url string) (Conn, error)
-
-	// Prefix is added to every action name on the wire (names are shared
-	// by all integrations connected to the same character). It must itself
-	// follow the naming rule, e.g. "tictactoe_". Empty means none.
-	Prefix string
-
-	// ActionDeadline bounds each action's Validate, well inside the
-	// server's ~20 s result window. If zero or negative, 4 s is used
-	// (under the 5 s at which conformance tools report a timeout). It is
-	// not capped: past ~20 s the server gives up first and discards the
-	// result (neurotest's Strict mode does the same).
-	ActionDeadline time.Duration
-
-	// ReconnectDelay is the first wait before reconnecting; it doubles on
-	// each failed attempt up to ReconnectMaxDelay. If zero or negative,
-	// 3 s (as the official SDKs) and 30 s are used.
-	ReconnectDelay    time.Duration
-	ReconnectMaxDelay time.Duration
-	// DialTimeout bounds one connection attempt. If zero or negative,
-	// 10 s is used.
-	DialTimeout time.Duration
-
-	// MaxMessageBytes limits one message in either direction. If zero or
-	// negative, 4 MiB is used.
-	MaxMessageBytes int64
-	// MaxQueue bounds the outgoing messages waiting for the connection
-	// (context, forces, shutdown/ready). When it is full those calls
-	// return [ErrQueueFull]. Results and registrations are not counted
-	// there; instead, when MaxQueue of them wait unsent and Neuro sends
-	// another action or reregister_all (she keeps sending but does not
-	// read), the connection is closed as a slow peer (its [Disconnected]
-	// wraps ErrQueueFull) and re-established. If zero or negative, 256.
-	MaxQueue int
-	// MaxEvents bounds the events waiting for delivery. When it is full,
-	// new actions are answered success:false ("the game is busy") and
-	// other events are dropped and counted ([Client.Dropped]). If zero or
-	// negative, 256.
-	MaxEvents int
-	// MaxInFlight bounds actions being validated at once; more are
-	// answered success:false at once. If zero or negative, 16.
-	MaxInFlight int
-
-	// OnEvent receives every [Event] in order, on the client's event
-	// goroutine, after [Action.Execute] for an invocation. It must not
-	// block for long. Ignored when Poll is set.
-	OnEvent func(Event)
-	// Poll delivers events through [Client.Poll] instead of callbacks,
-	// for game loops that must act on their main thread.
-	Poll bool
-	// OnError receives errors that have no caller to return to: malformed
-	// incoming messages, the first failed dial of an outage. It is called
-	// synchronously on an internal goroutine and must not block.
-	OnError func(error)
-	// Recorder, if not nil, receives every message in and out as JSON
-	// Lines (see internal/jsonl). The client does not close it.
-	Recorder io.Writer
-}
-
-func (o *ClientOptions) withDefaults() ClientOptions {
-	var r ClientOptions
-	if o != nil {
-		r = *o
-	}
-	if r.URL == "" {
-		r.URL = URLFromEnv()
-	}
-	if r.MaxMessageBytes <= 0 {
-		r.MaxMessageBytes = 4 << 20
-	}
-	if r.Dial == nil {
-		limit := r.MaxMessageBytes
-		r.Dial = func(ctx context.Context, url string) (Conn, error) { return dialWebSocket(ctx, url, limit) }
-	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 { // a negative delay would reconnect in a tight loop
-			*d = v
-		}
-	}
-	def(&r.ActionDeadline, 4*time.Second)
-	def(&r.ReconnectDelay, 3*time.Second)
-	def(&r.ReconnectMaxDelay, 30*time.Second)
-	def(&r.DialTimeout, 10*time.Second)
-	defInt := func(n *int, v int) {
-		if *n <= 0 {
-			*n = v
-		}
-	}
-	defInt(&r.MaxQueue, 256)
-	defInt(&r.MaxEvents, 256)
-	defInt(&r.MaxInFlight, 16)
-	return r
-}
 
 // Client is the game's connection to Neuro. It keeps the desired action
 // set, (re)connects, sends startup and the whole set on every connect,
@@ -123,37 +22,38 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 // message (in order, never merged or reordered) and return at once; the
 // queue is flushed whenever a connection is open.
 type Client struct {
-	game string
-	o    ClientOptions
-	rec  *jsonl.Recorder
+	game   string
+	o      Options
+	rec    *jsonl.Recorder
+	dial   func(ctx context.Context, url string) (conn, error)
+	events *events.Queue[pendingEvent]
 
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
-	runCtx  context.Context
-	wake    chan struct{} // writer: queue grew (cap 1)
-	evWake  chan struct{} // dispatcher: events grew (cap 1)
-	closeMu sync.Mutex    // serializes Start and Close
+	wg   sync.WaitGroup
+	life context.Context // cancelled by Close; parent of every connection and validator
+	stop context.CancelFunc
+	wake chan struct{} // writer: queue grew (cap 1)
 
-	mu        sync.Mutex // guards following
-	started   bool
-	closed    bool
-	connected bool
-	gen       uint64 // connection generation, bumped on every connect
-	reg       *registry
-	queue     []queued
-	events    []pendingEvent
-	dropped   int
-	inflight  map[callKey]*call   // by connection and id
-	answered  map[string]struct{} // ids answered on this connection
-	ansRing   []string            // bounds answered
-	ansNext   int
-	force     *ForceHandle         // the outstanding force
-	forceQ    []*ForceHandle       // forces waiting for the slot
-	windows   []*ForceHandle       // open windows, in opening order
-	gone      map[string]time.Time // wire names unregistered lately, and when
-	shutdownW bool                 // latest shutdown/graceful wants_shutdown
-	drained   chan struct{}        // closed and replaced when the queue empties
-	notes     []recNote            // recorder notes to write once c.mu is released
+	mu         sync.Mutex // guards following
+	started    bool
+	closed     bool
+	connected  bool
+	gen        uint64 // connection generation, bumped on every connect
+	reg        *registry
+	queue      []queued
+	dropped    int
+	winChanged chan struct{}       // closed and replaced when a window's conditions start being watched
+	winChecked time.Time           // when the windows' conditions were last checked by Next
+	inflight   map[callKey]*call   // by connection and id
+	answered   map[string]struct{} // ids answered on this connection
+	ansRing    []string            // bounds answered
+	ansNext    int
+	force      *ForceHandle         // the outstanding force
+	forceQ     []*ForceHandle       // forces waiting for the slot
+	windows    []*ForceHandle       // open windows, in opening order
+	gone       map[string]time.Time // wire names unregistered lately, and when
+	shutdownW  bool                 // latest shutdown/graceful wants_shutdown
+	drained    chan struct{}        // closed and replaced when the queue empties
+	notes      []recNote            // recorder notes to write once c.mu is released
 }
 
 type queued struct {
@@ -170,74 +70,92 @@ type pendingEvent struct {
 
 const answeredMemory = 1024
 
-// NewClient returns a client for the game with the given display name,
-// which is fixed for the client's life. It starts nothing: call
-// [Client.Start].
-func NewClient(game string, opts *ClientOptions) (*Client, error) {
+// New returns a client for the game with the given display name, which
+// is fixed for the client's life. It starts nothing: declare actions,
+// then call [Client.Connect]. An invalid option is a [*ConfigError].
+func New(game string, opts *Options) (*Client, error) {
 	if game == "" {
-		return nil, errors.New("neuro: new client: empty game name")
+		return nil, errors.New("neuro: new: empty game name")
 	}
-	o := opts.withDefaults()
-	if o.Prefix != "" {
-		if err := CheckName(o.Prefix + "x"); err != nil {
-			return nil, fmt.Errorf("neuro: new client: prefix: %w", err)
-		}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{
-		game:     game,
-		o:        o,
-		rec:      jsonl.New(o.Recorder),
-		wake:     make(chan struct{}, 1),
-		evWake:   make(chan struct{}, 1),
-		reg:      newRegistry(o.Prefix),
-		inflight: map[callKey]*call{},
-		answered: map[string]struct{}{},
-		gone:     map[string]time.Time{},
-		ansRing:  make([]string, answeredMemory),
-		drained:  make(chan struct{}),
+		game:       game,
+		o:          o,
+		rec:        jsonl.New(o.Recorder),
+		events:     events.New[pendingEvent](o.MaxEvents),
+		wake:       make(chan struct{}, 1),
+		winChanged: make(chan struct{}),
+		reg:        newRegistry(o.Prefix),
+		inflight:   map[callKey]*call{},
+		answered:   map[string]struct{}{},
+		gone:       map[string]time.Time{},
+		ansRing:    make([]string, answeredMemory),
+		drained:    make(chan struct{}),
+	}
+	c.life, c.stop = context.WithCancel(context.Background())
+	c.dial = func(ctx context.Context, url string) (conn, error) {
+		return dialWebSocket(ctx, url, o.HTTPClient, o.ReadLimit)
 	}
 	return c, nil
 }
 
-// Start begins connecting in the background, and delivering events. It
-// returns an error if the client was started or closed already.
-func (c *Client) Start() error {
-	c.closeMu.Lock()
-	defer c.closeMu.Unlock()
+// Connect dials the Neuro server: one attempt, bounded by ctx and by
+// Options.HandshakeTimeout, whose failure is a *[DialError]. On success
+// the connection's first messages are startup and the whole action set,
+// and the client keeps a connection in the background from then on,
+// reconnecting with back-off until Close; ctx's later expiry changes
+// nothing. On failure nothing keeps running, messages stay queued, and
+// Connect may be called again (a game started before Neuro calls it every
+// few seconds). After a success, a second Connect returns an error.
+func (c *Client) Connect(ctx context.Context) (err error) {
+	defer errd.Wrap(&err, "neuro: connect")
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	switch {
+	case c.closed:
+		c.mu.Unlock()
 		return ErrClosed
-	}
-	if c.started {
-		return errors.New("neuro: start: already started")
+	case c.started:
+		c.mu.Unlock()
+		return errConnected
 	}
 	c.started = true
-	c.runCtx, c.cancel = context.WithCancel(context.Background())
 	c.wg.Add(1)
-	go c.connectLoop(c.runCtx)
-	if !c.o.Poll {
-		c.wg.Add(1)
-		go c.dispatch(c.runCtx)
+	c.mu.Unlock()
+	defer c.wg.Done()
+	cn, err := c.dialOnce(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil && c.closed {
+		cn.Close()
+		err = ErrClosed
 	}
+	if err != nil {
+		c.started = false // let the caller retry
+		return err
+	}
+	c.wg.Add(1)
+	go c.connectLoop(cn)
 	return nil
 }
 
 // Close disconnects and stops every goroutine the client started, waiting
 // for them (including running validators, which see their ctx cancelled).
-// Outstanding forces end as [ForceCancelled]. It is idempotent. It must
-// not be called from the client's own callbacks (Validate, Execute,
-// OnEvent, OnError), which it waits for.
+// Outstanding forces end as [ForceCancelled]. Events still waiting can be
+// received afterwards; then [Client.Next] returns [ErrClosed] and an
+// Events loop ends. It is idempotent. It must not be called from the
+// client's own callbacks (Validate, Execute, a window's conditions), nor
+// from a goroutine they wait for.
 func (c *Client) Close() error {
-	c.closeMu.Lock()
-	defer c.closeMu.Unlock()
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
+		c.wg.Wait()
 		return nil
 	}
 	c.closed = true
-	cancel := c.cancel
 	hs := append(append([]*ForceHandle{c.force}, c.forceQ...), c.windows...)
 	c.force, c.forceQ = nil, nil
 	for _, h := range hs {
@@ -246,14 +164,13 @@ func (c *Client) Close() error {
 		}
 	}
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
+	c.stop()
 	c.wg.Wait()
+	c.events.Close()
 	return nil
 }
 
-// Game returns the game name given to [NewClient].
+// Game returns the game name given to [New].
 func (c *Client) Game() string { return c.game }
 
 // IsConnected reports whether a connection is open now.
@@ -273,7 +190,7 @@ func (c *Client) WantsShutdown() bool {
 }
 
 // Dropped returns how many events were dropped because the event queue
-// was full (see [ClientOptions.MaxEvents]).
+// was full (see [Options.MaxEvents]).
 func (c *Client) Dropped() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -337,8 +254,8 @@ func (c *Client) encode(cmd string, data any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("neuro: encode %s: %w", cmd, err)
 	}
-	if int64(len(b)) > c.o.MaxMessageBytes {
-		return nil, fmt.Errorf("%w: %s is %d bytes, limit %d", ErrMessageTooBig, cmd, len(b), c.o.MaxMessageBytes)
+	if c.o.tooBig(len(b)) {
+		return nil, fmt.Errorf("%w: %s is %d bytes, limit %d", ErrMessageTooBig, cmd, len(b), c.o.ReadLimit)
 	}
 	return b, nil
 }
@@ -375,16 +292,11 @@ func (c *Client) boundedLocked() int {
 	return n
 }
 
-// emitLocked queues an event for delivery. c.mu must be held.
+// emitLocked queues an event for delivery; when the queue is full it is
+// dropped and counted. c.mu must be held.
 func (c *Client) emitLocked(ev Event, exec func(*Invocation)) {
-	if len(c.events) >= c.o.MaxEvents {
+	if !c.events.Push(pendingEvent{ev: ev, exec: exec}) && !c.closed {
 		c.dropped++
-		return
-	}
-	c.events = append(c.events, pendingEvent{ev: ev, exec: exec})
-	select {
-	case c.evWake <- struct{}{}:
-	default:
 	}
 }
 
@@ -394,85 +306,97 @@ func (c *Client) emit(ev Event) {
 	c.mu.Unlock()
 }
 
-// Poll appends the events waiting for delivery to dst and returns it. Use
-// it with [ClientOptions.Poll], once per frame; an [*Invocation] in the
-// result means "execute this now". It first checks the conditions of open
-// windows ([Window.ForceWhen], [Window.EndWhen]) on the caller's
-// goroutine. Without Poll it returns dst unchanged.
-func (c *Client) Poll(dst []Event) []Event {
-	if !c.o.Poll {
-		return dst
-	}
-	c.checkWindows() // the game's frame: its windows' conditions
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, pe := range c.events {
-		dst = append(dst, pe.ev)
-	}
-	clear(c.events)
-	c.events = c.events[:0]
-	return dst
-}
-
-// dispatch delivers events in callback mode, and checks the windows'
-// conditions while any are watched. No lock is held while the game's
-// callbacks run.
-func (c *Client) dispatch(ctx context.Context) {
-	defer c.wg.Done()
-	var tick *time.Ticker
-	defer func() {
-		if tick != nil {
-			tick.Stop()
-		}
-	}()
+// Next returns the next event, waiting for it until ctx ends. For an
+// [*Invocation] it first calls the action's Execute, if any, on the
+// caller's goroutine. While it waits, it checks the conditions of open
+// windows ([Window.ForceWhen], [Window.EndWhen]) about 30 times a second,
+// also on the caller's goroutine. After [Client.Close] it returns the
+// events still waiting, then [ErrClosed]. Receive from one goroutine: a
+// game loop calls [Client.Poll] each frame instead, another program ranges
+// over [Client.Events]. Events not received in time fill the queue (see
+// [Options.MaxEvents]).
+func (c *Client) Next(ctx context.Context) (Event, error) {
 	for {
+		c.checkWindowsIfDue()
+		ch := c.events.Changed()
 		c.mu.Lock()
-		watching := c.watchingLocked()
+		win, watching := c.winChanged, c.watchingLocked()
 		c.mu.Unlock()
-		var due <-chan time.Time
+		pe, ok, closed := c.events.TryNext()
 		switch {
-		case watching && tick == nil:
-			tick = time.NewTicker(conditionInterval)
-		case !watching && tick != nil:
-			tick.Stop()
-			tick = nil
+		case ok:
+			return c.deliver(pe), nil
+		case closed:
+			return nil, ErrClosed
 		}
-		if tick != nil {
-			due = tick.C
+		var due <-chan time.Time
+		var t *time.Timer
+		if watching {
+			t = time.NewTimer(conditionInterval)
+			due = t.C
 		}
 		select {
-		case <-due: // also between events, so that a busy stream cannot starve them
-			c.checkWindows()
-			continue
-		default:
+		case <-ch:
+		case <-win:
+		case <-due:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("neuro: next event: %w", ctx.Err())
 		}
-		c.mu.Lock()
-		if len(c.events) == 0 {
-			c.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return
-			case <-c.evWake:
-			case <-due:
-				c.checkWindows()
-			}
-			continue
-		}
-		pe := c.events[0]
-		c.events[0] = pendingEvent{}
-		c.events = c.events[1:]
-		c.mu.Unlock()
-		if inv, ok := pe.ev.(*Invocation); ok && pe.exec != nil {
-			pe.exec(inv)
-		}
-		if c.o.OnEvent != nil {
-			c.o.OnEvent(pe.ev)
+		if t != nil {
+			t.Stop()
 		}
 	}
 }
 
-func (c *Client) reportError(err error) {
-	if c.o.OnError != nil {
-		c.o.OnError(err)
+// Events returns the events in order, as [Client.Next] does, for a range
+// loop that ends when the client is closed. Stopping the loop early is
+// fine.
+func (c *Client) Events() iter.Seq[Event] {
+	return func(yield func(Event) bool) {
+		for {
+			ev, err := c.Next(context.Background())
+			if err != nil || !yield(ev) {
+				return
+			}
+		}
+	}
+}
+
+// Poll appends the events waiting now to dst, without waiting, and
+// returns it: for game loops that must act on their main thread, once per
+// frame. It first checks the conditions of open windows
+// ([Window.ForceWhen], [Window.EndWhen]), and calls each [*Invocation]'s
+// Execute, if any, before appending it, all on the caller's goroutine.
+func (c *Client) Poll(dst []Event) []Event {
+	c.checkWindows() // the game's frame: its windows' conditions
+	for {
+		pe, ok, _ := c.events.TryNext()
+		if !ok {
+			return dst
+		}
+		dst = append(dst, c.deliver(pe))
+	}
+}
+
+// deliver runs an invocation's Execute and returns the event.
+func (c *Client) deliver(pe pendingEvent) Event {
+	if inv, ok := pe.ev.(*Invocation); ok && pe.exec != nil {
+		pe.exec(inv)
+	}
+	return pe.ev
+}
+
+// checkWindowsIfDue checks the windows' conditions when some are watched
+// and the last check by Next is conditionInterval old, so that a busy
+// stream of events cannot starve them.
+func (c *Client) checkWindowsIfDue() {
+	c.mu.Lock()
+	due := c.watchingLocked() && time.Since(c.winChecked) >= conditionInterval
+	if due {
+		c.winChecked = time.Now()
+	}
+	c.mu.Unlock()
+	if due {
+		c.checkWindows()
 	}
 }

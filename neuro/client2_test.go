@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -17,7 +16,7 @@ import (
 
 func TestClient_forceResentAfterReconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &neurotest.Options{Delay: 10 * time.Second}, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, &neurotest.Options{Delay: 10 * time.Second}, &neuro.Options{ReconnectMin: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.start()
 		h, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
@@ -52,7 +51,7 @@ func TestClient_injectedBadDataRetries(t *testing.T) {
 
 func TestClient_busyWhenPollQueueFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &neurotest.Options{NoAck: true}, &neuro.ClientOptions{Poll: true, MaxEvents: 2})
+		e := newPollEnv(t, &neurotest.Options{NoAck: true}, &neuro.Options{MaxEvents: 2})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.start()
 		e.wait("register", func() bool { return len(e.srv.Actions()) == 1 })
@@ -74,7 +73,7 @@ func TestClient_busyWhenPollQueueFull(t *testing.T) {
 
 func TestClient_queueFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, nil, &neuro.ClientOptions{MaxQueue: 2})
+		e := newEnv(t, nil, &neuro.Options{MaxQueue: 2})
 		testutil.Success(t, e.c.ContextSilent("a"))
 		testutil.Success(t, e.c.ContextSilent("b"))
 		testutil.ErrorIs(t, e.c.ContextSilent("c"), neuro.ErrQueueFull)
@@ -94,7 +93,7 @@ func TestClient_queueFull(t *testing.T) {
 func TestClient_closeCancelsValidatorAndForces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sawCancel bool
-		e := newEnv(t, nil, &neuro.ClientOptions{ActionDeadline: time.Hour})
+		e := newEnv(t, nil, &neuro.Options{ActionTimeout: time.Hour})
 		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
 			<-ctx.Done()
 			sawCancel = true
@@ -114,7 +113,7 @@ func TestClient_closeCancelsValidatorAndForces(t *testing.T) {
 func TestClient_recorder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var buf testutil.SyncBuffer
-		e := newEnv(t, nil, &neuro.ClientOptions{Recorder: &buf})
+		e := newEnv(t, nil, &neuro.Options{Recorder: &buf})
 		e.start()
 		e.wait("ack", func() bool { return strings.Count(buf.String(), "\n") >= 2 })
 		e.c.Close()
@@ -141,25 +140,21 @@ func TestURLFromEnv(t *testing.T) {
 	testutil.Equal(t, "env", neuro.URLFromEnv(), "wss://example.com/neuro")
 }
 
-// TestClient_webSocketLoopback uses the default dialer (coder/websocket)
-// against the fake's loopback listener: the one test with real sockets.
+// TestClient_webSocketLoopback uses the default HTTP client against the
+// fake's loopback listener: the one test with real sockets.
 func TestClient_webSocketLoopback(t *testing.T) {
 	t.Parallel()
-	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond})
+	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond, Addr: "127.0.0.1:0"})
 	defer srv.Close()
-	var mu sync.Mutex
-	var events []neuro.Event
-	c, err := neuro.NewClient("Loopback", &neuro.ClientOptions{URL: srv.Listen(), MaxMessageBytes: 64 << 10,
-		ReconnectDelay: 10 * time.Millisecond,
-		OnEvent:        func(ev neuro.Event) { mu.Lock(); events = append(events, ev); mu.Unlock() }})
+	c, err := neuro.New("Loopback", &neuro.Options{URL: srv.URL, ReadLimit: 64 << 10, ReconnectMin: 10 * time.Millisecond})
 	testutil.Success(t, err)
 	defer c.Close()
 	testutil.Success(t, c.Register(placeAction(nil, nil)))
-	testutil.Success(t, c.Start())
-	h, err := c.Force(neuro.Force{Query: "go", Actions: []string{"place"}, Priority: neuro.PriorityHigh}, neuro.ForceRefuse)
-	testutil.Success(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	testutil.Success(t, c.Connect(ctx))
+	h, err := c.Force(neuro.Force{Query: "go", Actions: []string{"place"}, Priority: neuro.PriorityHigh}, neuro.ForceRefuse)
+	testutil.Success(t, err)
 	o, err := h.Wait(ctx)
 	testutil.Success(t, err)
 	testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
@@ -259,7 +254,7 @@ func TestClient_noMergeHazard(t *testing.T) {
 // until then this test asserted a second registration per connect).
 func TestClient_randyReconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &neurotest.Options{Mode: neurotest.Randy}, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, &neurotest.Options{Mode: neurotest.Randy}, &neuro.Options{ReconnectMin: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.start()
 		e.wait("first connection", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 1 })
@@ -278,31 +273,53 @@ func TestClient_randyReconnect(t *testing.T) {
 	})
 }
 
-// TestClient_negativeOptionsUseDefaults: a negative delay must not turn
-// into a tight reconnect loop, nor a negative deadline fail every action.
-func TestClient_negativeOptionsUseDefaults(t *testing.T) {
+// TestNew_options: zero is the default; negative disables ReadLimit and
+// is a *ConfigError for every other number and duration. (Until issue #21
+// a negative value meant the default.)
+func TestNew_options(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		o     neuro.Options
+		field string
+	}{
+		{"defaults", neuro.Options{}, ""},
+		{"read limit disabled", neuro.Options{ReadLimit: -1}, ""},
+		{"negative reconnect min", neuro.Options{ReconnectMin: -time.Second}, "ReconnectMin"},
+		{"negative reconnect max", neuro.Options{ReconnectMax: -1}, "ReconnectMax"},
+		{"reconnect max below min", neuro.Options{ReconnectMin: time.Minute, ReconnectMax: time.Second}, "ReconnectMax"},
+		{"reconnect min above the default max", neuro.Options{ReconnectMin: time.Minute}, ""},
+		{"negative handshake timeout", neuro.Options{HandshakeTimeout: -1}, "HandshakeTimeout"},
+		{"negative action timeout", neuro.Options{ActionTimeout: -1}, "ActionTimeout"},
+		{"negative max queue", neuro.Options{MaxQueue: -1}, "MaxQueue"},
+		{"negative max events", neuro.Options{MaxEvents: -1}, "MaxEvents"},
+		{"negative max in flight", neuro.Options{MaxInFlight: -1}, "MaxInFlight"},
+		{"bad prefix", neuro.Options{Prefix: "Tic_"}, "Prefix"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := neuro.New("G", &tc.o)
+			if tc.field == "" {
+				testutil.Success(t, err)
+				c.Close()
+				return
+			}
+			var ce *neuro.ConfigError
+			testutil.ErrorAs(t, err, &ce)
+			testutil.Equal(t, "field", ce.Field, tc.field)
+			testutil.Equal(t, "text", err.Error(), "neuro: option "+tc.field+": "+ce.Reason)
+		})
+	}
+}
+
+// TestClient_readLimitDisabled: with ReadLimit negative, messages of any
+// size go both ways.
+func TestClient_readLimitDisabled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		attempts := 0
-		srv := neurotest.NewServer(nil)
-		defer srv.Close()
-		srv.SetDown(true)
-		var c *neuro.Client
-		c, err := neuro.NewClient("G", &neuro.ClientOptions{ReconnectDelay: -time.Second, ReconnectMaxDelay: -1,
-			DialTimeout: -1, MaxMessageBytes: -1, ActionDeadline: -1,
-			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
-				attempts++
-				if attempts == 50 {
-					go c.Close() // a tight loop: end it so the test fails instead of hanging
-				}
-				return srv.Dial(ctx, url)
-			}})
-		testutil.Success(t, err)
-		testutil.Success(t, c.Start())
-		time.Sleep(10 * time.Second)
-		synctest.Wait()
-		testutil.Equal(t, "attempts in 10 s (0, 3 s, 9 s)", attempts, 3)
-		testutil.Success(t, c.ContextSilent("fits in the default limit"))
-		c.Close()
+		e := newEnv(t, nil, &neuro.Options{ReadLimit: -1})
+		e.start()
+		testutil.Success(t, e.c.ContextSilent(strings.Repeat("x", 5<<20)))
+		e.wait("context", func() bool { return len(e.srv.Contexts()) == 1 })
 	})
 }
 

@@ -2,12 +2,13 @@ package neuro
 
 import (
 	"context"
+	"net/http"
 	"os"
 
 	"github.com/coder/websocket"
 )
 
-// DefaultURL is used when neither [ClientOptions.URL] nor the
+// DefaultURL is used when neither [Options.URL] nor the
 // NEURO_SDK_WS_URL environment variable is set.
 const DefaultURL = "ws://localhost:8000"
 
@@ -19,12 +20,13 @@ func URLFromEnv() string {
 	return DefaultURL
 }
 
-// Conn is one message-oriented connection to a Neuro server: text frames
-// of JSON. [ClientOptions.Dial] returns one; the default dials a WebSocket.
-// The client calls Read from one goroutine and Write from another, and
-// Close once, possibly concurrently with both; Read and Write must return
-// when ctx ends.
-type Conn interface {
+// conn is one message-oriented connection to a Neuro server: text frames
+// of JSON. The client calls Read from one goroutine and Write from
+// another, and Close once, possibly concurrently with both; Read and
+// Write return when ctx ends. The only implementation is a WebSocket;
+// the interface is the seam export_test.go gives tests that need a peer
+// no real server would be (one that stops reading).
+type conn interface {
 	Read(ctx context.Context) ([]byte, error)
 	Write(ctx context.Context, msg []byte) error
 	Close() error
@@ -32,9 +34,10 @@ type Conn interface {
 
 type wsConn struct{ c *websocket.Conn }
 
-// dialWebSocket dials url with coder/websocket and sets the read limit.
-func dialWebSocket(ctx context.Context, url string, readLimit int64) (Conn, error) {
-	c, _, err := websocket.Dial(ctx, url, nil)
+// dialWebSocket dials url with coder/websocket over client and sets the
+// read limit (negative for none).
+func dialWebSocket(ctx context.Context, url string, client *http.Client, readLimit int64) (conn, error) {
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
 	if err != nil {
 		return nil, err
 	}

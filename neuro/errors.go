@@ -20,12 +20,25 @@ var ErrForceBusy = errors.New("neuro: a force is already outstanding")
 var ErrQueueFull = errors.New("neuro: queue full")
 
 // ErrMessageTooBig is returned (wrapped) when an outgoing message exceeds
-// [ClientOptions.MaxMessageBytes].
+// [Options.ReadLimit].
 var ErrMessageTooBig = errors.New("neuro: message too big")
 
 // ErrUnknownAction is returned when a force names an action that is not in
 // the client's action set.
 var ErrUnknownAction = errors.New("neuro: unknown action")
+
+// errConnected is returned by a second Connect: the client reconnects by
+// itself, so one successful Connect is all it takes.
+var errConnected = errors.New("neuro: Connect already succeeded; the client reconnects by itself")
+
+// ConfigError reports an invalid [Options] field; [New] returns it.
+type ConfigError struct {
+	Field  string // the Options field, for example "ReconnectMin"
+	Reason string // what is wrong with it
+}
+
+// Error returns "neuro: option <field>: <reason>".
+func (e *ConfigError) Error() string { return "neuro: option " + e.Field + ": " + e.Reason }
 
 // NameError reports an action name that breaks the naming rule: lowercase
 // letters and digits, words separated by '_' or '-'.
@@ -87,7 +100,7 @@ func (e *DataError) Error() string {
 
 // ProtocolError reports an incoming message that could not be understood.
 // The connection stays open (the API ignores malformed messages); the error
-// is reported through [ClientOptions.OnError] and the recorder.
+// is logged (Options.Logger, under the key "err") and recorded.
 type ProtocolError struct {
 	Command string // the command, if it could be read
 	Reason  string
@@ -101,8 +114,9 @@ func (e *ProtocolError) Error() string {
 	return fmt.Sprintf("neuro: bad incoming %q message: %s", e.Command, e.Reason)
 }
 
-// DialError reports a failed connection attempt. It is passed to
-// [ClientOptions.OnError] once per outage.
+// DialError reports a failed connection attempt: [Client.Connect] returns
+// it, and a failed reconnect attempt logs it (Options.Logger, under the
+// key "err"; as a warning once per outage).
 type DialError struct {
 	URL string
 	Err error

@@ -2,8 +2,8 @@ package neuro
 
 import "encoding/json"
 
-// Event is something that happened on the connection, delivered in order to
-// [ClientOptions.OnEvent] or returned by [Client.Poll]. The concrete types
+// Event is something that happened on the connection, received in order
+// with [Client.Next], [Client.Events] or [Client.Poll]. The concrete types
 // are [Connected], [Disconnected], [StartupAck], [SpeechFinished],
 // [ReregisterAll], [ShutdownGraceful], [ShutdownImmediate], [*Invocation]
 // and [ForceUpdate].
@@ -25,7 +25,7 @@ type Disconnected struct {
 // StartupAck is Neuro's optional reply to startup, naming the character the
 // game is connected to. It "may be sent": the SDK never waits for it. A
 // startup from the server without a session is no acknowledgement: it is
-// reported to [ClientOptions.OnError] as a *[ProtocolError].
+// logged as a *[ProtocolError].
 type StartupAck struct {
 	SessionID   string // opaque server session id
 	CharacterID string // "neuro" or "evil"
@@ -58,8 +58,9 @@ type ShutdownImmediate struct{}
 
 // Invocation is one action by Neuro that passed schema validation and the
 // game's validator, and whose successful result has already been sent. The
-// game executes it: [Action.Execute] is called with it in callback mode,
-// or [Client.Poll] returns it.
+// game executes it: [Action.Execute] is called with it by the call that
+// receives it ([Client.Next], [Client.Events], [Client.Poll]), which then
+// returns it.
 type Invocation struct {
 	ID   string          // the action id from Neuro
 	Name string          // the action name, without the client's prefix

@@ -1,7 +1,6 @@
 package neuro_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -15,16 +14,13 @@ import (
 // message is reported as malformed. Issue #19 item 5.
 func TestClient_bareStartupIsNoAck(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		var mu sync.Mutex
-		var errs []error
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second,
-			OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		e.begin(m)
 		e.wait("startup", func() bool { return len(e.srv.Commands()) > 0 })
 		e.srv.Send("startup", nil)
 		e.srv.Send("startup", map[string]any{})
 		e.srv.Send("startup", map[string]any{"session": nil})
-		e.wait("errors", func() bool { mu.Lock(); defer mu.Unlock(); return len(errs) == 3 })
+		e.wait("errors", func() bool { return len(e.warnings()) == 3 })
 		acks := e.eventsOf(func(ev neuro.Event) bool { _, ok := ev.(neuro.StartupAck); return ok })
 		for _, ev := range acks {
 			if ack := ev.(neuro.StartupAck); ack.SessionID == "" {
@@ -39,9 +35,7 @@ func TestClient_bareStartupIsNoAck(t *testing.T) {
 			}
 		}
 		testutil.Equal(t, "acks", len(acks), want)
-		mu.Lock()
-		defer mu.Unlock()
-		for _, err := range errs {
+		for _, err := range e.warnings() {
 			var pe *neuro.ProtocolError
 			testutil.ErrorAs(t, err, &pe)
 			testutil.Equal(t, "command", pe.Command, "startup")

@@ -31,21 +31,25 @@ func ExampleLintSchema() {
 }
 
 // Example shows the whole flow against the fake server: register an action
-// with a schema and a validator, force Neuro to choose, and execute her
-// validated choice.
+// with a schema and a validator, connect, force Neuro to choose, and execute
+// her validated choice where events are received.
 func Example() {
 	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond})
 	defer srv.Close()
 
 	done := make(chan int, 1)
-	c, err := neuro.NewClient("Dice Game", &neuro.ClientOptions{
-		Dial:   srv.Dial, // omit to dial $NEURO_SDK_WS_URL
+	c, err := neuro.New("Dice Game", &neuro.Options{
+		URL: srv.URL, HTTPClient: srv.Client(), // omit both to dial $NEURO_SDK_WS_URL
 		Prefix: "dice_",
 	})
 	if err != nil {
 		panic(err)
 	}
 	defer c.Close()
+	go func() {
+		for range c.Events() { // Execute runs here; a game loop calls c.Poll each frame instead
+		}
+	}()
 
 	type rollArgs struct {
 		Dice int `json:"dice"`
@@ -62,15 +66,15 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	if err := c.Start(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
 		panic(err)
 	}
 	h, err := c.Force(neuro.Force{Query: "Roll the dice.", Actions: []string{"roll"}}, neuro.ForceRefuse)
 	if err != nil {
 		panic(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	outcome, err := h.Wait(ctx)
 	if err != nil {
 		panic(err)
@@ -86,12 +90,18 @@ func Example() {
 func ExampleClient_Window() {
 	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond})
 	defer srv.Close()
-	c, err := neuro.NewClient("Dungeon", &neuro.ClientOptions{Dial: srv.Dial})
+	c, err := neuro.New("Dungeon", &neuro.Options{URL: srv.URL, HTTPClient: srv.Client()})
 	if err != nil {
 		panic(err)
 	}
 	defer c.Close()
-	if err := c.Start(); err != nil {
+	go func() {
+		for range c.Events() { // the window's condition is checked here
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
 		panic(err)
 	}
 
@@ -111,8 +121,6 @@ func ExampleClient_Window() {
 		panic(err)
 	}
 	lidOpen.Store(true)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	outcome, err := h.Wait(ctx)
 	if err != nil {
 		panic(err)

@@ -16,7 +16,7 @@ import (
 // growing without bound.
 func TestClient_forceQueueBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, &neurotest.Options{Delay: time.Hour}, &neuro.ClientOptions{MaxQueue: 2})
+		e := newEnv(t, &neurotest.Options{Delay: time.Hour}, &neuro.Options{MaxQueue: 2})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		f := neuro.Force{Query: "go", Actions: []string{"place"}}
 		_, err := e.c.Force(f, neuro.ForceRefuse)

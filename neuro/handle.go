@@ -39,7 +39,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 	if cl == nil {
 		return
 	}
-	// Her data may be up to MaxMessageBytes: parse and validate it without
+	// Her data may be up to ReadLimit: parse and validate it without
 	// c.mu, so that a big payload does not stall the game's calls.
 	data, err := validateData(a.Name, e.sch, a.Data, a.HasData)
 	c.mu.Lock()
@@ -99,11 +99,11 @@ func (c *Client) admit(gen uint64, a *actionMsg, perr error) (*call, *entry) {
 // validator's later verdict is then ignored (never answered twice).
 func (c *Client) validate(cl *call) {
 	defer c.wg.Done()
-	d := cl.action.Deadline
+	d := cl.action.Timeout
 	if d <= 0 {
-		d = c.o.ActionDeadline
+		d = c.o.ActionTimeout
 	}
-	ctx, cancel := context.WithTimeout(c.runCtx, d)
+	ctx, cancel := context.WithTimeout(c.life, d)
 	defer cancel()
 	fired := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
@@ -116,7 +116,7 @@ func (c *Client) validate(cl *call) {
 	if !stop() {
 		<-fired // joined, so that Close leaves nothing running
 	}
-	if c.runCtx.Err() != nil {
+	if c.life.Err() != nil {
 		return // closing: the connection is gone, nothing to answer
 	}
 	c.finish(cl, res, true)
@@ -170,7 +170,7 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	}
 	c.rememberLocked(id)
 	exec := executable && res.Success && !res.NoExecute
-	if exec && len(c.events) >= c.o.MaxEvents {
+	if exec && c.events.Full() {
 		res, exec = Fail("the game is busy; try again in a moment"), false
 	}
 	if cl.force != nil && cl.force == c.force {

@@ -55,8 +55,8 @@ func TestClient_resultOfLostConnectionDropped(t *testing.T) {
 		release := make(chan struct{})
 		var executed atomic.Bool
 		w := &reentrantWriter{}
-		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.ClientOptions{ReconnectDelay: time.Second,
-			ActionDeadline: time.Minute, Recorder: w})
+		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.Options{ReconnectMin: time.Second,
+			ActionTimeout: time.Minute, Recorder: w})
 		w.c.Store(e.c)
 		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
 			<-release
@@ -85,7 +85,7 @@ func TestClient_maxInFlightBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		var validated atomic.Int32
-		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.ClientOptions{MaxInFlight: 1, ActionDeadline: time.Minute})
+		e := newEnv(t, &neurotest.Options{ResultTimeout: -1}, &neuro.Options{MaxInFlight: 1, ActionTimeout: time.Minute})
 		testutil.Success(t, e.c.Register(placeAction(func(ctx context.Context, inv *neuro.Invocation) neuro.Result {
 			validated.Add(1)
 			<-release
@@ -136,20 +136,20 @@ func TestClient_failedWriteRequeued(t *testing.T) {
 		srv := neurotest.NewServer(nil)
 		defer srv.Close()
 		once := &sync.Once{}
-		c, err := neuro.NewClient("G", &neuro.ClientOptions{ReconnectDelay: time.Second,
-			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
-				conn, err := srv.Dial(ctx, url)
-				if err != nil {
-					return nil, err
-				}
-				return &failingConn{Conn: conn, fail: "two", once: once}, nil
-			}})
+		c, err := neuro.New("G", &neuro.Options{URL: srv.URL, HTTPClient: srv.Client(), ReconnectMin: time.Second})
 		testutil.Success(t, err)
+		neuro.SetDial(c, func(ctx context.Context, url string, next func(context.Context, string) (neuro.Conn, error)) (neuro.Conn, error) {
+			conn, err := next(ctx, url)
+			if err != nil {
+				return nil, err
+			}
+			return &failingConn{Conn: conn, fail: "two", once: once}, nil
+		})
 		defer c.Close()
 		testutil.Success(t, c.ContextSilent("one"))
 		testutil.Success(t, c.ContextSilent("two"))
 		testutil.Success(t, c.ContextSilent("three"))
-		testutil.Success(t, c.Start())
+		testutil.Success(t, c.Connect(context.Background()))
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := srv.Wait(ctx, func() bool { return len(srv.Contexts()) == 3 }); err != nil {
@@ -217,25 +217,27 @@ func TestClient_unreadResultsCloseSlowPeer(t *testing.T) {
 		var disc []error
 		var mu sync.Mutex
 		dials := 0
-		c, err := neuro.NewClient("G", &neuro.ClientOptions{MaxQueue: 8, ReconnectDelay: time.Hour,
-			Dial: func(ctx context.Context, url string) (neuro.Conn, error) {
-				dials++
-				if dials > 1 {
-					return nil, neuro.ErrClosed
-				}
-				return sc, nil
-			},
-			OnEvent: func(ev neuro.Event) {
+		c, err := neuro.New("G", &neuro.Options{MaxQueue: 8, ReconnectMin: time.Hour})
+		testutil.Success(t, err)
+		neuro.SetDial(c, func(context.Context, string, func(context.Context, string) (neuro.Conn, error)) (neuro.Conn, error) {
+			dials++
+			if dials > 1 {
+				return nil, neuro.ErrClosed
+			}
+			return sc, nil
+		})
+		defer c.Close()
+		go func() {
+			for ev := range c.Events() {
 				if d, ok := ev.(neuro.Disconnected); ok {
 					mu.Lock()
 					disc = append(disc, d.Err)
 					mu.Unlock()
 				}
-			}})
-		testutil.Success(t, err)
-		defer c.Close()
+			}
+		}()
 		testutil.Success(t, c.Register(neuro.Action{Name: "pass", Description: "Pass."}))
-		testutil.Success(t, c.Start())
+		testutil.Success(t, c.Connect(context.Background()))
 		sent := 0
 	loop:
 		for i := range 100 {
@@ -268,17 +270,21 @@ func TestClient_reregisterFloodAnsweredOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sc := &stuckConn{in: make(chan []byte), closed: make(chan struct{}), release: make(chan struct{})}
 		var disc atomic.Int32
-		c, err := neuro.NewClient("G", &neuro.ClientOptions{MaxQueue: 8, ReconnectDelay: time.Hour,
-			Dial: func(ctx context.Context, url string) (neuro.Conn, error) { return sc, nil },
-			OnEvent: func(ev neuro.Event) {
+		c, err := neuro.New("G", &neuro.Options{MaxQueue: 8, ReconnectMin: time.Hour})
+		testutil.Success(t, err)
+		neuro.SetDial(c, func(context.Context, string, func(context.Context, string) (neuro.Conn, error)) (neuro.Conn, error) {
+			return sc, nil
+		})
+		defer c.Close()
+		go func() {
+			for ev := range c.Events() {
 				if _, ok := ev.(neuro.Disconnected); ok {
 					disc.Add(1)
 				}
-			}})
-		testutil.Success(t, err)
-		defer c.Close()
+			}
+		}()
 		testutil.Success(t, c.Register(neuro.Action{Name: "pass", Description: "Pass."}))
-		testutil.Success(t, c.Start())
+		testutil.Success(t, c.Connect(context.Background()))
 		msg := []byte(`{"command":"actions/reregister_all"}`)
 		for range 100 {
 			sc.in <- msg // the connect-time register is stuck in Write

@@ -4,23 +4,40 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/gamelink-go/gamelink/neuro/internal/wire"
 )
 
-// Wire command names (Neuro API, README.md of VedalAI/neuro-sdk).
+// Wire command names and data (Neuro API, README.md of VedalAI/neuro-sdk),
+// shared with the fake server in neuro/internal/wire.
 const (
-	cmdStartup          = "startup"
-	cmdContext          = "context"
-	cmdRegister         = "actions/register"
-	cmdUnregister       = "actions/unregister"
-	cmdForce            = "actions/force"
-	cmdResult           = "action/result"
-	cmdShutdownReady    = "shutdown/ready"
-	cmdAction           = "action"
-	cmdSpeechFinished   = "speech_finished"
-	cmdReregisterAll    = "actions/reregister_all"
-	cmdShutdownGraceful = "shutdown/graceful"
-	cmdShutdownNow      = "shutdown/immediate"
+	cmdStartup          = wire.CmdStartup
+	cmdContext          = wire.CmdContext
+	cmdRegister         = wire.CmdRegister
+	cmdUnregister       = wire.CmdUnregister
+	cmdForce            = wire.CmdForce
+	cmdResult           = wire.CmdResult
+	cmdShutdownReady    = wire.CmdShutdownReady
+	cmdAction           = wire.CmdAction
+	cmdSpeechFinished   = wire.CmdSpeechFinished
+	cmdReregisterAll    = wire.CmdReregisterAll
+	cmdShutdownGraceful = wire.CmdShutdownGraceful
+	cmdShutdownNow      = wire.CmdShutdownNow
 )
+
+type (
+	wireAction     = wire.Action
+	registerData   = wire.Register
+	unregisterData = wire.Unregister
+	contextData    = wire.Context
+	forceData      = wire.Force
+	resultData     = wire.Result
+	actionMsg      = wire.ActionIn
+)
+
+func encodeOut(game, command string, data any) ([]byte, error) {
+	return wire.Encode(game, command, data)
+}
 
 // Priority says how urgently Neuro answers a force while she is speaking.
 // The zero value is [PriorityLow], the server's default.
@@ -44,77 +61,11 @@ func (p Priority) String() string {
 	return priorityNames[p]
 }
 
-// outMsg is one game-to-Neuro message. Data is omitted when nil (startup
-// and shutdown/ready are sent without data, the safest form).
-type outMsg struct {
-	Command string `json:"command"`
-	Game    string `json:"game"`
-	Data    any    `json:"data,omitempty"`
-}
-
-type wireAction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Schema      json.RawMessage `json:"schema,omitempty"`
-}
-
-type registerData struct {
-	Actions []wireAction `json:"actions"`
-}
-
-type unregisterData struct {
-	ActionNames []string `json:"action_names"`
-}
-
-type contextData struct {
-	Message string `json:"message"`
-	Silent  bool   `json:"silent"`
-}
-
-type forceData struct {
-	State            string   `json:"state,omitempty"`
-	Query            string   `json:"query"`
-	EphemeralContext bool     `json:"ephemeral_context,omitempty"`
-	Priority         string   `json:"priority,omitempty"`
-	ActionNames      []string `json:"action_names"`
-}
-
-type resultData struct {
-	ID      string `json:"id"`
-	Success bool   `json:"success"`
-	Message string `json:"message,omitempty"`
-}
-
-func encodeOut(game, command string, data any) ([]byte, error) {
-	return json.Marshal(outMsg{Command: command, Game: game, Data: data})
-}
-
-// wireSession is the session of Neuro's startup acknowledgement.
-type wireSession struct {
-	SessionID   string `json:"sessionId"`
-	CharacterID string `json:"characterId"`
-	DisplayName string `json:"displayName"`
-}
-
-// inMsg is the Neuro-to-game envelope.
-type inMsg struct {
-	Command string          `json:"command"`
-	Data    json.RawMessage `json:"data"`
-}
-
-// actionMsg is the data of an incoming "action".
-type actionMsg struct {
-	ID      string
-	Name    string
-	Data    string
-	HasData bool
-}
-
 // parseIncoming decodes one Neuro-to-game message into *actionMsg or an
 // [Event]. Unknown commands return (nil, nil): the API says they are
 // ignored. Malformed messages return a *ProtocolError.
 func parseIncoming(b []byte) (any, error) {
-	var m inMsg
+	var m wire.In
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, &ProtocolError{Reason: "not a JSON object: " + err.Error()}
 	}
@@ -137,14 +88,14 @@ func parseIncoming(b []byte) (any, error) {
 func decodeData(cmd string, data []byte) (any, error) {
 	switch cmd {
 	case cmdAction:
-		a, err := decodeAction(data)
+		a, err := wire.DecodeAction(data)
 		if a == nil {
 			return nil, err
 		}
 		return a, err
 	case cmdStartup:
 		var d struct {
-			Session *wireSession `json:"session"`
+			Session *wire.Session `json:"session"`
 		}
 		if err := json.Unmarshal(data, &d); err != nil {
 			return nil, err
@@ -154,7 +105,7 @@ func decodeData(cmd string, data []byte) (any, error) {
 		switch s := d.Session; {
 		case s == nil:
 			return nil, fmt.Errorf(`missing required "session"`)
-		case *s == wireSession{}:
+		case *s == wire.Session{}:
 			return nil, fmt.Errorf(`"session" is empty`)
 		default:
 			return StartupAck{SessionID: s.SessionID, CharacterID: s.CharacterID, DisplayName: s.DisplayName}, nil
@@ -186,37 +137,4 @@ func decodeData(cmd string, data []byte) (any, error) {
 		return ShutdownImmediate{}, nil
 	}
 	return nil, nil
-}
-
-func decodeAction(data []byte) (*actionMsg, error) {
-	var d struct {
-		ID   *string         `json:"id"`
-		Name *string         `json:"name"`
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(data, &d); err != nil {
-		return nil, err
-	}
-	if d.ID == nil || *d.ID == "" {
-		return nil, fmt.Errorf(`missing required "id"`)
-	}
-	a := &actionMsg{ID: *d.ID}
-	if d.Name == nil {
-		return a, fmt.Errorf(`missing required "name"`)
-	}
-	a.Name = *d.Name
-	if len(d.Data) == 0 || bytes.Equal(d.Data, []byte("null")) {
-		return a, nil
-	}
-	// data is a JSON-encoded string; some peers send the object itself,
-	// which is kept verbatim so that validation can still judge it.
-	if d.Data[0] == '"' {
-		if err := json.Unmarshal(d.Data, &a.Data); err != nil {
-			return a, err
-		}
-	} else {
-		a.Data = string(d.Data)
-	}
-	a.HasData = true
-	return a, nil
 }

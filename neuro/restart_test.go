@@ -17,7 +17,7 @@ import (
 // must answer them, and forces go on completing. Issue #19 item 1.
 func TestClient_restartedServerCountsIDsFromZero(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.begin(m)
 		force := func(what string) {
@@ -51,7 +51,7 @@ func TestClient_restartWhileValidating(t *testing.T) {
 	forEachMode(t, &neurotest.Options{ResultTimeout: -1}, func(t *testing.T, m fakeMode, so *neurotest.Options) {
 		release := make(chan struct{})
 		var validating atomic.Bool
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second, ActionDeadline: time.Minute})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second, ActionTimeout: time.Minute})
 		testutil.Success(t, e.c.Register(placeAction(neuro.Bind(func(ctx context.Context, a struct{ Cell int }) neuro.Result {
 			if a.Cell == 1 {
 				validating.Store(true)
@@ -87,7 +87,7 @@ func TestClient_restartWhileValidating(t *testing.T) {
 // request, is. Issue #19 item 2.
 func TestClient_registersOncePerConnect(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.begin(m)
 		e.wait("register", func() bool { return countCmd(e.srv.Commands(), "actions/register") >= 1 })

@@ -3,69 +3,64 @@ package neuro
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
-	"time"
 
+	"github.com/gamelink-go/gamelink/internal/backoff"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 )
 
-// connectLoop dials, serves a connection until it ends, and reconnects
-// with capped exponential back-off.
-func (c *Client) connectLoop(ctx context.Context) {
+// dialOnce makes one connection attempt, bounded by ctx, by
+// HandshakeTimeout and by Close. A failure is a *DialError.
+func (c *Client) dialOnce(ctx context.Context) (conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.HandshakeTimeout)
+	defer cancel()
+	stop := context.AfterFunc(c.life, cancel)
+	defer stop()
+	cn, err := c.dial(ctx, c.o.URL)
+	if err != nil {
+		return nil, &DialError{URL: c.o.URL, Err: err}
+	}
+	return cn, nil
+}
+
+// connectLoop serves the connection Connect made, then reconnects with
+// capped exponential back-off whenever it is lost, until Close. The
+// first failed attempt of an outage is logged as a warning, later ones at
+// debug level, so that a server that stays down does not flood the log.
+func (c *Client) connectLoop(cn conn) {
 	defer c.wg.Done()
-	var delay time.Duration
-	reported := false // one OnError per outage, not one per attempt
+	b := backoff.Backoff{Min: c.o.ReconnectMin, Max: c.o.ReconnectMax}
 	for {
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-		dctx, cancel := context.WithTimeout(ctx, c.o.DialTimeout)
-		conn, err := c.o.Dial(dctx, c.o.URL)
-		cancel()
-		if ctx.Err() != nil {
-			if conn != nil {
-				conn.Close()
-			}
-			return
-		}
-		if err != nil {
-			if !reported {
-				reported = true
-				c.reportError(&DialError{URL: c.o.URL, Err: err})
-			}
-			delay = nextDelay(delay, c.o.ReconnectDelay, c.o.ReconnectMaxDelay)
-			continue
-		}
-		reported = false
-		err = c.serve(ctx, conn)
-		if ctx.Err() != nil {
+		err := c.serve(c.life, cn)
+		if c.life.Err() != nil {
 			return
 		}
 		c.emit(Disconnected{Err: err})
-		delay = c.o.ReconnectDelay
+		b.Reset()
+		for failures := 0; ; failures++ {
+			if backoff.Wait(c.life, b.Next()) != nil {
+				return
+			}
+			cn, err = c.dialOnce(c.life)
+			if err == nil {
+				break
+			}
+			if c.life.Err() != nil {
+				return
+			}
+			level := slog.LevelDebug
+			if failures == 0 {
+				level = slog.LevelWarn
+			}
+			c.o.Logger.Log(c.life, level, "neuro: reconnect failed; retrying with back-off", "err", err)
+		}
 	}
-}
-
-// nextDelay doubles d within [base, max].
-func nextDelay(d, base, max time.Duration) time.Duration {
-	switch {
-	case d < base:
-		return base
-	case d >= max/2:
-		return max
-	}
-	return 2 * d
 }
 
 // serve runs one connection: queue the startup and full registration,
 // then read and write until either side fails.
-func (c *Client) serve(ctx context.Context, conn Conn) error {
+func (c *Client) serve(ctx context.Context, conn conn) error {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	gen := c.onConnect()
@@ -139,7 +134,7 @@ func (c *Client) onDisconnect() {
 
 // writeLoop sends queued messages in order. A message whose write fails
 // stays at the head of the queue for the next connection.
-func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
+func (c *Client) writeLoop(ctx context.Context, conn conn) error {
 	for {
 		c.mu.Lock()
 		// Wait when there is nothing to send, or when the head is a force
@@ -181,15 +176,15 @@ func (c *Client) writeLoop(ctx context.Context, conn Conn) error {
 }
 
 // readLoop handles incoming messages until the connection fails.
-func (c *Client) readLoop(ctx context.Context, conn Conn, gen uint64) error {
+func (c *Client) readLoop(ctx context.Context, conn conn, gen uint64) error {
 	for n := 0; ; n++ {
 		b, err := conn.Read(ctx)
 		if err != nil {
 			return err
 		}
 		c.rec.Record(jsonl.In, b)
-		if int64(len(b)) > c.o.MaxMessageBytes {
-			c.reportError(&ProtocolError{Reason: ErrMessageTooBig.Error()})
+		if c.o.tooBig(len(b)) { // the WebSocket's own limit stops these first
+			c.o.Logger.Warn("neuro: bad incoming message", "err", &ProtocolError{Reason: ErrMessageTooBig.Error()})
 			continue
 		}
 		v, perr := parseIncoming(b)
@@ -207,7 +202,7 @@ func (c *Client) readLoop(ctx context.Context, conn Conn, gen uint64) error {
 			continue
 		}
 		if perr != nil {
-			c.reportError(perr)
+			c.o.Logger.Warn("neuro: bad incoming message", "err", perr)
 			continue
 		}
 		c.handleEvent(v, n == 0)
@@ -258,7 +253,7 @@ func (c *Client) reregisterLocked(first bool) {
 }
 
 // unsentReplies counts the queued messages not bounded by
-// [ClientOptions.MaxQueue] at send time: results and registrations.
+// [Options.MaxQueue] at send time: results and registrations.
 func (c *Client) unsentReplies() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -19,11 +19,13 @@ import (
 // cancelled. A window's outcome is reported on the [ForceHandle] that
 // [Client.Window] returns, whether it forces or not.
 //
-// ForceWhen and EndWhen are called on the game's side: in poll mode
-// ([ClientOptions.Poll]) by [Client.Poll], at each call, as the official
-// SDKs check theirs every frame; in callback mode on the client's event
-// goroutine, between events, about 30 times a second. They are called
-// without any lock held, must be quick, and must not call [Client.Close].
+// ForceWhen and EndWhen are called on the game's side, on the goroutine
+// that receives events: by [Client.Poll], at each call, as the official
+// SDKs check theirs every frame; by [Client.Next] (and so an
+// [Client.Events] loop) about 30 times a second, while it waits and
+// between events. A game that receives no events has its conditions
+// checked by no one. They are called without any lock held, must be
+// quick, and must not call [Client.Close].
 type Window struct {
 	// Actions are registered when the window opens and unregistered when
 	// it ends. There must be at least one, and their names must not be in
@@ -73,8 +75,8 @@ type window struct {
 	endTimer   *time.Timer
 }
 
-// conditionInterval is how often the event goroutine checks the windows'
-// conditions in callback mode: 30 times a second, as the Godot SDK polls.
+// conditionInterval is how often Next checks the windows' conditions: 30
+// times a second, as the Godot SDK polls.
 const conditionInterval = time.Second / 30
 
 // Window opens w: it sends w.Context, registers w.Actions and, if w has a
@@ -217,7 +219,7 @@ func (c *Client) armWindowLocked(h *ForceHandle, w Window) {
 				c.startWindowForceLocked(h)
 				return
 			}
-			c.wakeDispatchLocked() // ForceWhen is watched from now on
+			c.wakeReceiverLocked() // ForceWhen is watched from now on
 		})
 	}
 	if w.EndAfter > 0 && !win.forced {
@@ -231,7 +233,7 @@ func (c *Client) armWindowLocked(h *ForceHandle, w Window) {
 		})
 	}
 	if win.watchedLocked() {
-		c.wakeDispatchLocked()
+		c.wakeReceiverLocked()
 	}
 }
 
@@ -291,12 +293,11 @@ func (c *Client) windowOfLocked(n string) *ForceHandle {
 	return nil
 }
 
-// wakeDispatchLocked has the event goroutine look at the windows again.
-func (c *Client) wakeDispatchLocked() {
-	select {
-	case c.evWake <- struct{}{}:
-	default:
-	}
+// wakeReceiverLocked has a waiting Next look at the windows again.
+// c.mu must be held.
+func (c *Client) wakeReceiverLocked() {
+	close(c.winChanged)
+	c.winChanged = make(chan struct{})
 }
 
 // watchingLocked reports whether any open window has a condition to
@@ -307,7 +308,7 @@ func (c *Client) watchingLocked() bool {
 
 // checkWindows evaluates the open windows' conditions, without the lock,
 // and forces or ends those whose condition holds. It runs on the game's
-// side: from Poll, or on the event goroutine.
+// side: from Poll, or from Next.
 func (c *Client) checkWindows() {
 	type due struct {
 		h                  *ForceHandle

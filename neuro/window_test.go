@@ -36,7 +36,7 @@ func firstAt(srv *neurotest.Server, cmd string) (time.Time, bool) {
 // uses one of its actions on her own (unregistering it before the result).
 func TestWindow_registersWithoutForcing(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		e.begin(m)
 		// (Opened while disconnected, the context would follow the whole
 		// set registered on connect: queued messages keep their order.)
@@ -73,7 +73,7 @@ func TestWindow_registersWithoutForcing(t *testing.T) {
 // then completes as a forced one.
 func TestWindow_forceAfterDelay(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		e.begin(m)
 		start := time.Now()
 		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
@@ -94,7 +94,7 @@ func TestWindow_forceWhenCondition(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
 		var ready atomic.Bool
 		var calls atomic.Int32
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		e.begin(m)
 		start := time.Now()
 		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
@@ -130,7 +130,7 @@ func TestWindow_conditionsCheckedByPoll(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ready atomic.Bool
 		var calls atomic.Int32
-		e := newEnv(t, nil, &neuro.ClientOptions{Poll: true})
+		e := newPollEnv(t, nil, nil)
 		e.start()
 		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
 			Force: &neuro.Force{Query: "Choose a reward."}, ForceWhen: func() bool { calls.Add(1); return ready.Load() }}, neuro.ForceRefuse)
@@ -153,7 +153,7 @@ func TestWindow_conditionsCheckedByPoll(t *testing.T) {
 func TestWindow_endsWithoutForce(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
 		var over atomic.Bool
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		e.begin(m)
 		start := time.Now()
 		never := func() bool { return false }
@@ -181,7 +181,7 @@ func TestWindow_endsWithoutForce(t *testing.T) {
 // force's own timeout ends it, as in the official SDKs.
 func TestWindow_endTimerStopsOnceForced(t *testing.T) {
 	forEachMode(t, &neurotest.Options{Delay: 10 * time.Second}, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		e.begin(m)
 		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
 			Force: &neuro.Force{Query: "Choose."}, ForceAfter: time.Second, EndAfter: 5 * time.Second}, neuro.ForceRefuse)
@@ -195,7 +195,7 @@ func TestWindow_endTimerStopsOnceForced(t *testing.T) {
 // meets another force waits for it, even with ForceRefuse.
 func TestWindow_deferredForceWaitsForTheSlot(t *testing.T) {
 	forEachMode(t, &neurotest.Options{Delay: 5 * time.Second}, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
 		e.begin(m)
 		plain, err := e.c.Force(neuro.Force{Query: "go", Actions: []string{"place"}}, neuro.ForceRefuse)
@@ -259,7 +259,7 @@ func TestWindow_openIsAllOrNothing(t *testing.T) {
 // as unknown; after 10 s it is unknown again.
 func TestClient_recentlyUnregisteredAction(t *testing.T) {
 	forEachMode(t, nil, func(t *testing.T, m fakeMode, so *neurotest.Options) {
-		e := newEnv(t, so, &neuro.ClientOptions{ReconnectDelay: time.Second})
+		e := newEnv(t, so, &neuro.Options{ReconnectMin: time.Second})
 		testutil.Success(t, e.c.Register(placeAction(nil, nil), neuro.Action{Name: "pass", Description: "Pass."}))
 		e.begin(m)
 		e.wait("register", func() bool { return len(e.srv.Actions()) > 0 })

@@ -254,33 +254,6 @@ func (g *game) neuroTurn(ctx context.Context) error {
 	}
 }
 
-// awaitConnection waits for the first connection, so that a server that
-// is down is reported within seconds rather than after a turn's timeout.
-func (g *game) awaitConnection(ctx context.Context) error {
-	tick := time.NewTicker(16 * time.Millisecond)
-	defer tick.Stop()
-	var evs []neuro.Event
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case de := <-g.dialErrs:
-			return unreachable(g.url, de)
-		case <-tick.C:
-		}
-		evs = g.c.Poll(evs[:0])
-		connected := false
-		for _, ev := range evs {
-			g.handle(ev)
-			_, ok := ev.(neuro.Connected)
-			connected = connected || ok
-		}
-		if connected {
-			return nil
-		}
-	}
-}
-
 // handle reacts to one event; it reports whether Neuro's move was made.
 func (g *game) handle(ev neuro.Event) bool {
 	switch ev := ev.(type) {

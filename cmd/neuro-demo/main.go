@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -183,19 +184,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // play runs the games. Its errors say what went wrong and what to do.
 func play(ctx context.Context, cfg config, stdin io.Reader, out, errw io.Writer) error {
 	dialErrs := make(chan *neuro.DialError, 1)
-	opts := &neuro.ClientOptions{URL: cfg.url, Prefix: "tictactoe_", Poll: true,
-		DialTimeout: 5 * time.Second, // a server that does not answer is reported within seconds
-		OnError: func(err error) {
-			var de *neuro.DialError
-			if errors.As(err, &de) {
-				select {
-				case dialErrs <- de:
-				default:
-				}
-				return
-			}
-			fmt.Fprintf(errw, "neuro-demo: warning: %v\n", err)
-		}}
+	opts := &neuro.Options{URL: cfg.url, Prefix: "tictactoe_",
+		HandshakeTimeout: 5 * time.Second, // a server that does not answer is reported within seconds
+		Logger:           slog.New(&warnings{w: errw, dialErrs: dialErrs})}
 	if !cfg.quiet {
 		opts.Recorder = &wireLog{w: out}
 	}
@@ -206,12 +197,12 @@ func play(ctx context.Context, cfg config, stdin io.Reader, out, errw io.Writer)
 		}
 		srv := neurotest.NewServer(&neurotest.Options{Mode: mode, Seed: cfg.seed, Delay: cfg.delay})
 		defer srv.Close()
-		opts.Dial = srv.Dial
+		opts.URL, opts.HTTPClient = srv.URL, srv.Client() // in memory: no port to open
 		fmt.Fprintf(out, "Playing against the fake Neuro (seed %d).\n", cfg.seed)
 	} else {
 		fmt.Fprintf(out, "Connecting to %s.\n", cfg.url)
 	}
-	c, err := neuro.NewClient("Tic-Tac-Toe", opts)
+	c, err := neuro.New("Tic-Tac-Toe", opts)
 	if err != nil {
 		return err
 	}
@@ -220,11 +211,11 @@ func play(ctx context.Context, cfg config, stdin io.Reader, out, errw io.Writer)
 	if err := c.Register(g.placeAction()); err != nil {
 		return err
 	}
-	if err := c.Start(); err != nil {
-		return err
-	}
-	if err := g.awaitConnection(ctx); err != nil {
-		return err
+	if err := c.Connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return unreachable(cfg.url, err)
 	}
 	for i := 0; i < cfg.games; i++ {
 		if err := g.play(ctx); err != nil {
@@ -241,7 +232,7 @@ func play(ctx context.Context, cfg config, stdin io.Reader, out, errw io.Writer)
 }
 
 // syncWriter serializes writes from the game loop, the SDK's recorder and
-// its error callback.
+// its logger.
 type syncWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -255,9 +246,49 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 // unreachable explains a failed first connection and what to do.
 func unreachable(url string, err error) error {
+	var de *neuro.DialError
+	if errors.As(err, &de) {
+		err = de.Err
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "cannot reach Neuro at %s: %v\n", url, errors.Unwrap(err))
+	fmt.Fprintf(&b, "cannot reach Neuro at %s: %v\n", url, err)
 	b.WriteString("  Start the Neuro server (or Randy) there, or point --url or NEURO_SDK_WS_URL\n")
 	b.WriteString("  at the right address; with neither, neuro-demo plays against its built-in fake.")
 	return errors.New(b.String())
 }
+
+// warnings is the SDK's logger: the first failed reconnect attempt of an
+// outage goes to dialErrs, for the game loop to tell the player; any other
+// warning is printed as one line; debug and info lines are dropped.
+type warnings struct {
+	w        io.Writer
+	dialErrs chan<- *neuro.DialError
+}
+
+func (h *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *warnings) Handle(_ context.Context, r slog.Record) error {
+	var err error
+	r.Attrs(func(a slog.Attr) bool {
+		if e, ok := a.Value.Any().(error); ok && a.Key == "err" {
+			err = e
+		}
+		return true
+	})
+	var de *neuro.DialError
+	if errors.As(err, &de) {
+		select {
+		case h.dialErrs <- de:
+		default:
+		}
+		return nil
+	}
+	if err == nil {
+		err = errors.New(r.Message)
+	}
+	_, werr := fmt.Fprintf(h.w, "neuro-demo: warning: %v\n", err)
+	return werr
+}
+
+func (h *warnings) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *warnings) WithGroup(string) slog.Handler      { return h }

@@ -171,9 +171,9 @@ func TestDemo_humanMovesFromStdin(t *testing.T) {
 // conformance checker.
 func TestDemo_realWebSocket(t *testing.T) {
 	t.Parallel()
-	srv := neurotest.NewServer(&neurotest.Options{Delay: 5 * time.Millisecond, Seed: 3})
+	srv := neurotest.NewServer(&neurotest.Options{Delay: 5 * time.Millisecond, Seed: 3, Addr: "127.0.0.1:0"})
 	defer srv.Close()
-	url := srv.Listen()
+	url := srv.URL
 	out := runDemo(t, "", []string{"NEURO_SDK_WS_URL=" + url}, "--auto", "--games", "2")
 	mustContain(t, out, "Connecting to "+url, "Connected to Neuro-sama.", "game over: ")
 	if n := strings.Count(out, "game over: "); n != 2 {
@@ -302,8 +302,8 @@ func TestRun_interrupted(t *testing.T) {
 func TestRun_survivesRestartedServer(t *testing.T) {
 	t.Parallel()
 	for _, mode := range []neurotest.Mode{neurotest.Strict, neurotest.Randy} {
-		srv := neurotest.NewServer(&neurotest.Options{Mode: mode, Delay: 5 * time.Millisecond, Seed: 3})
-		url := srv.Listen()
+		srv := neurotest.NewServer(&neurotest.Options{Mode: mode, Delay: 5 * time.Millisecond, Seed: 3, Addr: "127.0.0.1:0"})
+		url := srv.URL
 		w := &restartOnce{srv: srv, after: "Neuro places O on"}
 		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 		var errb testutil.SyncBuffer

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // Listener hands out the server ends of in-memory connections. All
@@ -55,10 +56,10 @@ func (l *Listener) Addr() net.Addr { return l.addr }
 // Dial connects to the listener, whatever network and address say; it
 // has the signature of http.Transport.DialContext. It waits for Accept,
 // and fails with an error wrapping net.ErrClosed once the listener is
-// closed or while it refuses (as a refused connection would).
+// closed, and with syscall.ECONNREFUSED while it refuses.
 func (l *Listener) Dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	if l.refused.Load() {
-		return nil, &net.OpError{Op: "dial", Net: "pipe", Addr: l.addr, Err: net.ErrClosed}
+		return nil, &net.OpError{Op: "dial", Net: "pipe", Addr: l.addr, Err: syscall.ECONNREFUSED}
 	}
 	srv, cli := net.Pipe()
 	select {

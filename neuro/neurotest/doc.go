@@ -1,5 +1,9 @@
 // Package neurotest is an in-process fake Neuro server for testing games
-// built on package neuro, in the spirit of net/http/httptest.
+// built on package neuro, in the shape of net/http/httptest:
+//
+//	srv := neurotest.NewServer(nil) // started; NewUnstartedServer + Start to start later
+//	defer srv.Close()
+//	c, err := neuro.New("My Game", &neuro.Options{URL: srv.URL, HTTPClient: srv.Client()})
 //
 // A [Server] speaks the Neuro game API in one of two modes. [Strict]
 // follows the published API as the real Neuro does: startup clears the
@@ -21,20 +25,20 @@
 // (ids from "0" again, no state kept), as when Neuro or Randy is killed and
 // started again. They observe
 // it with [Server.Received], [Server.Results], [Server.Contexts],
-// [Server.Actions] and [Server.Findings] (a [neuro.Checker] over the
-// traffic), and wait with [Server.Wait].
+// [Server.Actions] and [Server.Findings] (what the Gary conformance tool
+// would report about the traffic), and wait with [Server.Wait].
 //
 // # Concurrency
 //
 // All methods may be called concurrently. Each connection has a reader and
 // a writer goroutine, joined by [Server.Close]; timers are stopped there.
-// [Server.Dial] connects in memory, with channels only, so a client and a
-// server created inside a testing/synctest bubble run in fake time: a 20 s
-// timeout takes no real time.
+// [Server.Client] connects in memory (a WebSocket over net.Pipe), so a
+// client and a server created inside a testing/synctest bubble run in fake
+// time: a 20 s timeout takes no real time.
 //
 // # Security
 //
-// [Server.Listen] binds 127.0.0.1 only (httptest). Outgoing queues are
-// bounded (256 messages a connection); a client that does not read is
-// disconnected.
+// The server opens no port unless [Options].Addr asks for one, and then
+// binds loopback addresses only. Outgoing queues are bounded (256
+// messages a connection); a client that does not read is disconnected.
 package neurotest

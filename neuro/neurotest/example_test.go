@@ -12,10 +12,10 @@ import (
 )
 
 // ExampleServer tests a game's action against the fake in Strict mode: the
-// client connects in memory through Server.Dial, registers an action, forces
-// Neuro to choose, and the fake answers with data generated from the schema
-// (the same data for the same Seed). The server's findings are empty when the
-// game followed the protocol.
+// client connects in memory through Server.Client, registers an action,
+// forces Neuro to choose, and the fake answers with data generated from the
+// schema (the same data for the same Seed). The server's findings are empty
+// when the game followed the protocol.
 func ExampleServer() {
 	srv := neurotest.NewServer(&neurotest.Options{
 		Mode:  neurotest.Strict,
@@ -24,11 +24,15 @@ func ExampleServer() {
 	})
 	defer srv.Close()
 
-	c, err := neuro.NewClient("Tic Tac Toe", &neuro.ClientOptions{Dial: srv.Dial})
+	c, err := neuro.New("Tic Tac Toe", &neuro.Options{URL: srv.URL, HTTPClient: srv.Client()})
 	if err != nil {
 		panic(err)
 	}
 	defer c.Close()
+	go func() {
+		for range c.Events() { // runs Execute; ends at Close
+		}
+	}()
 
 	type placeArgs struct {
 		Cell int `json:"cell"`
@@ -46,17 +50,16 @@ func ExampleServer() {
 	if err != nil {
 		panic(err)
 	}
-	if err := c.Start(); err != nil {
+	// Real time: the bound only matters if the game under test is broken.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
 		panic(err)
 	}
 	h, err := c.Force(neuro.Force{Query: "It is your turn.", Actions: []string{"place"}}, neuro.ForceRefuse)
 	if err != nil {
 		panic(err)
 	}
-
-	// Real time: the bound only matters if the game under test is broken.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	outcome, err := h.Wait(ctx)
 	if err != nil {
 		panic(err)
@@ -87,7 +90,7 @@ func ExampleServer_Findings() {
 	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond, Seed: 1})
 	defer srv.Close()
 
-	c, err := neuro.NewClient("Card Game", &neuro.ClientOptions{Dial: srv.Dial})
+	c, err := neuro.New("Card Game", &neuro.Options{URL: srv.URL, HTTPClient: srv.Client()})
 	if err != nil {
 		panic(err)
 	}
@@ -107,16 +110,15 @@ func ExampleServer_Findings() {
 	if err != nil {
 		panic(err)
 	}
-	if err := c.Start(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Connect(ctx); err != nil {
 		panic(err)
 	}
 	h, err := c.Force(neuro.Force{Query: "Draw a card.", Actions: []string{"draw"}}, neuro.ForceRefuse)
 	if err != nil {
 		panic(err)
 	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	outcome, err := h.Wait(ctx)
 	if err != nil {
 		panic(err)

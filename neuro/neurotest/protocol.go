@@ -7,6 +7,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/gamelink-go/gamelink/neuro/internal/wire"
 )
 
 // receive handles one game-to-Neuro message from sc. Malformed messages
@@ -33,19 +34,16 @@ func (s *Server) receive(sc *sconn, b []byte) {
 	}
 	defer s.changedLocked()
 	now := time.Now()
-	s.checker.FromGame(now, b)
+	s.checker.fromGame(now, b)
 	if json.Unmarshal(b, &m) != nil {
 		return
 	}
 	s.received = append(s.received, Message{Command: m.Command, Game: m.Game, Data: m.Data, At: now})
 	switch m.Command {
-	case "startup":
+	case wire.CmdStartup:
 		s.startupLocked()
-	case "context":
-		var d struct {
-			Message string `json:"message"`
-			Silent  bool   `json:"silent"`
-		}
+	case wire.CmdContext:
+		var d wire.Context
 		json.Unmarshal(m.Data, &d)
 		c := Context{Message: d.Message, Silent: d.Silent}
 		if s.o.Mode == Strict && s.pending != nil {
@@ -53,41 +51,31 @@ func (s *Server) receive(sc *sconn, b []byte) {
 		} else {
 			s.contexts = append(s.contexts, c)
 		}
-	case "actions/register":
-		var d struct {
-			Actions []action `json:"actions"`
-		}
+	case wire.CmdRegister:
+		var d wire.Register
 		json.Unmarshal(m.Data, &d)
 		for _, a := range d.Actions {
 			if s.o.Mode == Randy || s.findLocked(a.Name) < 0 {
 				s.actions = append(s.actions, a) // first definition wins
 			}
 		}
-	case "actions/unregister":
-		var d struct {
-			Names []string `json:"action_names"`
-		}
+	case wire.CmdUnregister:
+		var d wire.Unregister
 		json.Unmarshal(m.Data, &d)
-		s.actions = slices.DeleteFunc(s.actions, func(a action) bool { return slices.Contains(d.Names, a.Name) })
-	case "actions/force":
-		var d struct {
-			Names []string `json:"action_names"`
-		}
+		s.actions = slices.DeleteFunc(s.actions, func(a wire.Action) bool { return slices.Contains(d.ActionNames, a.Name) })
+	case wire.CmdForce:
+		var d wire.Force
 		json.Unmarshal(m.Data, &d)
-		s.forceLocked(d.Names)
-	case "action/result":
-		var d struct {
-			ID      string `json:"id"`
-			Success bool   `json:"success"`
-			Message string `json:"message"`
-		}
+		s.forceLocked(d.ActionNames)
+	case wire.CmdResult:
+		var d wire.Result
 		json.Unmarshal(m.Data, &d)
 		s.resultLocked(Result{ID: d.ID, Success: d.Success, Message: d.Message})
 	}
 }
 
 func (s *Server) findLocked(name string) int {
-	return slices.IndexFunc(s.actions, func(a action) bool { return a.Name == name })
+	return slices.IndexFunc(s.actions, func(a wire.Action) bool { return a.Name == name })
 }
 
 func (s *Server) startupLocked() {
@@ -102,8 +90,8 @@ func (s *Server) startupLocked() {
 	}
 	if !s.o.NoAck {
 		a := s.o.Ack
-		s.sendLocked("startup", map[string]any{"session": map[string]string{
-			"sessionId": a.SessionID, "characterId": a.CharacterID, "displayName": a.DisplayName}})
+		s.sendLocked(wire.CmdStartup, wire.StartupAck{Session: &wire.Session{
+			SessionID: a.SessionID, CharacterID: a.CharacterID, DisplayName: a.DisplayName}})
 	}
 }
 
@@ -187,11 +175,7 @@ func (s *Server) dataForLocked(name string) *string {
 func (s *Server) actLocked(name string, data *string, forced bool) string {
 	id := itoa(s.nextID)
 	s.nextID++
-	d := map[string]any{"id": id, "name": name}
-	if data != nil {
-		d["data"] = *data
-	}
-	s.sendLocked("action", d)
+	s.sendLocked(wire.CmdAction, wire.ActionOut{ID: id, Name: name, Data: data})
 	p := &pending{id: id, name: name, forced: forced, forceSeq: s.forceSeq}
 	if s.pending != nil && s.pending.timer != nil {
 		s.pending.timer.Stop()
@@ -311,7 +295,7 @@ func (s *Server) SpeechFinished(isFinal, cancelled bool, reason string) {
 		d["cancelled"] = true
 		d["reason"] = reason
 	}
-	s.Send("speech_finished", d)
+	s.Send(wire.CmdSpeechFinished, d)
 }
 
 // Actions returns the registered action names, in registration order
@@ -393,19 +377,22 @@ func (s *Server) Connects() int {
 	return s.connects
 }
 
-// Connected returns how many connections are open now.
-func (s *Server) Connected() int {
+// Connections returns how many connections are open now.
+func (s *Server) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
 }
 
-// Findings returns what a conformance checker reports about the game's
-// traffic so far (see [neuro.Checker]); results still missing after 5 s
-// count as timed out.
+// Findings returns what a conformance tool (Gary) would report about the
+// game's traffic so far, with its keys and severities: startup missing or
+// repeated, the game renamed, forces while one is pending or naming
+// unknown actions, late (500 ms) or timed-out (5 s) results (those still
+// missing after 5 s count as timed out), register conflicts and
+// duplicates, and schema problems ([neuro.LintAction]).
 func (s *Server) Findings() []neuro.Finding {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.checker.Finish(time.Now())
-	return s.checker.Findings()
+	s.checker.finish(time.Now())
+	return s.checker.findings()
 }

@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/neuro"
+	"github.com/gamelink-go/gamelink/neuro/internal/wire"
 )
 
 // Mode selects how the fake behaves.
@@ -37,7 +40,10 @@ const (
 	Randy
 )
 
-// Options configures a [Server]. Nil means defaults.
+// Options configures a [Server]. Nil means defaults. For every duration,
+// zero means the default stated on it; negative disables the setting where
+// the field says so, and is otherwise invalid: NewServer panics, as
+// httptest does on a setup it cannot honour.
 type Options struct {
 	// Mode is the behaviour; the zero value is [Strict].
 	Mode Mode
@@ -52,14 +58,20 @@ type Options struct {
 	// Neuro-sama's. NoAck sends none.
 	Ack   *neuro.StartupAck
 	NoAck bool
-	// Unforced, if positive, makes the fake act on its own every Unforced
-	// (a random registered action with fake data), when no result is
-	// pending: Neuro may use any registered action at any time.
+	// Unforced makes the fake act on its own every Unforced (a random
+	// registered action with fake data), when no result is pending:
+	// Neuro may use any registered action at any time. If zero, it never
+	// does.
 	Unforced time.Duration
 	// Recorder receives every message in and out as JSON Lines: an
 	// outgoing one once per connection, as it is written. It is never
 	// called with the server's lock held.
 	Recorder io.Writer
+	// Addr, if set, is a loopback "host:port" (port 0 picks a free one)
+	// that Start also listens on, for a game or SDK in another process
+	// or language; URL is then its ws:// address. If empty, the server
+	// opens no port.
+	Addr string
 }
 
 func (o *Options) withDefaults() Options {
@@ -72,6 +84,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.ResultTimeout == 0 {
 		r.ResultTimeout = 20 * time.Second
+	}
+	if r.Delay < 0 || r.Unforced < 0 {
+		panic("neurotest: negative Delay or Unforced")
 	}
 	if r.Ack == nil {
 		r.Ack = &neuro.StartupAck{SessionID: "fake-session", CharacterID: "neuro", DisplayName: "Neuro-sama"}
@@ -101,33 +116,42 @@ type Context struct {
 	Silent  bool
 }
 
-type action struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Schema      json.RawMessage `json:"schema,omitempty"`
-}
+// memoryURL is the Server's URL when it serves only in memory: the
+// address of a local Neuro server, reached only through [Server.Client].
+const memoryURL = "ws://127.0.0.1:8000"
 
-// Server is an in-process fake Neuro server. Use [Server.Dial] as
-// [neuro.ClientOptions.Dial] for an in-memory connection (works inside a
-// testing/synctest bubble), or [Server.Listen] for a loopback WebSocket.
-// All methods may be called concurrently.
+// Server is an in-process fake Neuro server, in the shape of
+// net/http/httptest.Server: [NewServer] returns it started,
+// [NewUnstartedServer] lets a test start it later (a game launched before
+// Neuro), [Server.Client] connects to it in memory (inside a
+// testing/synctest bubble too), and [Server.Close] stops it. Set
+// [Options].Addr for a loopback WebSocket. All methods may be called
+// concurrently.
 type Server struct {
-	o   Options
-	rec *jsonl.Recorder
-	wg  sync.WaitGroup
+	// URL is the address to dial: "ws://127.0.0.1:8000", reached only
+	// through Client (no port is opened), or the ws:// address of
+	// Options.Addr once started.
+	URL string
+
+	o    Options
+	rec  *jsonl.Recorder
+	wg   sync.WaitGroup
+	pipe *memnet.Listener
+	srv  *http.Server
 
 	mu        sync.Mutex // guards following
+	started   bool
 	closed    bool
 	down      bool
 	epoch     int // bumped by Restart; connections of an older epoch are dead
 	rng       *rand.Rand
 	conns     []*sconn
 	connects  int
-	actions   []action // registration order; Strict keeps one per name
-	force     []string // names of the outstanding force (Strict), or nil
-	forced    bool     // a force is outstanding or being answered
-	forceSeq  int      // bumped for every force
-	randyQ    []string // Randy: names queued behind a pending result
+	actions   []wire.Action // registration order; Strict keeps one per name
+	force     []string      // names of the outstanding force (Strict), or nil
+	forced    bool          // a force is outstanding or being answered
+	forceSeq  int           // bumped for every force
+	randyQ    []string      // Randy: names queued behind a pending result
 	pending   *pending
 	scheduled *time.Timer
 	unforced  *time.Timer
@@ -137,9 +161,8 @@ type Server struct {
 	contexts  []Context
 	received  []Message
 	results   []Result
-	checker   neuro.Checker
+	checker   checker
 	changed   chan struct{} // closed and replaced on every change
-	http      *httptest.Server
 }
 
 type pending struct {
@@ -150,52 +173,85 @@ type pending struct {
 }
 
 type sconn struct {
-	c     neuro.Conn
+	c     *wsConn
 	out   chan []byte
 	epoch int // the server's epoch when it connected
 }
 
-// NewServer returns a fake server. It starts no goroutines until a client
-// connects or [Server.Listen] is called.
+// NewServer returns a started fake server.
 func NewServer(opts *Options) *Server {
+	s := NewUnstartedServer(opts)
+	s.Start()
+	return s
+}
+
+// NewUnstartedServer returns a fake server that refuses connections until
+// [Server.Start].
+func NewUnstartedServer(opts *Options) *Server {
 	o := opts.withDefaults()
-	return &Server{
+	s := &Server{
+		URL:     memoryURL,
 		o:       o,
 		rec:     jsonl.New(o.Recorder),
 		rng:     newRand(o.Seed),
 		changed: make(chan struct{}),
+		pipe:    memnet.NewListener("127.0.0.1:8000"),
 	}
+	s.pipe.Refuse(true)
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.handleHTTP)}
+	return s
 }
 
-func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
-
-// Dial connects in memory. It matches [neuro.ClientOptions.Dial]; url is
-// ignored.
-func (s *Server) Dial(ctx context.Context, url string) (neuro.Conn, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, errors.New("neurotest: server closed")
-	}
-	if s.down {
-		s.mu.Unlock()
-		return nil, ErrDown
-	}
-	s.mu.Unlock()
-	client, server := newPipe(64)
-	s.serve(server)
-	return client, nil
-}
-
-// Listen starts a loopback WebSocket server and returns its ws:// URL.
-func (s *Server) Listen() string {
+// Start begins serving: in memory, and on Options.Addr when set. It
+// panics if the server was started or closed already, or cannot listen
+// on Addr, as httptest does.
+func (s *Server) Start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.http == nil {
-		s.http = httptest.NewServer(http.HandlerFunc(s.handleHTTP))
+	if s.started || s.closed {
+		panic("neurotest: Start of a server already started or closed")
 	}
-	return "ws" + s.http.URL[len("http"):]
+	s.started = true
+	if s.o.Addr != "" {
+		l, err := listenLoopback(s.o.Addr)
+		if err != nil {
+			panic("neurotest: " + err.Error())
+		}
+		s.URL = "ws://" + l.Addr().String()
+		s.serveLocked(l)
+	}
+	s.serveLocked(s.pipe)
+	s.pipe.Refuse(s.down)
 }
+
+// listenLoopback listens on addr, which must name a loopback host.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, errors.New("listen address must be loopback")
+	}
+	return net.Listen("tcp", addr)
+}
+
+// serveLocked serves l on its own goroutine. s.mu must be held.
+func (s *Server) serveLocked(l net.Listener) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.srv.Serve(l)
+	}()
+}
+
+// Client returns an http.Client whose connections are in-memory pipes to
+// this server, whatever the URL; pass it as neuro.Options.HTTPClient. It
+// works inside a testing/synctest bubble when the server was created
+// there.
+func (s *Server) Client() *http.Client { return s.pipe.Client() }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
 func (s *Server) handleHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
@@ -209,6 +265,15 @@ func (s *Server) handleHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.CloseNow()
+		return
+	}
+	s.wg.Add(1) // under s.mu and before closed: Close's Wait sees it
+	s.mu.Unlock()
+	defer s.wg.Done()
 	c.SetReadLimit(8 << 20)
 	done := make(chan struct{})
 	s.serve(&wsConn{c: c, done: done})
@@ -234,7 +299,7 @@ func (w *wsConn) Close() error {
 }
 
 // serve starts the reader and writer of one connection.
-func (s *Server) serve(c neuro.Conn) *sconn {
+func (s *Server) serve(c *wsConn) *sconn {
 	sc := &sconn{c: c, out: make(chan []byte, 256)}
 	s.mu.Lock()
 	sc.epoch = s.epoch
@@ -245,9 +310,9 @@ func (s *Server) serve(c neuro.Conn) *sconn {
 	}
 	s.conns = append(s.conns, sc)
 	s.connects++
-	s.checker.Connect(time.Now())
+	s.checker.connect(time.Now())
 	if s.o.Mode == Randy {
-		s.sendLocked("actions/reregister_all", nil)
+		s.sendLocked(wire.CmdReregisterAll, nil)
 	}
 	if s.o.Unforced > 0 && s.unforced == nil {
 		s.unforcedLocked()
@@ -296,21 +361,20 @@ func (s *Server) drop(sc *sconn) {
 	s.mu.Unlock()
 }
 
-// Close disconnects every client and stops every goroutine and timer.
+// Close disconnects every client and stops every goroutine and timer. It
+// is idempotent.
 func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	conns := slices.Clone(s.conns)
 	s.stopTimersLocked()
-	h := s.http
 	s.mu.Unlock()
+	s.pipe.Refuse(true)
 	for _, sc := range conns {
 		sc.c.Close()
 	}
-	if h != nil {
-		h.CloseClientConnections()
-		h.Close()
-	}
+	s.srv.Close()
+	s.pipe.Close()
 	s.wg.Wait()
 }
 
@@ -365,8 +429,8 @@ func (s *Server) Disconnect() {
 // observes ([Server.Received], [Server.Results], [Server.Contexts],
 // [Server.Connects], [Server.Findings]) start afresh. Messages still in
 // flight on the dropped connections are discarded: the old process is
-// gone. [Options] and [Server.SetDown] stay as they were; [Server.Listen]'s
-// URL stays the same. Clients reconnect to the fresh server.
+// gone. [Options] and [Server.SetDown] stay as they were, and so does
+// URL. Clients reconnect to the fresh server.
 func (s *Server) Restart() {
 	s.mu.Lock()
 	conns := s.conns
@@ -378,7 +442,7 @@ func (s *Server) Restart() {
 	s.actions, s.force, s.forced, s.forceSeq, s.randyQ = nil, nil, false, 0, nil
 	s.pending, s.nextID, s.nextData = nil, 0, nil
 	s.held, s.contexts, s.received, s.results = nil, nil, nil, nil
-	s.checker = neuro.Checker{}
+	s.checker = checker{}
 	s.changedLocked()
 	s.mu.Unlock()
 	for _, sc := range conns {
@@ -386,11 +450,16 @@ func (s *Server) Restart() {
 	}
 }
 
-// SetDown makes new connection attempts fail (true) or succeed (false).
+// SetDown makes new connection attempts fail (true), as a server that
+// is not running refuses them, or succeed again (false). Open connections
+// stay open.
 func (s *Server) SetDown(down bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.down = down
-	s.mu.Unlock()
+	if s.started && !s.closed {
+		s.pipe.Refuse(down)
+	}
 }
 
 func (s *Server) changedLocked() {
@@ -429,7 +498,7 @@ func (s *Server) sendLocked(cmd string, data any) {
 }
 
 func (s *Server) sendRawLocked(b []byte) {
-	s.checker.FromNeuro(time.Now(), b)
+	s.checker.fromNeuro(time.Now(), b)
 	for _, sc := range s.conns {
 		select {
 		case sc.out <- b:

@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/testutil"
-	"github.com/gamelink-go/gamelink/neuro"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -22,26 +22,27 @@ func TestMain(m *testing.M) { testutil.VerifyNoLeaks(m) }
 // rawClient drives the fake with raw messages.
 type rawClient struct {
 	t *testing.T
-	c neuro.Conn
+	c *websocket.Conn
 }
 
 func dialRaw(t *testing.T, s *Server) *rawClient {
-	c, err := s.Dial(context.Background(), "")
+	c, _, err := websocket.Dial(context.Background(), s.URL, &websocket.DialOptions{HTTPClient: s.Client()})
 	testutil.Success(t, err)
-	t.Cleanup(func() { c.Close() })
+	t.Cleanup(func() { c.CloseNow() })
+	synctest.Wait() // the server serves the connection
 	return &rawClient{t: t, c: c}
 }
 
 func (r *rawClient) send(s string) {
 	r.t.Helper()
-	testutil.Success(r.t, r.c.Write(context.Background(), []byte(s)))
+	testutil.Success(r.t, r.c.Write(context.Background(), websocket.MessageText, []byte(s)))
 }
 
 func (r *rawClient) recv() map[string]any {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	b, err := r.c.Read(ctx)
+	_, b, err := r.c.Read(ctx)
 	testutil.Success(r.t, err)
 	var m map[string]any
 	testutil.Success(r.t, json.Unmarshal(b, &m))
@@ -141,14 +142,12 @@ func TestServer_slowClientDisconnected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewServer(&Options{NoAck: true})
 		defer s.Close()
-		c, err := s.Dial(context.Background(), "")
-		testutil.Success(t, err)
-		defer c.Close()
+		dialRaw(t, s) // and never read
 		for i := 0; i < 400; i++ {
 			s.SpeechFinished(true, false, "")
 		}
 		synctest.Wait()
-		testutil.Equal(t, "dropped", s.Connected(), 0)
+		testutil.Equal(t, "dropped", s.Connections(), 0)
 	})
 }
 
@@ -217,7 +216,7 @@ type reentrantBuffer struct {
 
 func (w *reentrantBuffer) Write(p []byte) (int, error) {
 	if s := w.s.Load(); s != nil {
-		s.Connected() // deadlocks if called under s.mu
+		s.Connections() // deadlocks if called under s.mu
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -298,7 +297,7 @@ func TestServer_restart(t *testing.T) {
 				// the process died is never seen.
 				s.receive(old, []byte(`{"command":"actions/register","game":"G","data":{"actions":[{"name":"z","description":"Z"}]}}`))
 				synctest.Wait()
-				testutil.Equal(t, "connected", s.Connected(), 0)
+				testutil.Equal(t, "connected", s.Connections(), 0)
 				testutil.Equal(t, "actions", len(s.Actions()), 0)
 				testutil.Equal(t, "received", len(s.Received()), 0)
 				testutil.Equal(t, "connects", s.Connects(), 0)
@@ -319,4 +318,55 @@ func TestServer_restart(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The server has httptest's lifecycle: an unstarted server refuses
+// connections, as a Neuro server not running yet does; Start serves; Start
+// again panics; SetDown refuses while it lasts; Close is idempotent and
+// refuses again. Issue #21.
+func TestServer_lifecycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewUnstartedServer(nil)
+		defer s.Close()
+		dial := func() error {
+			c, _, err := websocket.Dial(context.Background(), s.URL, &websocket.DialOptions{HTTPClient: s.Client()})
+			if err == nil {
+				c.CloseNow()
+			}
+			return err
+		}
+		testutil.Error(t, dial())
+		s.Start()
+		testutil.Success(t, dial())
+		func() {
+			defer func() { testutil.Equal(t, "second Start panics", recover() != nil, true) }()
+			s.Start()
+		}()
+		s.SetDown(true)
+		testutil.Error(t, dial())
+		s.SetDown(false)
+		testutil.Success(t, dial())
+		s.Close()
+		s.Close()
+		testutil.Error(t, dial())
+	})
+}
+
+// Options.Addr serves on a loopback port too; a non-loopback address is
+// refused.
+func TestServer_addr(t *testing.T) {
+	func() {
+		defer func() { testutil.Equal(t, "0.0.0.0 refused", recover() != nil, true) }()
+		NewServer(&Options{Addr: "0.0.0.0:0"})
+	}()
+	s := NewServer(&Options{Addr: "127.0.0.1:0", NoAck: true})
+	defer s.Close()
+	testutil.Equal(t, "real address", strings.HasPrefix(s.URL, "ws://127.0.0.1:") && s.URL != "ws://127.0.0.1:0", true)
+	c, _, err := websocket.Dial(context.Background(), s.URL, nil)
+	testutil.Success(t, err)
+	defer c.CloseNow()
+	testutil.Success(t, c.Write(context.Background(), websocket.MessageText, []byte(`{"command":"startup","game":"G"}`)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	testutil.Success(t, s.Wait(ctx, func() bool { return len(s.Commands()) == 1 }))
 }

@@ -1,4 +1,4 @@
-package neuro
+package neurotest
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestChecker(t *testing.T) {
+func Test_checker(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
@@ -83,18 +83,18 @@ func TestChecker(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var c Checker
-			c.Connect(t0)
+			var c checker
+			c.connect(t0)
 			for _, s := range tt.steps {
 				if s.fromGame {
-					c.FromGame(ms(s.at), []byte(s.msg))
+					c.fromGame(ms(s.at), []byte(s.msg))
 				} else {
-					c.FromNeuro(ms(s.at), []byte(s.msg))
+					c.fromNeuro(ms(s.at), []byte(s.msg))
 				}
 			}
-			c.Finish(ms(20000))
+			c.finish(ms(20000))
 			var got []string
-			for _, f := range c.Findings() {
+			for _, f := range c.findings() {
 				got = append(got, f.Key)
 			}
 			if !slices.Equal(got, tt.want) {

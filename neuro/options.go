@@ -1,0 +1,154 @@
+package neuro
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Defaults of the Options fields.
+const (
+	defaultActionTimeout    = 4 * time.Second // under the 5 s at which conformance tools report a timeout
+	defaultReconnectMin     = 3 * time.Second // as the official SDKs
+	defaultReconnectMax     = 30 * time.Second
+	defaultHandshakeTimeout = 10 * time.Second
+	defaultReadLimit        = 4 << 20
+	defaultMaxQueue         = 256
+	defaultMaxEvents        = 256
+	defaultMaxInFlight      = 16
+)
+
+// Options configures a [Client]. The zero value (or nil) is usable. For
+// every number and duration, zero means the default stated on it, and a
+// negative value disables the setting where the field says so and is a
+// [*ConfigError] otherwise.
+type Options struct {
+	// URL of the Neuro server. If empty, $NEURO_SDK_WS_URL is used, and
+	// if that is unset, [DefaultURL]. The real server may be remote
+	// (wss:// included): Neuro is the server, the game the client.
+	URL string
+	// HTTPClient performs the WebSocket handshake. If nil,
+	// http.DefaultClient. Tests use the fake's in-memory
+	// neurotest.Server.Client.
+	HTTPClient *http.Client
+
+	// Prefix is added to every action name on the wire (names are shared
+	// by all integrations connected to the same character). It must itself
+	// follow the naming rule, e.g. "tictactoe_". Empty means none.
+	Prefix string
+
+	// ActionTimeout bounds each action's Validate, well inside the
+	// server's ~20 s result window. If zero, 4 s (under the 5 s at which
+	// conformance tools report a timeout). Negative is invalid. It is not
+	// capped: past ~20 s the server gives up first and discards the
+	// result (neurotest's Strict mode does the same).
+	ActionTimeout time.Duration
+
+	// ReconnectMin and ReconnectMax bound the reconnect back-off after a
+	// lost connection: the first attempt waits ReconnectMin, each failed
+	// one doubles the wait, up to ReconnectMax. If zero, 3 s (as the
+	// official SDKs) and 30 s (or ReconnectMin, if larger). Negative, or a
+	// ReconnectMax below ReconnectMin, is invalid.
+	ReconnectMin time.Duration
+	ReconnectMax time.Duration
+	// HandshakeTimeout bounds one connection attempt (the dial and the
+	// WebSocket handshake). If zero, 10 s. Negative is invalid.
+	HandshakeTimeout time.Duration
+
+	// ReadLimit is the largest message, in bytes, the client reads; a
+	// bigger one closes the connection, which is then re-established.
+	// The client refuses to send a bigger one too ([ErrMessageTooBig]),
+	// the whole action set's registration included: the server's own
+	// limit is not published. If zero, 4 MiB. Negative disables the limit
+	// in both directions.
+	ReadLimit int64
+	// MaxQueue bounds the outgoing messages waiting for the connection
+	// (context, forces, shutdown/ready). When it is full those calls
+	// return [ErrQueueFull]. Results and registrations are not counted
+	// there; instead, when MaxQueue of them wait unsent and Neuro sends
+	// another action or reregister_all (she keeps sending but does not
+	// read), the connection is closed as a slow peer (its [Disconnected]
+	// wraps ErrQueueFull) and re-established. If zero, 256. Negative is
+	// invalid.
+	MaxQueue int
+	// MaxEvents bounds the events waiting to be received ([Client.Next],
+	// [Client.Poll]). When it is full, new actions are answered
+	// success:false ("the game is busy") and other events are dropped and
+	// counted ([Client.Dropped]). If zero, 256. Negative is invalid.
+	MaxEvents int
+	// MaxInFlight bounds actions being validated at once; more are
+	// answered success:false at once. If zero, 16. Negative is invalid.
+	MaxInFlight int
+
+	// Logger receives what has no caller to return to: the first failed
+	// reconnect attempt of an outage (warn; later ones at debug), and
+	// incoming messages that could not be understood (warn, as a
+	// *[ProtocolError]). If nil, slog.Default().
+	Logger *slog.Logger
+	// Recorder, if not nil, receives every message in and out as JSON
+	// Lines (see internal/jsonl). The client does not close it.
+	Recorder io.Writer
+}
+
+// withDefaults validates o and returns a copy with every default applied.
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.URL == "" {
+		r.URL = URLFromEnv()
+	}
+	if r.HTTPClient == nil {
+		r.HTTPClient = http.DefaultClient
+	}
+	if r.Prefix != "" {
+		if err := CheckName(r.Prefix + "x"); err != nil {
+			return r, &ConfigError{Field: "Prefix", Reason: fmt.Sprintf("%q: %s", r.Prefix, err.(*NameError).Reason)}
+		}
+	}
+	if r.ReadLimit == 0 {
+		r.ReadLimit = defaultReadLimit
+	}
+	for _, d := range []struct {
+		name string
+		p    *time.Duration
+		def  time.Duration
+	}{
+		{"ActionTimeout", &r.ActionTimeout, defaultActionTimeout},
+		{"ReconnectMin", &r.ReconnectMin, defaultReconnectMin},
+		{"ReconnectMax", &r.ReconnectMax, max(defaultReconnectMax, r.ReconnectMin)},
+		{"HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout},
+	} {
+		switch {
+		case *d.p == 0:
+			*d.p = d.def
+		case *d.p < 0: // a negative delay would reconnect in a tight loop
+			return r, &ConfigError{Field: d.name, Reason: fmt.Sprintf("negative (%v)", *d.p)}
+		}
+	}
+	if r.ReconnectMax < r.ReconnectMin {
+		return r, &ConfigError{Field: "ReconnectMax", Reason: fmt.Sprintf("%v is below ReconnectMin (%v)", r.ReconnectMax, r.ReconnectMin)}
+	}
+	for _, n := range []struct {
+		name string
+		p    *int
+		def  int
+	}{{"MaxQueue", &r.MaxQueue, defaultMaxQueue}, {"MaxEvents", &r.MaxEvents, defaultMaxEvents}, {"MaxInFlight", &r.MaxInFlight, defaultMaxInFlight}} {
+		switch {
+		case *n.p == 0:
+			*n.p = n.def
+		case *n.p < 0:
+			return r, &ConfigError{Field: n.name, Reason: fmt.Sprintf("negative (%d)", *n.p)}
+		}
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r, nil
+}
+
+// tooBig reports whether a message of n bytes is over the limit.
+func (o *Options) tooBig(n int) bool { return o.ReadLimit >= 0 && int64(n) > o.ReadLimit }
