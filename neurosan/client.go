@@ -3,124 +3,48 @@ package neurosan
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/backoff"
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
-
-// ClientOptions configures a [Client]. A nil *ClientOptions means defaults.
-type ClientOptions struct {
-	// HTTPClient sends the requests. If nil, a client over
-	// http.DefaultTransport is used. Its Timeout must be zero: it would cut
-	// long streams, and New refuses it; use TurnTimeout instead.
-	HTTPClient *http.Client
-	// Header is added to every request, for example the forwarded metadata
-	// headers "request_id" and "user_id" that the server copies into its
-	// logs. New copies it.
-	Header http.Header
-	// TurnTimeout bounds a whole turn (and a List, Function, Connectivity,
-	// CallTool or probe call), from the request to the end of the
-	// response, on top of the caller's context. If zero, there is none,
-	// as on the server: a network has no request timeout unless its
-	// request_timeout_seconds sets one (the server then ends the turn
-	// itself with {"error": "Request timeout"}), and turns of several
-	// minutes are normal. If set, make it exceed that timeout: cutting a
-	// turn does not stop the agents (see [Stream.Close]). Negative also
-	// means none.
-	TurnTimeout time.Duration
-	// IdleTimeout bounds the wait for the next bytes of a response. If
-	// zero, there is none: the server's heartbeat is off by default, so a
-	// MINIMAL turn is silent until its answer, however long the agents
-	// work. When the server writes heartbeats (an interval N set with
-	// AGENT_STREAM_KEEP_ALIVE_WITH_PROGRESS_INTERVAL_SECONDS), set it to
-	// about 3N to notice a dead server or a dropped proxy connection
-	// within that. Negative also means none.
-	IdleTimeout time.Duration
-	// MaxMessageBytes bounds one JSON object of a stream, and a whole List,
-	// Function or Connectivity body. chat_context grows with the history,
-	// and MAXIMAL echoes it on every line. If zero, 64 MiB is used.
-	// Negative disables the limit.
-	MaxMessageBytes int64
-	// Retries is how many times a request answered with 503 (before any
-	// stream started) is sent again. It is never retried once a 200 stream
-	// has begun. If zero, 3 is used. Negative disables retries.
-	Retries int
-	// RetryBackoff is the wait before the first retry; it doubles on each
-	// retry, with up to 25% jitter, capped at 30 s. A Retry-After header in
-	// seconds overrides it (also capped). If zero, 500 ms is used.
-	RetryBackoff time.Duration
-	// Recorder, if not nil, receives a JSON Lines log of every request body
-	// sent and every object or error body received (see internal/jsonl).
-	// The client never closes it.
-	Recorder io.Writer
-	// Logf reports warnings, such as plain http:// to a non-loopback host.
-	// If nil, log.Printf is used.
-	Logf func(format string, args ...any)
-}
-
-// The turn and idle timeouts have no default: the server has none (see
-// ClientOptions).
-const (
-	defaultMaxMessageBytes = 64 << 20
-	defaultRetries         = 3
-	defaultRetryBackoff    = 500 * time.Millisecond
-	maxRetryBackoff        = 30 * time.Second
-)
-
-func (o *ClientOptions) withDefaults() ClientOptions {
-	var c ClientOptions
-	if o != nil {
-		c = *o
-	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
-	}
-	c.Header = c.Header.Clone()
-	if c.MaxMessageBytes == 0 {
-		c.MaxMessageBytes = defaultMaxMessageBytes
-	}
-	if c.Retries == 0 {
-		c.Retries = defaultRetries
-	}
-	if c.RetryBackoff <= 0 {
-		c.RetryBackoff = defaultRetryBackoff
-	}
-	if c.Logf == nil {
-		c.Logf = log.Printf
-	}
-	return c
-}
 
 // Client talks to one NeuroSan server. All methods may be called
-// concurrently. A Client holds no connections of its own beyond its
-// HTTPClient's pool, so it needs no Close.
+// concurrently. It holds no connection of its own (HTTP requests use its
+// HTTPClient's pool) and starts no goroutine.
 type Client struct {
 	base string // scheme://host[:port][/path], no trailing slash
-	opts ClientOptions
+	opts Options
 	rec  *jsonl.Recorder
+
+	mu     sync.Mutex // guards following
+	closed bool
+	nextID uint64
+	open   map[uint64]context.CancelCauseFunc // requests and streams in flight, cancelled by Close
 }
 
 // New returns a client of the server at baseURL (for example
-// "http://localhost:8080"). A NeuroSan server has no authentication by
-// default and may be remote, so plain http:// to a host that is not
-// loopback is reported through Logf: use https:// across networks.
-func New(baseURL string, opts *ClientOptions) (_ *Client, err error) {
-	defer errd.Wrap(&err, "neurosan: new client")
-	o := opts.withDefaults()
-	if o.HTTPClient.Timeout != 0 {
-		return nil, errors.New("HTTPClient.Timeout must be zero (it would cut long streams); use TurnTimeout")
+// "http://localhost:8080"). It sends nothing: call [Client.Connect] to
+// check that the server is up. An invalid option is a [*ConfigError]. A
+// NeuroSan server has no authentication by default and may be remote, so
+// plain http:// to a host that is not loopback is logged as a warning:
+// use https:// across networks.
+func New(baseURL string, opts *Options) (_ *Client, err error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
+	defer errd.Wrap(&err, "neurosan: new")
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, err
@@ -132,9 +56,68 @@ func New(baseURL string, opts *ClientOptions) (_ *Client, err error) {
 		return nil, fmt.Errorf("base URL %q must have no user, query or fragment", baseURL)
 	}
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
-		o.Logf("neurosan: warning: %s is plain http to a non-loopback host; sly_data and chat_context travel unencrypted", baseURL)
+		o.Logger.Warn("neurosan: plain http to a host that is not loopback; sly_data and chat_context travel unencrypted", "url", baseURL)
 	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), opts: o, rec: jsonl.New(o.Recorder)}, nil
+	return &Client{base: strings.TrimSuffix(u.String(), "/"), opts: o, rec: jsonl.New(o.Recorder), open: map[uint64]context.CancelCauseFunc{}}, nil
+}
+
+// Connect checks that the server is up and ready: one readiness probe
+// (GET /readyz, as [Client.Ready]), bounded by ctx and by
+// Options.HandshakeTimeout. An HTTP client keeps no connection open, so
+// nothing keeps running afterwards, and the other methods do not need
+// Connect; it is the first network operation of the shape every client in
+// the module shares (New, Connect, receive, send, Close), and tells a game
+// at start that the server cannot be reached. A failure is returned as
+// is: call Connect again to retry.
+func (c *Client) Connect(ctx context.Context) (err error) {
+	defer errd.Wrap(&err, "neurosan: connect")
+	ctx, cancel := context.WithTimeout(ctx, c.opts.HandshakeTimeout)
+	defer cancel()
+	_, err = c.probe(ctx, wire.ProbeReady)
+	return err
+}
+
+// Close cancels every request and stream in flight (a stream's Next then
+// returns an error matching ErrClosed; see [Stream.Close] for what the
+// server does with its turn) and closes the HTTPClient's idle connections.
+// Later calls return [ErrClosed]. It is idempotent and returns at once:
+// the client starts no goroutine.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	open := c.open
+	c.open = nil
+	c.mu.Unlock()
+	for _, cancel := range open {
+		cancel(ErrClosed)
+	}
+	c.opts.HTTPClient.CloseIdleConnections()
+	return nil
+}
+
+// track returns a context of ctx that Close cancels, and the func that
+// releases it; after Close it fails with ErrClosed.
+func (c *Client) track(ctx context.Context) (context.Context, func(), error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		cancel(ErrClosed)
+		return nil, nil, ErrClosed
+	}
+	c.nextID++
+	id := c.nextID
+	c.open[id] = cancel
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.open, id)
+		c.mu.Unlock()
+		cancel(ErrClosed)
+	}, nil
 }
 
 func isLoopback(host string) bool {
@@ -164,7 +147,7 @@ func (c *Client) List(ctx context.Context) (_ []AgentInfo, err error) {
 	var resp struct {
 		Agents []AgentInfo `json:"agents"`
 	}
-	err = c.callJSON(ctx, http.MethodGet, "list", "", c.base+"/api/v1/list", nil, c.opts.Retries, &resp)
+	err = c.callJSON(ctx, http.MethodGet, wire.RouteList, "", c.base+wire.APIPrefix+wire.RouteList, nil, c.opts.Retries, &resp)
 	return resp.Agents, err
 }
 
@@ -175,7 +158,7 @@ func (c *Client) Function(ctx context.Context, agent string) (_ *Function, err e
 	var resp struct {
 		Function Function `json:"function"`
 	}
-	if err := c.getAgent(ctx, "function", agent, &resp); err != nil {
+	if err := c.getAgent(ctx, wire.RouteFunction, agent, &resp); err != nil {
 		return nil, err
 	}
 	return &resp.Function, nil
@@ -185,7 +168,7 @@ func (c *Client) Function(ctx context.Context, agent string) (_ *Function, err e
 func (c *Client) Connectivity(ctx context.Context, agent string) (_ *Connectivity, err error) {
 	defer errd.Wrap(&err, "neurosan: connectivity")
 	var resp Connectivity
-	if err := c.getAgent(ctx, "connectivity", agent, &resp); err != nil {
+	if err := c.getAgent(ctx, wire.RouteConnect, agent, &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil
@@ -196,12 +179,17 @@ func (c *Client) getAgent(ctx context.Context, op, agent string, v any) error {
 	if err != nil {
 		return err
 	}
-	return c.callJSON(ctx, http.MethodGet, op, agent, c.base+"/api/v1/"+p+"/"+op, nil, c.opts.Retries, v)
+	return c.callJSON(ctx, http.MethodGet, op, agent, c.base+wire.APIPrefix+p+"/"+op, nil, c.opts.Retries, v)
 }
 
 // callJSON makes one JSON call (503 retried up to retries times) and
 // decodes its 200 body into v.
 func (c *Client) callJSON(ctx context.Context, method, op, agent, u string, body []byte, retries int, v any) error {
+	ctx, release, err := c.track(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if c.opts.TurnTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.opts.TurnTimeout, ErrTurnTimeout)
@@ -224,12 +212,12 @@ func (c *Client) callJSON(ctx context.Context, method, op, agent, u string, body
 }
 
 func (c *Client) readAll(r io.Reader) ([]byte, error) {
-	if c.opts.MaxMessageBytes < 0 {
+	if c.opts.ReadLimit < 0 {
 		return io.ReadAll(r)
 	}
-	b, err := io.ReadAll(io.LimitReader(r, c.opts.MaxMessageBytes+1))
-	if err == nil && int64(len(b)) > c.opts.MaxMessageBytes {
-		err = fmt.Errorf("%w: body exceeds %d bytes", ErrMessageTooBig, c.opts.MaxMessageBytes)
+	b, err := io.ReadAll(io.LimitReader(r, c.opts.ReadLimit+1))
+	if err == nil && int64(len(b)) > c.opts.ReadLimit {
+		err = fmt.Errorf("%w: body exceeds %d bytes", ErrMessageTooBig, c.opts.ReadLimit)
 	}
 	return b, err
 }
@@ -239,6 +227,7 @@ func (c *Client) readAll(r io.Reader) ([]byte, error) {
 // once a 200 arrived. The idle timer (may be nil) runs during each attempt,
 // not during back-off.
 func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byte, retries int, idle *idleTimer) (*http.Response, error) {
+	b := backoff.Backoff{Min: c.opts.RetryBackoff, Max: maxRetryBackoff, Jitter: 0.25}
 	for attempt := 1; ; attempt++ {
 		idle.arm()
 		req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
@@ -267,35 +256,21 @@ func (c *Client) do(ctx context.Context, method, op, agent, u string, body []byt
 			return nil, serr
 		}
 		idle.pause()
-		if err := sleep(ctx, c.backoff(attempt, resp.Header.Get("Retry-After"))); err != nil {
+		if err := backoff.Wait(ctx, retryWait(&b, resp.Header.Get("Retry-After"))); err != nil {
 			return nil, fmt.Errorf("%w (waiting to retry after %v)", err, serr)
 		}
 	}
 }
 
-func (c *Client) backoff(attempt int, retryAfter string) time.Duration {
+// retryWait is the back-off's next wait, or Retry-After in seconds (capped
+// at 30 s) when the server sent one.
+func retryWait(b *backoff.Backoff, retryAfter string) time.Duration {
+	d := b.Next()
 	if s, err := strconv.Atoi(strings.TrimSpace(retryAfter)); err == nil && s >= 0 {
 		// Compare in seconds: s*time.Second can wrap to a negative duration.
 		return time.Duration(min(s, int(maxRetryBackoff/time.Second))) * time.Second
 	}
-	d := c.opts.RetryBackoff
-	for i := 1; i < attempt && d < maxRetryBackoff; i++ {
-		d *= 2 // stops at the cap, so a huge RetryBackoff cannot overflow
-	}
-	d = min(d, maxRetryBackoff)
-	d += time.Duration(rand.Int64N(int64(d)/4 + 1))
-	return min(d, maxRetryBackoff)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return d
 }
 
 // ctxCause replaces a transport error caused by ctx with ctx's cause, which

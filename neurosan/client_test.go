@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,7 +23,7 @@ func TestClient_List(t *testing.T) {
 	t.Parallel()
 	hidden := neurosantest.Agent{Name: "secret", Hidden: true}
 	s := startFake(t, &neurosantest.Options{Agents: append(neurosantest.DemoAgents(), hidden)})
-	got, err := newClient(t, s.URL, nil).List(context.Background())
+	got, err := fakeClient(t, s, nil).List(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "agents", len(got), 2)
 	testutil.Equal(t, "nested name", got[1].AgentName, "games/quest_designer")
@@ -32,7 +33,7 @@ func TestClient_List(t *testing.T) {
 func TestClient_Function(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	f, err := c.Function(context.Background(), "math_guy")
 	testutil.Success(t, err)
 	testutil.Equal(t, "description", f.Description, "Does arithmetic on sly_data x and y.")
@@ -44,7 +45,7 @@ func TestClient_Function(t *testing.T) {
 func TestClient_Connectivity(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	conn, err := newClient(t, s.URL, nil).Connectivity(context.Background(), "games/quest_designer")
+	conn, err := fakeClient(t, s, nil).Connectivity(context.Background(), "games/quest_designer")
 	testutil.Success(t, err)
 	testutil.Equal(t, "nodes", len(conn.Nodes), 3)
 	testutil.Equal(t, "tools", conn.Nodes[0].Tools, []string{"lore_keeper", "reward_balancer"})
@@ -55,7 +56,7 @@ func TestClient_statusErrors(t *testing.T) {
 	t.Parallel()
 	agents := []neurosantest.Agent{{Name: "locked", Forbidden: true}, {Name: "open"}}
 	s := startFake(t, &neurosantest.Options{Agents: agents})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	ctx := context.Background()
 	tests := []struct {
 		name   string
@@ -159,34 +160,99 @@ func TestNew(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.url, func(t *testing.T) {
 			t.Parallel()
-			var warned []string
-			_, err := neurosan.New(tc.url, &neurosan.ClientOptions{Logf: func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }})
+			var logs testutil.Logs
+			_, err := neurosan.New(tc.url, &neurosan.Options{Logger: logs.Logger()})
 			if tc.err {
 				testutil.Error(t, err)
 				return
 			}
 			testutil.Success(t, err)
-			testutil.Equal(t, "warned", len(warned) == 1, tc.warn)
+			testutil.Equal(t, "warned", len(logs.Records(slog.LevelWarn)) == 1, tc.warn)
 		})
 	}
-	_, err := neurosan.New("http://localhost", &neurosan.ClientOptions{HTTPClient: &http.Client{Timeout: time.Minute}})
-	testutil.Error(t, err)
+}
+
+// TestNew_options: zero is the default; negative disables TurnTimeout,
+// IdleTimeout, ReadLimit and Retries and is a *ConfigError for the other
+// numbers and durations; an HTTPClient with a Timeout is refused. (Until
+// issue #21 a negative RetryBackoff meant the default.)
+func TestNew_options(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		o     neurosan.Options
+		field string
+	}{
+		{"defaults", neurosan.Options{}, ""},
+		{"no turn timeout", neurosan.Options{TurnTimeout: -1}, ""},
+		{"no idle timeout", neurosan.Options{IdleTimeout: -1}, ""},
+		{"no read limit", neurosan.Options{ReadLimit: -1}, ""},
+		{"no retries", neurosan.Options{Retries: -1}, ""},
+		{"negative retry backoff", neurosan.Options{RetryBackoff: -time.Second}, "RetryBackoff"},
+		{"negative handshake timeout", neurosan.Options{HandshakeTimeout: -1}, "HandshakeTimeout"},
+		{"client timeout", neurosan.Options{HTTPClient: &http.Client{Timeout: time.Minute}}, "HTTPClient"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := neurosan.New("http://localhost:8080", &tc.o)
+			if tc.field == "" {
+				testutil.Success(t, err)
+				c.Close()
+				return
+			}
+			var ce *neurosan.ConfigError
+			testutil.ErrorAs(t, err, &ce)
+			testutil.Equal(t, "field", ce.Field, tc.field)
+			testutil.Equal(t, "text", err.Error(), "neurosan: option "+tc.field+": "+ce.Reason)
+		})
+	}
+}
+
+// TestClient_ConnectAndClose: Connect is one readiness probe; Close
+// cancels what is in flight, a stream included, and later calls fail with
+// ErrClosed. Issue #21.
+func TestClient_ConnectAndClose(t *testing.T) {
+	t.Parallel()
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{{Name: "slow", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		<-ctx.Done()
+		return neurosantest.Reply{}
+	}}}})
+	c := fakeClient(t, s, nil)
+	testutil.Success(t, c.Connect(context.Background()))
+	st, err := c.StreamingChat(context.Background(), "slow", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	testutil.Success(t, err)
+	defer st.Close()
+	testutil.Success(t, c.Close())
+	testutil.Success(t, c.Close())
+	_, err = st.Next(context.Background())
+	testutil.ErrorIs(t, err, neurosan.ErrClosed)
+	_, err = c.List(context.Background())
+	testutil.ErrorIs(t, err, neurosan.ErrClosed)
+	testutil.ErrorIs(t, c.Connect(context.Background()), neurosan.ErrClosed)
+
+	down := neurosantest.NewUnstartedServer(nil)
+	defer down.Close()
+	c2 := fakeClient(t, down, nil)
+	testutil.Error(t, c2.Connect(context.Background()))
+	notReady := startFake(t, &neurosantest.Options{NotReady: true})
+	err = fakeClient(t, notReady, nil).Connect(context.Background())
+	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
 }
 
 func TestStreamingChat_minimal(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "cats"})
 	testutil.Success(t, err)
 	defer st.Close()
-	m, err := st.Next()
+	m, err := st.Next(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "type", m.Type, neurosan.TypeAgentFramework)
 	testutil.Equal(t, "text", m.Text, `Quest 1: about "cats", find the cat by the old well.`)
 	testutil.Equal(t, "structure", string(m.Structure), `{"quest": 1}`) // as the server wrote it
 	testutil.Equal(t, "has context", len(m.ChatContext) > 0, true)
-	_, err = st.Next()
+	_, err = st.Next(context.Background())
 	testutil.ErrorIs(t, err, io.EOF)
 	testutil.Equal(t, "no echo asked", s.Turns()[0].Filter, "")
 }
@@ -194,7 +260,7 @@ func TestStreamingChat_minimal(t *testing.T) {
 func TestStreamingChat_maximal(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	sly := map[string]json.RawMessage{"x": json.RawMessage(`6`), "y": json.RawMessage(`7`)}
 	st, err := c.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "multiply", SlyData: sly, Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
@@ -202,7 +268,7 @@ func TestStreamingChat_maximal(t *testing.T) {
 	var types []neurosan.MessageType
 	var progress float64
 	for {
-		m, err := st.Next()
+		m, err := st.Next(context.Background())
 		if err == io.EOF {
 			break
 		}
@@ -215,7 +281,7 @@ func TestStreamingChat_maximal(t *testing.T) {
 	}
 	testutil.Equal(t, "types", types, []neurosan.MessageType{neurosan.TypeAI, neurosan.TypeAgentProgress, neurosan.TypeAgentToolResult, neurosan.TypeAgentFramework})
 	testutil.Equal(t, "progress", progress, 0.5)
-	ans, err := st.Answer()
+	ans, err := st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer", ans.Text, "6 * 7 = 42")
 	testutil.Equal(t, "sly allow-list", ans.SlyData, map[string]json.RawMessage{"equals": json.RawMessage(`42`)})
@@ -228,14 +294,14 @@ func TestStreamingChat_maximal(t *testing.T) {
 func TestStreamingChat_framingTraps(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), TwoPerLine: true, SplitWrites: 7})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
 	st, err := c.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "add", SlyData: sly, Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
 	n := 0
 	for {
-		_, err := st.Next()
+		_, err := st.Next(context.Background())
 		if err == io.EOF {
 			break
 		}
@@ -243,7 +309,7 @@ func TestStreamingChat_framingTraps(t *testing.T) {
 		n++
 	}
 	testutil.Equal(t, "messages", n, 4)
-	ans, err := st.Answer()
+	ans, err := st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer", ans.Text, "1 + 2 = 3")
 }
@@ -254,10 +320,10 @@ func TestStreamingChat_hugeLine(t *testing.T) {
 	agent := neurosantest.QuestDesigner()
 	agent.ContextPadding = 1<<20 + 123
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}, TwoPerLine: true})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), agent.Name, &neurosan.ChatRequest{Text: "add", Filter: neurosan.FilterMaximal})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), agent.Name, &neurosan.ChatRequest{Text: "add", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
-	ans, err := st.Answer()
+	ans, err := st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "huge context", len(ans.ChatContext) > 1<<20, true)
 }
@@ -272,13 +338,13 @@ func TestStreamingChat_streamErrors(t *testing.T) {
 				return neurosantest.Reply{Fault: f}
 			}}
 			s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-			st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "flaky", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
+			st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "flaky", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 			testutil.Success(t, err)
 			defer st.Close()
-			m, err := st.Next()
+			m, err := st.Next(context.Background())
 			testutil.Success(t, err)
 			testutil.Equal(t, "partial", m.Text, "thinking")
-			_, err = st.Answer()
+			_, err = st.Answer(context.Background())
 			var se *neurosan.StreamError
 			testutil.ErrorAs(t, err, &se)
 			testutil.Equal(t, "timeout", se.Timeout(), f == neurosantest.FaultTimeout)
@@ -290,10 +356,10 @@ func TestStreamingChat_streamErrors(t *testing.T) {
 func TestStreamingChat_noText(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{})
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrNoAnswer)
 }
 
@@ -301,20 +367,20 @@ func TestStreamingChat_messageTooBig(t *testing.T) {
 	t.Parallel()
 	agent := neurosantest.Agent{Name: "big", ContextPadding: 200 << 10}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, &neurosan.ClientOptions{MaxMessageBytes: 100 << 10}).StreamingChat(context.Background(), "big", &neurosan.ChatRequest{Text: "x"})
+	st, err := fakeClient(t, s, &neurosan.Options{ReadLimit: 100 << 10}).StreamingChat(context.Background(), "big", &neurosan.ChatRequest{Text: "x"})
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Next()
+	_, err = st.Next(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrMessageTooBig)
 }
 
 func TestStreamingChat_retry503(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), Unavailable: 2})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "x"})
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "requests", s.Requests(), 3)
 }
@@ -322,7 +388,7 @@ func TestStreamingChat_retry503(t *testing.T) {
 func TestStreamingChat_retry503exhausted(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), ShuttingDown: true})
-	_, err := newClient(t, s.URL, &neurosan.ClientOptions{Retries: 2}).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "x"})
+	_, err := fakeClient(t, s, &neurosan.Options{Retries: 2}).StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{Text: "x"})
 	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
 	var se *neurosan.StatusError
 	testutil.ErrorAs(t, err, &se)
@@ -330,7 +396,7 @@ func TestStreamingChat_retry503exhausted(t *testing.T) {
 	testutil.Equal(t, "attempts", se.Attempts, 3)
 	testutil.Equal(t, "requests", s.Requests(), 3)
 
-	_, err = newClient(t, s.URL, &neurosan.ClientOptions{Retries: -1}).List(context.Background())
+	_, err = fakeClient(t, s, &neurosan.Options{Retries: -1}).List(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
 	testutil.Equal(t, "no retry", s.Requests(), 4)
 }
@@ -346,14 +412,14 @@ func TestStreamingChat_concurrencyLimit(t *testing.T) {
 		return neurosantest.Reply{Text: "done"}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}, ConcurrencyLimit: 1})
-	c := newClient(t, s.URL, &neurosan.ClientOptions{Retries: -1})
+	c := fakeClient(t, s, &neurosan.Options{Retries: -1})
 	first, err := c.StreamingChat(context.Background(), "slow", &neurosan.ChatRequest{Text: "1"})
 	testutil.Success(t, err)
 	defer first.Close()
 	_, err = c.StreamingChat(context.Background(), "slow", &neurosan.ChatRequest{Text: "2"})
 	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
 	close(release)
-	_, err = first.Answer()
+	_, err = first.Answer(context.Background())
 	testutil.Success(t, err)
 }
 
@@ -369,10 +435,10 @@ func startLongTurn(t *testing.T) (*neurosantest.Server, *neurosan.Stream) {
 		return neurosantest.Reply{}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	c := newClient(t, s.URL, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
+	c := fakeClient(t, s, &neurosan.Options{IdleTimeout: 30 * time.Second})
 	st, err := c.StreamingChat(context.Background(), "long", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
-	m, err := st.Next()
+	m, err := st.Next(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "first message", m.Text, "working")
 	return s, st
@@ -384,10 +450,10 @@ func TestClient_headersAndRecorder(t *testing.T) {
 	var log bytes.Buffer
 	h := http.Header{}
 	h.Set("user_id", "player-1")
-	c := newClient(t, s.URL, &neurosan.ClientOptions{Header: h, Recorder: &log})
+	c := fakeClient(t, s, &neurosan.Options{Header: h, Recorder: &log})
 	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "hello"})
 	testutil.Success(t, err)
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	testutil.Success(t, err)
 	st.Close()
 	testutil.Equal(t, "header", s.Turns()[0].Header.Get("user_id"), "player-1")
@@ -417,15 +483,15 @@ func TestStreamingChat_echoRule(t *testing.T) {
 	// Lowercase "minimal" still filters: only the answer arrives.
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	var log bytes.Buffer
-	c := newClient(t, s.URL, &neurosan.ClientOptions{Recorder: &log})
+	c := fakeClient(t, s, &neurosan.Options{Recorder: &log})
 	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "x", Filter: "minimal"})
 	testutil.Success(t, err)
 	defer st.Close()
 	var types []neurosan.MessageType
-	for m, err := range st.Messages() {
-		testutil.Success(t, err)
+	for m := range st.Events() {
 		types = append(types, m.Type)
 	}
+	testutil.Success(t, st.Err())
 	testutil.Equal(t, "only the answer", types, []neurosan.MessageType{neurosan.TypeAgentFramework})
 	testutil.Equal(t, "filter sent", s.Turns()[0].Filter, "minimal")
 	testutil.Equal(t, "request echoed in the stream", strings.Contains(log.String(), `"dir":"in","msg":{"request":{"user_message"`), true)
@@ -438,7 +504,7 @@ func TestStreamingChat_connectionLostNotRetried(t *testing.T) {
 	s, st := startLongTurn(t)
 	defer st.Close()
 	s.Close() // cuts the connection mid-stream
-	_, err := st.Next()
+	_, err := st.Next(context.Background())
 	testutil.Error(t, err)
 	if errors.Is(err, io.EOF) {
 		t.Fatalf("a cut stream must not look like a clean end: %v", err)
@@ -450,51 +516,52 @@ func TestStreamingChat_connectionLostNotRetried(t *testing.T) {
 	testutil.Equal(t, "server saw the cancel", s.Turns()[0].Cancelled, true)
 }
 
-func TestStream_Messages(t *testing.T) {
+// TestStream_Events: a range loop receives the messages, then Answer
+// takes the answer and Err tells how the stream ended. (Until issue #21
+// the loop was Messages, which yielded the error as a last pair.)
+func TestStream_Events(t *testing.T) {
 	t.Parallel()
 	failing := neurosantest.Agent{Name: "failing", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
 		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAI, Text: "a"})
 		return neurosantest.Reply{Fault: neurosantest.FaultInternal}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: append(neurosantest.DemoAgents(), failing)})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	st, err := c.StreamingChat(context.Background(), "games/quest_designer", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
 	var types []neurosan.MessageType
-	for m, err := range st.Messages() {
-		testutil.Success(t, err)
+	for m := range st.Events() {
 		types = append(types, m.Type)
 	}
+	testutil.Success(t, st.Err())
 	testutil.Equal(t, "types", types, []neurosan.MessageType{neurosan.TypeAgent, neurosan.TypeAgentFramework})
-	ans, err := st.Answer()
+	ans, err := st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer after range", ans.Type, neurosan.TypeAgentFramework)
 
-	// An error is yielded once, after the messages, then the loop ends.
+	// An error ends the loop after the messages; Err returns it.
 	st2, err := c.StreamingChat(context.Background(), "failing", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st2.Close()
 	var got []string
-	for m, err := range st2.Messages() {
-		if err != nil {
-			var se *neurosan.StreamError
-			testutil.ErrorAs(t, err, &se)
-			got = append(got, "error")
-			continue
-		}
+	for m := range st2.Events() {
 		got = append(got, m.Text)
 	}
-	testutil.Equal(t, "sequence", got, []string{"a", "error"})
+	testutil.Equal(t, "sequence", got, []string{"a"})
+	var se *neurosan.StreamError
+	testutil.ErrorAs(t, st2.Err(), &se)
+	_, err = st2.Answer(context.Background())
+	testutil.ErrorAs(t, err, &se)
 }
 
 func TestStreamingChat_nilRequest(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "math_guy", nil)
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "math_guy", nil)
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrNoAnswer)
 	testutil.Equal(t, "sent without text", s.Turns()[0].Text, "")
 }
@@ -505,9 +572,9 @@ func TestClient_List_tooBig(t *testing.T) {
 		io.WriteString(w, `{"agents":[{"agent_name":"`+strings.Repeat("a", 2000)+`"}]}`)
 	}))
 	t.Cleanup(ts.Close)
-	_, err := newClient(t, ts.URL, &neurosan.ClientOptions{MaxMessageBytes: 1000}).List(context.Background())
+	_, err := newClient(t, ts.URL, &neurosan.Options{ReadLimit: 1000}).List(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrMessageTooBig)
-	got, err := newClient(t, ts.URL, &neurosan.ClientOptions{MaxMessageBytes: -1}).List(context.Background())
+	got, err := newClient(t, ts.URL, &neurosan.Options{ReadLimit: -1}).List(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "no limit", len(got[0].AgentName), 2000)
 }
@@ -525,7 +592,7 @@ func TestStream_Answer_lastFramework(t *testing.T) {
 	st, err := newClient(t, ts.URL, nil).StreamingChat(context.Background(), "a", &neurosan.ChatRequest{Text: "x"})
 	testutil.Success(t, err)
 	defer st.Close()
-	ans, err := st.Answer()
+	ans, err := st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer", ans.Text, "answer")
 }
@@ -539,10 +606,10 @@ func TestStreamingChat_unknownType(t *testing.T) {
 		return neurosantest.Reply{Text: "ok"}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "odd", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "odd", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
-	m, err := st.Next()
+	m, err := st.Next(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "type", m.Type, neurosan.TypeUnknown)
 }
@@ -556,12 +623,12 @@ func TestStreamingChat_cut(t *testing.T) {
 		return neurosantest.Reply{Fault: neurosantest.FaultCut}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "crash", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "crash", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Next()
+	_, err = st.Next(context.Background())
 	testutil.Success(t, err)
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrConnectionCut)
 	testutil.ErrorIs(t, err, io.ErrUnexpectedEOF)
 	if !strings.Contains(err.Error(), "connection cut") || strings.Contains(err.Error(), "bad stream") {

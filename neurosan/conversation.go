@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // ConversationOptions configures a [Conversation]. A nil
@@ -20,13 +21,8 @@ type ConversationOptions struct {
 	// MaxContextBytes is a budget for the stored chat_context. When an
 	// answer's chat_context is larger, it is dropped and the next turn
 	// starts a new conversation (sly_data is kept); ContextDrops counts
-	// this. If zero or negative, there is no budget.
+	// this. If zero, there is no budget; negative disables it too.
 	MaxContextBytes int
-	// OnMessage, if not nil, is called with every message of a turn as it
-	// arrives, intermediate ones included (with FilterMaximal). It is
-	// called synchronously on Send's goroutine, so it must not block for
-	// long, and must not call the Conversation's methods.
-	OnMessage func(*ChatMessage)
 }
 
 // Conversation is a multi-turn chat with one agent network. NeuroSan keeps
@@ -35,8 +31,8 @@ type ConversationOptions struct {
 // holds. A Conversation keeps both, and can be saved and restored with
 // MarshalJSON and UnmarshalJSON (one per save slot).
 //
-// All methods may be called concurrently, but only one Send may be in
-// flight: a second one returns ErrBusy.
+// All methods may be called concurrently, but only one turn (Send or
+// Stream) may be in flight: a second one returns ErrBusy.
 type Conversation struct {
 	client *Client
 	agent  string
@@ -67,39 +63,52 @@ func NewConversation(c *Client, agent string, opts *ConversationOptions) *Conver
 // the server sends with "Event acknowledged" and with the error text of a
 // network that could not start) carries no history: the stored one is
 // kept. An error after a complete answer (see [ErrAfterAnswer]) is not a
-// failure: the answer is kept and returned, and the error is reported
-// through ClientOptions.Logf. On any other error nothing changes, so the
+// failure: the answer is kept and returned, and the error is logged as a
+// warning (Options.Logger). On any other error nothing changes, so the
 // turn can be sent again. ctx bounds the turn; see [Client.StreamingChat].
+// To show the messages of the turn as they arrive, use
+// [Conversation.Stream].
 func (cv *Conversation) Send(ctx context.Context, text string) (_ *ChatMessage, err error) {
 	defer errd.Wrap(&err, "neurosan: conversation")
-	req, err := cv.begin(text)
-	if err != nil {
-		return nil, err
-	}
-	defer cv.end()
-	s, err := cv.client.StreamingChat(ctx, cv.agent, req)
+	s, err := cv.stream(ctx, text)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	if cv.opts.OnMessage != nil {
-		for {
-			m, err := s.Next()
-			if err != nil {
-				break // Answer returns the same error, or the answer at io.EOF
-			}
-			cv.opts.OnMessage(m)
-		}
-	}
-	ans, err := s.Answer()
+	return s.Answer(ctx)
+}
+
+// Stream sends one turn, as Send does, and returns its stream, whose
+// messages (intermediate ones too, with FilterMaximal) the caller
+// receives with [Stream.Next] or [Stream.Events], and whose answer it
+// takes with [Stream.Answer]. When the stream ends with a complete answer
+// the conversation keeps it, as Send does; when it is closed first, the
+// conversation is unchanged. The turn is in flight until then: Close the
+// stream.
+func (cv *Conversation) Stream(ctx context.Context, text string) (_ *Stream, err error) {
+	defer errd.Wrap(&err, "neurosan: conversation")
+	return cv.stream(ctx, text)
+}
+
+func (cv *Conversation) stream(ctx context.Context, text string) (*Stream, error) {
+	req, err := cv.begin(text)
 	if err != nil {
 		return nil, err
 	}
-	cv.commit(ans)
-	if err := s.Err(); err != nil {
-		cv.client.opts.Logf("neurosan: conversation with %q: %v (the answer was kept)", cv.agent, err)
+	s, err := cv.client.streamingChat(ctx, cv.agent, req, func(ans *ChatMessage, after error) {
+		if ans != nil {
+			cv.commit(ans)
+		}
+		if after != nil {
+			cv.client.opts.Logger.Warn("neurosan: the answer was kept despite an error after it", "agent", cv.agent, "err", after)
+		}
+		cv.end()
+	})
+	if err != nil {
+		cv.end()
+		return nil, err
 	}
-	return ans, nil
+	return s, nil
 }
 
 func (cv *Conversation) begin(text string) (*ChatRequest, error) {
@@ -221,20 +230,20 @@ type saved struct {
 func (cv *Conversation) MarshalJSON() ([]byte, error) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
-	w := objWriter{b: []byte{'{'}}
-	w.value("v", 2)
-	w.value("agent", cv.agent)
+	w := newObject(nil)
+	w.Value("v", 2)
+	w.Value("agent", cv.agent)
 	if len(cv.context) > 0 {
-		w.value("chat_context", string(cv.context))
+		w.Value(wire.ChatContext, string(cv.context))
 	}
 	if len(cv.sly) > 0 {
 		sly, err := appendObject(nil, cv.sly)
 		if err != nil {
 			return nil, err
 		}
-		w.value("sly_data", string(sly))
+		w.Value(wire.SlyData, string(sly))
 	}
-	return append(w.b, '}'), w.err
+	return w.Bytes()
 }
 
 // UnmarshalJSON restores a state saved by MarshalJSON (version 2, or the

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +24,7 @@ import (
 func TestConversation_Send_continues(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "games/quest_designer", nil)
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), "games/quest_designer", nil)
 	ctx := context.Background()
 	var prev json.RawMessage
 	for i, text := range []string{"cats", "dogs", "owls"} {
@@ -49,7 +49,7 @@ func TestConversation_Send_contextOpaque(t *testing.T) {
 	agent := neurosantest.QuestDesigner()
 	agent.ContextPadding = 100
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, nil)
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), agent.Name, nil)
 	_, err := cv.Send(context.Background(), "a")
 	testutil.Success(t, err)
 	_, err = cv.Send(context.Background(), "b")
@@ -60,7 +60,7 @@ func TestConversation_Send_contextOpaque(t *testing.T) {
 func TestConversation_Send_slyData(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "math_guy", nil)
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), "math_guy", nil)
 	testutil.Success(t, cv.SetSlyData("x", 6))
 	testutil.Success(t, cv.SetSlyData("y", 7))
 	ans, err := cv.Send(context.Background(), "multiply")
@@ -84,7 +84,7 @@ func TestConversation_Send_budget(t *testing.T) {
 	t.Parallel()
 	agent := neurosantest.QuestDesigner()
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, &neurosan.ConversationOptions{MaxContextBytes: 400})
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), agent.Name, &neurosan.ConversationOptions{MaxContextBytes: 400})
 	ctx := context.Background()
 	drops := 0
 	for range 6 {
@@ -116,7 +116,7 @@ func TestConversation_Send_errorKeepsState(t *testing.T) {
 		return inner(ctx, tn)
 	}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, nil)
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), agent.Name, nil)
 	_, err := cv.Send(context.Background(), "one")
 	testutil.Success(t, err)
 	before := string(cv.ChatContext())
@@ -141,7 +141,7 @@ func TestConversation_Send_busy(t *testing.T) {
 		return neurosantest.Reply{Text: "ok"}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "slow", nil)
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), "slow", nil)
 	done := make(chan error, 1)
 	go func() { _, err := cv.Send(context.Background(), "1"); done <- err }()
 	<-entered
@@ -151,29 +151,50 @@ func TestConversation_Send_busy(t *testing.T) {
 	testutil.Success(t, <-done)
 }
 
-func TestConversation_OnMessage(t *testing.T) {
+// TestConversation_Stream: a turn's messages are received as a stream's
+// events, and the conversation keeps the answer when the stream ends; a
+// second turn is refused until then. (Until issue #21 the messages came
+// through an OnMessage callback.)
+func TestConversation_Stream(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	var seen []string
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "games/quest_designer", &neurosan.ConversationOptions{
-		Filter: neurosan.FilterMaximal,
-		OnMessage: func(m *neurosan.ChatMessage) {
-			tool := "(no origin)" // the server's final answer has none
-			if len(m.Origin) > 0 {
-				tool = m.Origin[len(m.Origin)-1].Tool
-			}
-			seen = append(seen, string(m.Type)+" "+tool)
-		},
-	})
-	_, err := cv.Send(context.Background(), "x")
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), "games/quest_designer", &neurosan.ConversationOptions{Filter: neurosan.FilterMaximal})
+	st, err := cv.Stream(context.Background(), "x")
 	testutil.Success(t, err)
+	defer st.Close()
+	_, err = cv.Send(context.Background(), "y")
+	testutil.ErrorIs(t, err, neurosan.ErrBusy)
+	var seen []string
+	for m := range st.Events() {
+		tool := "(no origin)" // the server's final answer has none
+		if len(m.Origin) > 0 {
+			tool = m.Origin[len(m.Origin)-1].Tool
+		}
+		seen = append(seen, string(m.Type)+" "+tool)
+	}
+	testutil.Success(t, st.Err())
 	testutil.Equal(t, "seen", seen, []string{"AGENT lore_keeper", "AGENT_FRAMEWORK (no origin)"})
+	ans, err := st.Answer(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "kept", cv.Answer(), ans)
+	testutil.Equal(t, "context kept", string(cv.ChatContext()), string(ans.ChatContext))
+	_, err = cv.Send(context.Background(), "y")
+	testutil.Success(t, err)
+
+	// A stream closed before its end changes nothing, and frees the turn.
+	before := cv.ChatContext()
+	st2, err := cv.Stream(context.Background(), "z")
+	testutil.Success(t, err)
+	st2.Close()
+	testutil.Equal(t, "unchanged", string(cv.ChatContext()), string(before))
+	_, err = cv.Send(context.Background(), "again")
+	testutil.Success(t, err)
 }
 
 func TestConversation_saveRestore(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	cv := neurosan.NewConversation(c, "games/quest_designer", nil)
 	testutil.Success(t, cv.SetSlyData("town", "harbour"))
 	_, err := cv.Send(context.Background(), "cats")
@@ -257,15 +278,16 @@ func TestConversation_Send_nonFinite(t *testing.T) {
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{stats}})
 	var progress []float64
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), "stats", &neurosan.ConversationOptions{
-		Filter: neurosan.FilterMaximal,
-		OnMessage: func(m *neurosan.ChatMessage) {
-			if p, ok := m.Progress(); ok {
-				progress = append(progress, p)
-			}
-		},
-	})
-	ans, err := cv.Send(context.Background(), "mean of nothing")
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), "stats", &neurosan.ConversationOptions{Filter: neurosan.FilterMaximal})
+	turn, err := cv.Stream(context.Background(), "mean of nothing")
+	testutil.Success(t, err)
+	defer turn.Close()
+	for m := range turn.Events() {
+		if p, ok := m.Progress(); ok {
+			progress = append(progress, p)
+		}
+	}
+	ans, err := turn.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "structure as written", string(ans.Structure), `{"mean": NaN, "range": [-Infinity, Infinity]}`)
 	var st struct {
@@ -280,7 +302,7 @@ func TestConversation_Send_nonFinite(t *testing.T) {
 
 	slot, err := json.Marshal(cv)
 	testutil.Success(t, err)
-	again := neurosan.NewConversation(newClient(t, s.URL, nil), "stats", nil)
+	again := neurosan.NewConversation(fakeClient(t, s, nil), "stats", nil)
 	testutil.Success(t, json.Unmarshal(slot, again))
 	_, err = again.Send(context.Background(), "and now?")
 	testutil.Success(t, err)
@@ -306,13 +328,8 @@ func TestConversation_Send_keepsAnswer(t *testing.T) {
 				return r
 			}
 			s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-			var logged []string
-			var mu sync.Mutex
-			c := newClient(t, s.URL, &neurosan.ClientOptions{Logf: func(f string, a ...any) {
-				mu.Lock()
-				logged = append(logged, fmt.Sprintf(f, a...))
-				mu.Unlock()
-			}})
+			var logs testutil.Logs
+			c := fakeClient(t, s, &neurosan.Options{Logger: logs.Logger()})
 			cv := neurosan.NewConversation(c, agent.Name, nil)
 			ans, err := cv.Send(context.Background(), "cats")
 			testutil.Success(t, err)
@@ -321,12 +338,13 @@ func TestConversation_Send_keepsAnswer(t *testing.T) {
 			ans, err = cv.Send(context.Background(), "dogs")
 			testutil.Success(t, err)
 			testutil.Equal(t, "continued", strings.HasPrefix(ans.Text, "Quest 2:"), true)
-			mu.Lock()
-			defer mu.Unlock()
-			testutil.Equal(t, "reported twice", len(logged), 2)
+			warnings := logs.Records(slog.LevelWarn)
+			testutil.Equal(t, "reported twice", len(warnings), 2)
 			want := map[neurosantest.Fault]string{neurosantest.FaultTimeout: "Request timeout", neurosantest.FaultInternal: "Internal server error", neurosantest.FaultCut: "connection cut"}[after]
-			if !strings.Contains(logged[0], "after the answer") || !strings.Contains(logged[0], want) {
-				t.Errorf("logged %q, want the error after the answer (%s)", logged[0], want)
+			logged, _ := testutil.Attr(warnings[0], "err").(error)
+			testutil.ErrorIs(t, logged, neurosan.ErrAfterAnswer)
+			if !strings.Contains(logged.Error(), want) {
+				t.Errorf("logged %q, want the error after the answer (%s)", logged, want)
 			}
 		})
 	}
@@ -341,11 +359,11 @@ func TestStream_Answer_afterAnswer(t *testing.T) {
 		return neurosantest.Reply{Text: "done", After: neurosantest.FaultTimeout}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "late", &neurosan.ChatRequest{Text: "x"})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "late", &neurosan.ChatRequest{Text: "x"})
 	testutil.Success(t, err)
 	defer st.Close()
 	testutil.Success(t, st.Err())
-	ans, err := st.Answer()
+	ans, err := st.Answer(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "answer", ans.Text, "done")
 	err = st.Err()
@@ -353,7 +371,7 @@ func TestStream_Answer_afterAnswer(t *testing.T) {
 	var se *neurosan.StreamError
 	testutil.ErrorAs(t, err, &se)
 	testutil.Equal(t, "timeout", se.Timeout(), true)
-	_, err = st.Next()
+	_, err = st.Next(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrAfterAnswer)
 	testutil.Equal(t, "message", strings.Contains(err.Error(), "streaming_chat: after the answer: stream error"), true)
 }
@@ -367,10 +385,10 @@ func TestStream_Answer_afterIntermediate(t *testing.T) {
 		return neurosantest.Reply{Fault: neurosantest.FaultTimeout}
 	}}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	st, err := newClient(t, s.URL, nil).StreamingChat(context.Background(), "busy", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
+	st, err := fakeClient(t, s, nil).StreamingChat(context.Background(), "busy", &neurosan.ChatRequest{Text: "x", Filter: neurosan.FilterMaximal})
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	var se *neurosan.StreamError
 	testutil.ErrorAs(t, err, &se)
 	if errors.Is(err, neurosan.ErrAfterAnswer) {
@@ -393,7 +411,7 @@ func TestConversation_Send_emptyContext(t *testing.T) {
 		return quest(ctx, tn)
 	}
 	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-	cv := neurosan.NewConversation(newClient(t, s.URL, nil), agent.Name, nil)
+	cv := neurosan.NewConversation(fakeClient(t, s, nil), agent.Name, nil)
 	_, err := cv.Send(context.Background(), "one")
 	testutil.Success(t, err)
 	before := string(cv.ChatContext())

@@ -4,9 +4,18 @@
 // read its messages as they stream back.
 //
 //	c, err := neurosan.New("http://localhost:8080", nil)
-//	conv := neurosan.NewConversation(c, "games/quest_designer", nil)
-//	answer, err := conv.Send(ctx, "A quest for the harbour town")
-//	fmt.Println(answer.Text)
+//	err = c.Connect(ctx)                                 // the server is up and ready
+//	st, err := c.StreamingChat(ctx, "games/quest_designer", &neurosan.ChatRequest{Text: "A quest for the harbour town"})
+//	for m := range st.Events() { show(m) }               // or st.Next(ctx); then st.Answer(ctx)
+//	c.Close()
+//
+// This is the shape of every client in the module (neuro, xiaotangyuan
+// too): New with an Options struct (nil for defaults) starts nothing;
+// Connect is the first network operation (here one readiness probe: an
+// HTTP client keeps no connection, and the other calls do not need it);
+// events are received with Events or Next, here per turn, from its
+// [Stream]; Close cancels what is in flight. A [Conversation] carries a
+// turn's state to the next: conv.Send(ctx, text) returns the answer.
 //
 // # Protocol
 //
@@ -19,7 +28,7 @@
 // and the direct call of a coded tool ([Client.CallTool]).
 //
 // [Client.StreamingChat] returns a [Stream] of typed messages as they
-// arrive ([Stream.Next], or range over [Stream.Messages]) and then the
+// arrive ([Stream.Next], or range over [Stream.Events]) and then the
 // answer ([Stream.Answer]).
 //
 // The stream is read with encoding/json's streaming Decoder, not a line
@@ -53,17 +62,17 @@
 //
 //   - The caller's context bounds a turn. http.Client.Timeout must be zero
 //     ([New] refuses one): it would cut long streams.
-//   - ClientOptions.TurnTimeout: none by default, like the server, which
+//   - Options.TurnTimeout: none by default, like the server, which
 //     has no request timeout unless a network sets request_timeout_seconds
 //     (it then ends the turn with {"error": "Request timeout"}, a
 //     [*StreamError]). Turns of several minutes are normal.
-//   - ClientOptions.IdleTimeout: none by default, because the server's
+//   - Options.IdleTimeout: none by default, because the server's
 //     heartbeat is off by default and a MINIMAL turn is silent until its
 //     answer. With the heartbeat on
 //     (AGENT_STREAM_KEEP_ALIVE_WITH_PROGRESS_INTERVAL_SECONDS = N, which is
 //     also what keeps proxies that drop idle connections from cutting a
 //     turn), set it to about 3N.
-//   - ClientOptions.Retries and RetryBackoff: a 503 before the stream
+//   - Options.Retries and RetryBackoff: a 503 before the stream
 //     starts ("Too many concurrent requests" beyond the server's
 //     concurrent_requests_limit, unlimited by default; "Server is shutting
 //     down", which drains for up to 30 s) is retried with exponential
@@ -85,17 +94,19 @@
 //
 // # Concurrency
 //
-// A [Client] may be used from many goroutines and starts none of its own.
-// A [Stream] is read from one goroutine; its Close may be called from any
-// goroutine. A [Conversation] allows one Send at a time; its OnMessage
-// callback runs synchronously on Send's goroutine, with no lock held.
+// A [Client] may be used from many goroutines and starts none of its own;
+// [Client.Close] cancels its requests and streams in flight. A [Stream] is
+// read from one goroutine; its Close may be called from any goroutine. A
+// [Conversation] allows one turn at a time ([Conversation.Send] or
+// [Conversation.Stream]).
 //
 // # Security
 //
 // NeuroSan servers have no authentication by default and bind every
 // interface. sly_data and chat_context travel in the clear over http://, so
-// [New] warns when a plain http:// URL names a host that is not loopback.
-// Every object read is bounded by ClientOptions.MaxMessageBytes. The
+// [New] logs a warning when a plain http:// URL names a host that is not
+// loopback.
+// Every object read is bounded by Options.ReadLimit. The
 // Recorder option writes a JSON Lines log of the traffic for bug reports;
 // it contains sly_data, so treat it as private.
 package neurosan

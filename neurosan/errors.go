@@ -27,9 +27,9 @@ var (
 	ErrServer = errors.New("neurosan: server error")
 
 	// ErrIdleTimeout: nothing arrived on the stream for
-	// ClientOptions.IdleTimeout.
+	// Options.IdleTimeout.
 	ErrIdleTimeout = errors.New("neurosan: idle read timeout")
-	// ErrTurnTimeout: the turn took longer than ClientOptions.TurnTimeout.
+	// ErrTurnTimeout: the turn took longer than Options.TurnTimeout.
 	// It matches context.DeadlineExceeded too.
 	ErrTurnTimeout = fmt.Errorf("neurosan: turn timeout: %w", context.DeadlineExceeded)
 	// ErrAfterAnswer: the stream failed after a complete answer (an
@@ -41,7 +41,7 @@ var (
 	// message (for example the request had no text, and the server sent {}).
 	ErrNoAnswer = errors.New("neurosan: stream ended without an answer")
 	// ErrMessageTooBig: one JSON object in the stream, or a response body,
-	// exceeded ClientOptions.MaxMessageBytes.
+	// exceeded Options.ReadLimit.
 	ErrMessageTooBig = errors.New("neurosan: message too big")
 	// ErrInvalidAgent: an agent name is empty or has an empty, "." or ".."
 	// path segment, or a tool name is empty or has a '/'.
@@ -54,9 +54,20 @@ var (
 	// a chunked body cut short). It is never retried: the agents may
 	// already have acted.
 	ErrConnectionCut = errors.New("neurosan: connection cut")
-	// ErrClosed: the stream was closed by its Close method.
+	// ErrClosed is returned by methods of a closed [Client], and by a
+	// stream's Next after its Close or the client's. It is [net.ErrClosed],
+	// so errors.Is(err, net.ErrClosed) also holds.
 	ErrClosed = net.ErrClosed
 )
+
+// ConfigError reports an invalid [Options] field; [New] returns it.
+type ConfigError struct {
+	Field  string // the Options field, for example "RetryBackoff"
+	Reason string // what is wrong with it
+}
+
+// Error returns "neurosan: option <field>: <reason>".
+func (e *ConfigError) Error() string { return "neurosan: option " + e.Field + ": " + e.Reason }
 
 // StatusError is a non-200 HTTP answer, before any stream started. Its text
 // is wrapped by the operation: `neurosan: function: agent "x": 404 Not

@@ -18,7 +18,7 @@ func ExampleConversation() {
 	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
 	defer fake.Close()
 
-	client, err := neurosan.New(fake.URL, nil)
+	client, err := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func ExampleConversation() {
 func ExampleConversation_SetSlyData() {
 	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
 	defer fake.Close()
-	client, _ := neurosan.New(fake.URL, nil)
+	client, _ := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 
 	conv := neurosan.NewConversation(client, "math_guy", nil)
 	conv.SetSlyData("x", 6)
@@ -70,7 +70,7 @@ func ExampleConversation_SetSlyData() {
 func ExampleClient_StreamingChat() {
 	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
 	defer fake.Close()
-	client, _ := neurosan.New(fake.URL, nil)
+	client, _ := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 
 	st, err := client.StreamingChat(context.Background(), "math_guy", &neurosan.ChatRequest{
 		Text:    "add",
@@ -82,7 +82,7 @@ func ExampleClient_StreamingChat() {
 	}
 	defer st.Close() // closing early drops the connection; see Stream.Close
 	for {
-		m, err := st.Next()
+		m, err := st.Next(context.Background())
 		if err == io.EOF {
 			break
 		}
@@ -129,7 +129,7 @@ func ExampleUnmarshal() {
 func ExampleClient_CallTool() {
 	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
 	defer fake.Close()
-	client, _ := neurosan.New(fake.URL, nil)
+	client, _ := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 	ctx := context.Background()
 
 	if _, err := client.Ready(ctx); err != nil {

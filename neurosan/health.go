@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // Health is the answer of a health probe.
@@ -29,14 +30,14 @@ type Health struct {
 // Client for that port.
 func (c *Client) Ready(ctx context.Context) (_ *Health, err error) {
 	defer errd.Wrap(&err, "neurosan: ready")
-	return c.probe(ctx, "readyz")
+	return c.probe(ctx, wire.ProbeReady)
 }
 
 // Live asks the server's liveness probe (GET /livez): whether its process
 // runs, ready or not. Errors are as for [Client.Ready].
 func (c *Client) Live(ctx context.Context) (_ *Health, err error) {
 	defer errd.Wrap(&err, "neurosan: live")
-	return c.probe(ctx, "livez")
+	return c.probe(ctx, wire.ProbeLive)
 }
 
 func (c *Client) probe(ctx context.Context, path string) (*Health, error) {

@@ -13,7 +13,7 @@ import (
 func TestClient_Ready(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, nil)
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	h, err := c.Ready(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "health", *h, neurosan.Health{Service: "neuro-san.Agent", Status: "ok", Versions: map[string]string{"neuro-san": "unknown"}})
@@ -27,7 +27,7 @@ func TestClient_Ready(t *testing.T) {
 func TestClient_Ready_notReady(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{NotReady: true})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	_, err := c.Ready(context.Background())
 	testutil.ErrorIs(t, err, neurosan.ErrUnavailable)
 	var se *neurosan.StatusError

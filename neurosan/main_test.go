@@ -25,11 +25,28 @@ func startFake(t *testing.T, opts *neurosantest.Options) *neurosantest.Server {
 	return s
 }
 
-// newClient returns a client with its own transport, closed at cleanup so
-// no keep-alive goroutine outlives the test.
-func newClient(t *testing.T, url string, opts *neurosan.ClientOptions) *neurosan.Client {
+// fakeClient returns a client of the fake s, connected in memory.
+func fakeClient(t *testing.T, s *neurosantest.Server, opts *neurosan.Options) *neurosan.Client {
 	t.Helper()
-	var o neurosan.ClientOptions
+	var o neurosan.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.HTTPClient = s.Client()
+	if o.RetryBackoff == 0 {
+		o.RetryBackoff = 1e6 // 1 ms: real-time tests only check counts
+	}
+	c, err := neurosan.New(s.URL, &o)
+	testutil.Success(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// newClient returns a client of another server, with its own transport,
+// closed at cleanup so no keep-alive goroutine outlives the test.
+func newClient(t *testing.T, url string, opts *neurosan.Options) *neurosan.Client {
+	t.Helper()
+	var o neurosan.Options
 	if opts != nil {
 		o = *opts
 	}

@@ -12,18 +12,26 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // StreamingChat sends one turn to an agent network and returns its stream of
-// messages. A 503 answer is retried with back-off (ClientOptions.Retries)
+// messages. A 503 answer is retried with back-off (Options.Retries)
 // before the stream starts; any other non-200 status is a [*StatusError].
 //
-// The turn is bounded by ctx and by ClientOptions.TurnTimeout and
-// IdleTimeout; when any of them expires the connection is closed, with the
-// consequences described at [Stream.Close]. The caller must call
-// [Stream.Close] (it is harmless after the end).
+// The turn is bounded by ctx and by Options.TurnTimeout and IdleTimeout,
+// and ends when the client is closed; when any of them ends it the
+// connection is closed, with the consequences described at
+// [Stream.Close]. The caller must call [Stream.Close] (it is harmless
+// after the end).
 func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatRequest) (_ *Stream, err error) {
 	defer errd.Wrap(&err, "neurosan: streaming_chat")
+	return c.streamingChat(ctx, agent, req, nil)
+}
+
+// streamingChat is StreamingChat; end, if not nil, is called once when the
+// stream ends, with the answer when it ended with a complete one.
+func (c *Client) streamingChat(ctx context.Context, agent string, req *ChatRequest, end func(ans *ChatMessage, after error)) (*Stream, error) {
 	p, err := agentPath(agent)
 	if err != nil {
 		return nil, err
@@ -35,7 +43,11 @@ func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatReque
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{}
+	ctx, untrack, err := c.track(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{untrack: untrack, end: end}
 	turnCtx, cancelTurn := ctx, context.CancelFunc(func() {})
 	if c.opts.TurnTimeout > 0 {
 		turnCtx, cancelTurn = context.WithTimeoutCause(ctx, c.opts.TurnTimeout, ErrTurnTimeout)
@@ -47,26 +59,31 @@ func (c *Client) StreamingChat(ctx context.Context, agent string, req *ChatReque
 			s.cancel(fmt.Errorf("%w: nothing received for %v", ErrIdleTimeout, d))
 		})
 	}
-	resp, err := c.do(s.ctx, http.MethodPost, "streaming_chat", agent, c.base+"/api/v1/"+p+"/streaming_chat", body, c.opts.Retries, s.idle)
+	resp, err := c.do(s.ctx, http.MethodPost, wire.RouteChat, agent, c.base+wire.APIPrefix+p+"/"+wire.RouteChat, body, c.opts.Retries, s.idle)
 	if err != nil {
+		s.end = nil // the turn never started: nothing to report
 		s.release()
 		return nil, err
 	}
 	s.body = resp.Body
 	s.rec = c.rec
-	s.dec = newDecoder(&idleReader{r: resp.Body, idle: s.idle}, c.opts.MaxMessageBytes)
+	s.dec = newDecoder(&idleReader{r: resp.Body, idle: s.idle}, c.opts.ReadLimit)
 	s.idle.arm()
 	return s, nil
 }
 
-// Stream is one turn's stream of messages. Next and Answer must be called
-// from one goroutine at a time; Close may be called from any goroutine at
-// any time, for example to cancel a turn the player abandoned.
+// Stream is one turn's stream of messages, the events of a turn: receive
+// them with [Stream.Next] or [Stream.Events], then take the answer with
+// [Stream.Answer]. Next, Events and Answer must be called from one
+// goroutine at a time; Close may be called from any goroutine at any time,
+// for example to cancel a turn the player abandoned.
 type Stream struct {
 	ctx        context.Context
 	cancel     context.CancelCauseFunc
 	cancelTurn context.CancelFunc
-	idle       *idleTimer // nil without IdleTimeout
+	untrack    func()                              // leaves the client's set of open requests
+	end        func(ans *ChatMessage, after error) // the Conversation's, or nil
+	idle       *idleTimer                          // nil without IdleTimeout
 	body       io.ReadCloser
 	dec        *decoder
 	rec        *jsonl.Recorder
@@ -75,6 +92,7 @@ type Stream struct {
 	answer     *ChatMessage
 	heartbeats int
 	closeOnce  sync.Once
+	endOnce    sync.Once
 }
 
 // Next returns the next message as it arrives: an AGENT_FRAMEWORK answer,
@@ -89,21 +107,32 @@ type Stream struct {
 // and the connection can drop then too; Answer keeps that answer. After an
 // error or io.EOF, the stream is closed and Next keeps returning the same
 // error. The message is the caller's.
-func (s *Stream) Next() (*ChatMessage, error) {
+//
+// ctx bounds the wait. A read from an HTTP body cannot be abandoned and
+// resumed, so ctx's expiry ends the turn as [Stream.Close] does, and Next
+// returns ctx's error.
+func (s *Stream) Next(ctx context.Context) (*ChatMessage, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
+	stop := context.AfterFunc(ctx, func() { s.cancel(context.Cause(ctx)) })
 	m, err := s.next()
+	stop()
 	if err != nil {
+		after := error(nil)
 		if err == io.EOF {
 			s.body.Close() // before the cancel in Close, so the connection is reused
 		} else {
 			if s.complete() {
 				err = &afterAnswerError{err}
+				after = err
 			}
 			err = fmt.Errorf("neurosan: streaming_chat: %w", err)
 		}
 		s.err = err
+		if err == io.EOF && s.answer != nil || after != nil {
+			s.finish(s.answer, err) // the Conversation keeps the answer
+		}
 		s.Close()
 		return nil, err
 	}
@@ -157,19 +186,15 @@ func (s *Stream) next() (*ChatMessage, error) {
 	}
 }
 
-// Messages returns an iterator over the rest of the stream, for use with
-// range. It yields each message with a nil error; on failure it yields one
-// (nil, err) pair and stops; at a clean end it just stops (Answer then
-// returns the answer). Breaking out of the loop leaves the stream open:
-// Close it.
-func (s *Stream) Messages() iter.Seq2[*ChatMessage, error] {
-	return func(yield func(*ChatMessage, error) bool) {
+// Events returns the rest of the stream's messages, as [Stream.Next] does,
+// for a range loop that ends with the stream: then [Stream.Answer] returns
+// the answer and [Stream.Err] the error that ended the stream, if any.
+// Breaking out of the loop leaves the stream open: Close it.
+func (s *Stream) Events() iter.Seq[*ChatMessage] {
+	return func(yield func(*ChatMessage) bool) {
 		for {
-			m, err := s.Next()
-			if err == io.EOF {
-				return
-			}
-			if !yield(m, err) || err != nil {
+			m, err := s.Next(context.Background())
+			if err != nil || !yield(m) {
 				return
 			}
 		}
@@ -182,10 +207,11 @@ func (s *Stream) Messages() iter.Seq2[*ChatMessage, error] {
 // if the stream ended cleanly without one, or the stream's error. An error
 // after a complete answer does not lose it: Answer returns the answer with
 // a nil error, and [Stream.Err] the error (as the Python client, which
-// ignores what follows the answer).
-func (s *Stream) Answer() (*ChatMessage, error) {
+// ignores what follows the answer). ctx bounds the wait as for
+// [Stream.Next]: its expiry ends the turn.
+func (s *Stream) Answer(ctx context.Context) (*ChatMessage, error) {
 	for {
-		if _, err := s.Next(); err == io.EOF {
+		if _, err := s.Next(ctx); err == io.EOF {
 			break
 		} else if errors.Is(err, ErrAfterAnswer) {
 			return s.answer, nil
@@ -221,10 +247,30 @@ func (s *Stream) Close() error {
 	return nil
 }
 
+// release frees the stream's timers and contexts, leaves the client's set
+// of open requests, and ends the turn for the Conversation (without an
+// answer, unless Next already reported one).
 func (s *Stream) release() {
 	s.idle.stop()
 	s.cancel(ErrClosed)
 	s.cancelTurn()
+	s.untrack()
+	s.finish(nil, nil)
+}
+
+// finish calls the end hook once: from Next at the end of the stream, or
+// from release when the stream is closed first.
+func (s *Stream) finish(ans *ChatMessage, err error) {
+	s.endOnce.Do(func() {
+		if s.end == nil {
+			return
+		}
+		var after error
+		if ans != nil && err != io.EOF {
+			after = err
+		}
+		s.end(ans, after)
+	})
 }
 
 // idleTimer cancels a turn when nothing arrived for d. A nil *idleTimer

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -13,62 +12,25 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/neurosan"
 	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
 )
 
-// pipeListener connects an http.Server and an http.Transport through
-// net.Pipe, so that a synctest bubble sees every wait as durable and fake
-// time runs: timeouts of minutes take no real time.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
-
-func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // servePipe serves h in the bubble and returns a client of it; everything
 // is torn down before the bubble ends.
-func servePipe(t *testing.T, h http.Handler, opts *neurosan.ClientOptions) *neurosan.Client {
+func servePipe(t *testing.T, h http.Handler, opts *neurosan.Options) *neurosan.Client {
 	t.Helper()
-	l := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	l := memnet.NewListener("127.0.0.1:8080")
 	srv := &http.Server{Handler: h}
 	go srv.Serve(l)
-	tr := &http.Transport{DialContext: l.dial}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		srv.Close()
-	})
-	var o neurosan.ClientOptions
+	t.Cleanup(func() { srv.Close() })
+	var o neurosan.Options
 	if opts != nil {
 		o = *opts
 	}
-	o.HTTPClient = &http.Client{Transport: tr}
+	o.HTTPClient = l.Client()
 	c, err := neurosan.New("http://127.0.0.1:8080", &o)
 	testutil.Success(t, err)
 	return c
@@ -79,7 +41,7 @@ func servePipe(t *testing.T, h http.Handler, opts *neurosan.ClientOptions) *neur
 // writes, so a test may end with a script still running.
 func newFake(t *testing.T, opts *neurosantest.Options) *neurosantest.Server {
 	t.Helper()
-	s := neurosantest.New(opts)
+	s := neurosantest.NewUnstartedServer(opts)
 	t.Cleanup(s.Close)
 	return s
 }
@@ -99,12 +61,12 @@ func sleeper(d time.Duration) neurosantest.Agent {
 func TestStream_idleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
-		c := servePipe(t, fake, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
+		c := servePipe(t, fake, &neurosan.Options{IdleTimeout: 30 * time.Second})
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
 		defer st.Close()
-		_, err = st.Next()
+		_, err = st.Next(context.Background())
 		testutil.ErrorIs(t, err, neurosan.ErrIdleTimeout)
 		testutil.Equal(t, "fake time waited", time.Since(start), 30*time.Second)
 		// A silent MINIMAL turn: the server learns that the client left
@@ -148,12 +110,12 @@ func TestStream_Close_serverNoticesAtNextWrite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, ConcurrencyLimit: 1, Heartbeat: tc.heartbeat})
-				c := servePipe(t, fake, &neurosan.ClientOptions{Retries: -1})
+				c := servePipe(t, fake, &neurosan.Options{Retries: -1})
 				start := time.Now()
 				st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: tc.filter})
 				testutil.Success(t, err)
 				if tc.filter == neurosan.FilterMaximal {
-					m, err := st.Next() // the first step, at 10 s
+					m, err := st.Next(context.Background()) // the first step, at 10 s
 					testutil.Success(t, err)
 					testutil.Equal(t, "step", m.Text, "step")
 				}
@@ -183,7 +145,7 @@ func TestStreamingChat_contextCancel(t *testing.T) {
 		testutil.Success(t, err)
 		defer st.Close()
 		time.AfterFunc(10*time.Second, cancel)
-		_, err = st.Next()
+		_, err = st.Next(context.Background())
 		testutil.ErrorIs(t, err, context.Canceled)
 		testutil.Success(t, fake.WaitIdle(t.Context()))
 		testutil.Equal(t, "cancelled", fake.Turns()[0].Cancelled, true)
@@ -195,11 +157,11 @@ func TestStreamingChat_contextCancel(t *testing.T) {
 func TestStream_heartbeatKeepsAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(2 * time.Minute)}, LineDelay: -1, Heartbeat: 10 * time.Second})
-		c := servePipe(t, fake, &neurosan.ClientOptions{IdleTimeout: 30 * time.Second})
+		c := servePipe(t, fake, &neurosan.Options{IdleTimeout: 30 * time.Second})
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
 		defer st.Close()
-		ans, err := st.Answer()
+		ans, err := st.Answer(context.Background())
 		testutil.Success(t, err)
 		testutil.Equal(t, "answer", ans.Text, "awake")
 		// At 10 s … 110 s, and maybe at 120 s: the ticker and the answer are
@@ -229,7 +191,7 @@ func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
 		st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 		testutil.Success(t, err)
 		defer st.Close()
-		ans, err := st.Answer()
+		ans, err := st.Answer(context.Background())
 		testutil.Success(t, err)
 		testutil.Equal(t, "answer", ans.Text, "done")
 		testutil.Equal(t, "heartbeats", st.Heartbeats(), 0)
@@ -239,12 +201,12 @@ func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
 func TestStream_turnTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1, Heartbeat: 10 * time.Second})
-		c := servePipe(t, fake, &neurosan.ClientOptions{TurnTimeout: time.Minute, IdleTimeout: 30 * time.Second})
+		c := servePipe(t, fake, &neurosan.Options{TurnTimeout: time.Minute, IdleTimeout: 30 * time.Second})
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
 		defer st.Close()
-		_, err = st.Answer()
+		_, err = st.Answer(context.Background())
 		testutil.ErrorIs(t, err, neurosan.ErrTurnTimeout)
 		testutil.ErrorIs(t, err, context.DeadlineExceeded)
 		testutil.Equal(t, "fake time waited", time.Since(start), time.Minute)
@@ -260,7 +222,7 @@ func TestStream_callerDeadline(t *testing.T) {
 		st, err := c.StreamingChat(ctx, "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
 		defer st.Close()
-		_, err = st.Next()
+		_, err = st.Next(context.Background())
 		testutil.ErrorIs(t, err, context.DeadlineExceeded)
 		if errors.Is(err, neurosan.ErrTurnTimeout) {
 			t.Errorf("caller's deadline reported as the turn timeout: %v", err)
@@ -291,11 +253,11 @@ func retryGaps(t *testing.T, base time.Duration, unavailable int) []time.Duratio
 	t.Helper()
 	fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: unavailable})
 	h, times := timed(fake)
-	c := servePipe(t, h, &neurosan.ClientOptions{RetryBackoff: base})
+	c := servePipe(t, h, &neurosan.Options{RetryBackoff: base})
 	st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
 	testutil.Success(t, err)
 	defer st.Close()
-	_, err = st.Answer()
+	_, err = st.Answer(context.Background())
 	testutil.Success(t, err)
 	at := times()
 	testutil.Equal(t, "requests", len(at), unavailable+1)
@@ -367,7 +329,7 @@ func TestClient_retryAfter(t *testing.T) {
 func TestClient_retryCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := newFake(t, &neurosantest.Options{ShuttingDown: true})
-		c := servePipe(t, fake, &neurosan.ClientOptions{RetryBackoff: time.Minute})
+		c := servePipe(t, fake, &neurosan.Options{RetryBackoff: time.Minute})
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		_, err := c.List(ctx)
@@ -389,7 +351,7 @@ func TestFake_realLineDelay(t *testing.T) {
 		defer st.Close()
 		var last time.Duration
 		for {
-			m, err := st.Next()
+			m, err := st.Next(context.Background())
 			testutil.Success(t, err)
 			last = time.Since(start)
 			if m.Type == neurosan.TypeAgentFramework {
@@ -409,11 +371,11 @@ func TestStream_idlePausedDuringBackoff(t *testing.T) {
 			w.Header().Set("Retry-After", "7")
 			fake.ServeHTTP(w, r)
 		})
-		c := servePipe(t, h, &neurosan.ClientOptions{IdleTimeout: 5 * time.Second})
+		c := servePipe(t, h, &neurosan.Options{IdleTimeout: 5 * time.Second})
 		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
 		testutil.Success(t, err)
 		defer st.Close()
-		_, err = st.Answer()
+		_, err = st.Answer(context.Background())
 		testutil.Success(t, err)
 		testutil.Equal(t, "requests", fake.Requests(), 2)
 	})
@@ -432,7 +394,7 @@ func TestClient_defaultsLetASilentTurnRun(t *testing.T) {
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
 		defer st.Close()
-		ans, err := st.Answer()
+		ans, err := st.Answer(context.Background())
 		testutil.Success(t, err)
 		testutil.Equal(t, "answer", ans.Text, "awake")
 		testutil.Equal(t, "waited", time.Since(start), 20*time.Minute)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // ToolRequest is a direct call of one coded tool, for [Client.CallTool].
@@ -45,7 +46,7 @@ type ToolResult struct {
 // ErrBadRequest. The server accepts only names of 1 to 128 letters,
 // digits, '_' and '-' here (so no nested agent names): others are
 // ErrBadRequest too. A 503 is retried as for StreamingChat; ctx and
-// ClientOptions.TurnTimeout bound the call.
+// Options.TurnTimeout bound the call.
 func (c *Client) CallTool(ctx context.Context, agent, tool string, req *ToolRequest) (_ *ToolResult, err error) {
 	defer errd.Wrap(&err, "neurosan: call tool")
 	p, err := agentPath(agent)
@@ -58,20 +59,16 @@ func (c *Client) CallTool(ctx context.Context, agent, tool string, req *ToolRequ
 	if req == nil {
 		req = &ToolRequest{}
 	}
-	w := objWriter{b: []byte{'{'}}
-	w.object("args", req.Args)
-	w.object("sly_data", req.SlyData)
-	if w.err != nil {
-		return nil, w.err
+	w := newObject(nil)
+	w.Members(wire.Args, req.Args)
+	w.Members(wire.SlyData, req.SlyData)
+	body, err := w.Bytes()
+	if err != nil {
+		return nil, err
 	}
-	body := append(w.b, '}')
-	var resp struct {
-		Output  json.RawMessage            `json:"tool_output"`
-		SlyData map[string]json.RawMessage `json:"sly_data"`
-		Error   bool                       `json:"tool_error"`
-	}
-	u := c.base + "/api/v1/" + p + "/tool/" + url.PathEscape(tool)
-	if err := c.callJSON(ctx, http.MethodPost, "tool", agent, u, body, c.opts.Retries, &resp); err != nil {
+	var resp wire.ToolAnswer
+	u := c.base + wire.APIPrefix + p + "/" + wire.RouteTool + "/" + url.PathEscape(tool)
+	if err := c.callJSON(ctx, http.MethodPost, wire.RouteTool, agent, u, body, c.opts.Retries, &resp); err != nil {
 		return nil, err
 	}
 	return &ToolResult{Output: resp.Output, SlyData: resp.SlyData, Error: resp.Error}, nil

@@ -18,7 +18,7 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 func TestClient_CallTool(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), Unavailable: 1})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	ctx := context.Background()
 	res, err := c.CallTool(ctx, "math_guy", "calculator", &neurosan.ToolRequest{
 		Args:    map[string]json.RawMessage{"operation": raw(`"multiply"`)},
@@ -48,7 +48,7 @@ func TestClient_CallTool(t *testing.T) {
 func TestClient_CallTool_errors(t *testing.T) {
 	t.Parallel()
 	s := startFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-	c := newClient(t, s.URL, nil)
+	c := fakeClient(t, s, nil)
 	ctx := context.Background()
 	tests := []struct {
 		agent, tool string

@@ -1,11 +1,12 @@
 package neurosan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // MessageType is the type of a [ChatMessage], carried on the wire as the
@@ -193,120 +194,55 @@ func (m ChatMessage) MarshalJSON() ([]byte, error) {
 }
 
 func (m *ChatMessage) appendJSON(b []byte) ([]byte, error) {
-	w := objWriter{b: append(b, '{')}
+	w := newObject(b)
 	if m.Type != "" {
-		w.value("type", string(m.Type))
+		w.Value("type", string(m.Type))
 	}
 	if m.Text != "" {
-		w.value("text", m.Text)
+		w.Value("text", m.Text)
 	}
 	if len(m.Origin) > 0 {
-		w.value("origin", m.Origin)
+		w.Value("origin", m.Origin)
 	}
-	w.raw("structure", m.Structure)
-	w.raw("chat_context", m.ChatContext)
+	w.Raw("structure", m.Structure)
+	w.Raw(wire.ChatContext, m.ChatContext)
 	if len(m.SlyData) > 0 {
-		w.object("sly_data", m.SlyData)
+		w.Members(wire.SlyData, m.SlyData)
 	}
 	if len(m.ToolResultOrigin) > 0 {
-		w.value("tool_result_origin", m.ToolResultOrigin)
+		w.Value("tool_result_origin", m.ToolResultOrigin)
 	}
 	if len(m.MimeData) > 0 {
-		w.value("mime_data", m.MimeData)
+		w.Value("mime_data", m.MimeData)
 	}
-	w.raw("content_blocks", m.ContentBlocks)
+	w.Raw("content_blocks", m.ContentBlocks)
 	keys := make([]string, 0, len(m.Extra))
 	for k := range m.Extra {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		w.raw(k, m.Extra[k])
+		w.Raw(k, m.Extra[k])
 	}
-	return append(w.b, '}'), w.err
+	return w.Bytes()
 }
 
-// objWriter appends the fields of a JSON object. Raw values are copied
-// verbatim (after a validity check that accepts NaN and Infinity, as the
-// server does), never re-encoded, so an opaque chat_context reaches the
-// server byte for byte as it was received.
-type objWriter struct {
-	b   []byte
-	n   int
-	err error
+// newObject returns an object writer appending to b that checks raw
+// values as the server reads them (NaN and Infinity allowed).
+func newObject(b []byte) wire.Object {
+	o := wire.Into(b)
+	o.Valid = validJSON
+	return o
 }
 
-func (w *objWriter) key(k string) {
-	if w.n > 0 {
-		w.b = append(w.b, ',')
-	}
-	w.n++
-	w.b = appendString(w.b, k)
-	w.b = append(w.b, ':')
-}
-
-func (w *objWriter) value(k string, v any) {
-	if w.err != nil {
-		return
-	}
-	w.key(k)
-	w.b, w.err = appendValue(w.b, v)
-}
-
-func (w *objWriter) raw(k string, v json.RawMessage) {
-	if w.err != nil || len(v) == 0 {
-		return
-	}
-	if !validJSON(v) {
-		w.err = fmt.Errorf("field %q is not valid JSON", k)
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, v...)
-}
-
-func (w *objWriter) object(k string, m map[string]json.RawMessage) {
-	if w.err != nil {
-		return
-	}
-	w.key(k)
-	w.b, w.err = appendObject(w.b, m)
-}
-
+// appendObject appends an object of raw values, keys sorted.
 func appendObject(b []byte, m map[string]json.RawMessage) ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	w := objWriter{b: append(b, '{')}
-	for _, k := range keys {
-		v := m[k]
-		if len(v) == 0 {
-			v = json.RawMessage("null")
-		}
-		w.raw(k, v)
-	}
-	return append(w.b, '}'), w.err
+	w := newObject(b)
+	w.RawMembers(m)
+	return w.Bytes()
 }
 
-func appendString(b []byte, s string) []byte {
-	b, _ = appendValue(b, s) // a string always encodes
-	return b
-}
-
-// appendValue appends v as JSON without HTML escaping and without the
-// encoder's trailing newline.
-func appendValue(b []byte, v any) ([]byte, error) {
-	buf := bytes.NewBuffer(b)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return b, err
-	}
-	out := buf.Bytes()
-	return out[:len(out)-1], nil
-}
+func appendValue(b []byte, v any) ([]byte, error) { return wire.AppendValue(b, v) }
 
 // ChatFilter selects which messages the server streams.
 type ChatFilter string
@@ -346,24 +282,25 @@ type ChatRequest struct {
 // AppendJSON appends the request's wire form to b. Raw fields are copied
 // verbatim, not re-encoded.
 func (r *ChatRequest) AppendJSON(b []byte) ([]byte, error) {
-	w := objWriter{b: append(b, '{')}
+	w := newObject(b)
 	if r.Text != "" {
-		w.key("user_message")
-		w.b = append(w.b, `{"type":"HUMAN","text":`...)
-		w.b = appendString(w.b, r.Text)
-		w.b = append(w.b, '}')
+		um := wire.Object{}
+		um.Value("type", "HUMAN")
+		um.Value("text", r.Text)
+		b, _ := um.Bytes() // strings always encode
+		w.Raw(wire.UserMessage, b)
 	}
 	if len(r.SlyData) > 0 {
-		w.object("sly_data", r.SlyData)
+		w.Members(wire.SlyData, r.SlyData)
 	}
-	w.raw("chat_context", r.ChatContext)
+	w.Raw(wire.ChatContext, r.ChatContext)
 	if r.Filter != "" && r.Filter != FilterMinimal {
-		w.key("chat_filter")
-		w.b = append(w.b, `{"chat_filter_type":`...)
-		w.b = appendString(w.b, string(r.Filter))
-		w.b = append(w.b, '}')
+		f := wire.Object{}
+		f.Value(wire.ChatFilterType, string(r.Filter))
+		fb, _ := f.Bytes() // a string always encodes
+		w.Raw(wire.ChatFilter, fb)
 	}
-	return append(w.b, '}'), w.err
+	return w.Bytes()
 }
 
 // AgentInfo describes one agent network in [Client.List].

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -191,6 +192,13 @@ var errInterrupted = errors.New("interrupted")
 // chat sets up the client and runs the conversation. Its errors say what
 // went wrong and what to do.
 func chat(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.Writer, interrupts <-chan os.Signal) error {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	opts := &neurosan.Options{
+		HTTPClient:  &http.Client{Transport: tr},
+		TurnTimeout: cfg.turn,
+		Logger:      slog.New(&lineHandler{w: stderr}), // warnings: one line each, no timestamp
+	}
 	if cfg.fake {
 		delay := cfg.fakeDelay
 		if delay == 0 {
@@ -198,17 +206,7 @@ func chat(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.W
 		}
 		srv := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: delay})
 		defer srv.Close()
-		cfg.url = srv.URL
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	defer tr.CloseIdleConnections()
-	opts := &neurosan.ClientOptions{
-		HTTPClient:  &http.Client{Transport: tr},
-		TurnTimeout: cfg.turn,
-		Logf: func(format string, args ...any) { // warnings: one line each, no timestamp
-			msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "neurosan: ")
-			fmt.Fprintf(stderr, "neurosan-chat: %s\n", msg)
-		},
+		cfg.url, opts.HTTPClient = srv.URL, srv.Client() // in memory: no port to open
 	}
 	if cfg.record != "" {
 		f, err := os.OpenFile(cfg.record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) // it holds sly_data
@@ -221,6 +219,10 @@ func chat(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.W
 	client, err := neurosan.New(cfg.url, opts)
 	if err != nil {
 		return err
+	}
+	defer client.Close()
+	if err := client.Connect(ctx); err != nil {
+		return serverError(err, cfg.url, "")
 	}
 	if cfg.agent, err = pickAgent(ctx, client, cfg, stdout); err != nil {
 		return err
@@ -305,7 +307,6 @@ func (s *session) loop(ctx context.Context, stdin io.Reader) error {
 	opts := &neurosan.ConversationOptions{}
 	if s.cfg.verbose {
 		opts.Filter = neurosan.FilterMaximal
-		opts.OnMessage = func(m *neurosan.ChatMessage) { printStep(s.out, m) }
 	}
 	conv := neurosan.NewConversation(s.client, s.cfg.agent, opts)
 	for k, v := range s.cfg.sly {
@@ -367,7 +368,7 @@ func (s *session) turn(ctx context.Context, conv *neurosan.Conversation, text st
 		case <-turnCtx.Done():
 		}
 	}()
-	ans, err := conv.Send(turnCtx, text)
+	ans, err := s.send(turnCtx, conv, text)
 	cancel()
 	<-watching
 	select {
@@ -389,6 +390,22 @@ func (s *session) turn(ctx context.Context, conv *neurosan.Conversation, text st
 		fmt.Fprintf(s.out, "  sly_data: %s\n", b)
 	}
 	return nil
+}
+
+// send sends one turn and prints its intermediate messages (with
+// --verbose) as they arrive.
+func (s *session) send(ctx context.Context, conv *neurosan.Conversation, text string) (*neurosan.ChatMessage, error) {
+	st, err := conv.Stream(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	for m := range st.Events() {
+		if s.cfg.verbose {
+			printStep(s.out, m)
+		}
+	}
+	return st.Answer(ctx)
 }
 
 // readLines reads stdin on a goroutine of its own, so that the prompt can

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// Backoff computes successive waits. Set Min and Max (Max below Min means
-// Min); the zero value of the rest is ready to use. It is not safe for
-// concurrent use.
+// Backoff computes successive waits. Set Min and Max: Max caps every wait,
+// the first one too; the zero value of the rest is ready to use. It is not
+// safe for concurrent use.
 type Backoff struct {
 	Min, Max time.Duration
 	// Jitter is the largest fraction of a wait added at random (0.25 adds
@@ -28,7 +28,7 @@ type Backoff struct {
 // Next returns the next wait: Min the first time after [Backoff.Reset] (or
 // ever), then twice the previous one, never more than Max.
 func (b *Backoff) Next() time.Duration {
-	hi := max(b.Max, b.Min)
+	hi := b.Max
 	switch {
 	case b.cur <= 0:
 		b.cur = b.Min

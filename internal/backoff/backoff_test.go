@@ -21,7 +21,7 @@ func TestBackoff_Next(t *testing.T) {
 	}{
 		{"doubles up to max", s, 4 * s, []time.Duration{s, 2 * s, 4 * s, 4 * s}},
 		{"max not a power of two", 3 * s, 30 * s, []time.Duration{3 * s, 6 * s, 12 * s, 24 * s, 30 * s, 30 * s}},
-		{"max below min means min", 2 * s, s, []time.Duration{2 * s, 2 * s}},
+		{"max caps min too", 2 * s, s, []time.Duration{s, s}},
 		{"huge max does not overflow", time.Duration(math.MaxInt64 / 3), math.MaxInt64,
 			[]time.Duration{time.Duration(math.MaxInt64 / 3), time.Duration(math.MaxInt64 / 3 * 2), math.MaxInt64, math.MaxInt64}},
 	} {
@@ -34,7 +34,7 @@ func TestBackoff_Next(t *testing.T) {
 			}
 			testutil.Equal(t, "waits", got, tc.want)
 			b.Reset()
-			testutil.Equal(t, "after reset", b.Next(), tc.min)
+			testutil.Equal(t, "after reset", b.Next(), tc.want[0])
 		})
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/neurosan"
+
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // chatRequest is the request as the real server reads it: only
@@ -29,21 +31,21 @@ func parseChatRequest(body []byte) (*chatRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &chatRequest{context: member(ms, "chat_context")}
+	req := &chatRequest{context: member(ms, wire.ChatContext)}
 	if string(req.context) == "null" {
 		req.context = nil
 	}
-	if um, err := pyObject(member(ms, "user_message")); err == nil {
+	if um, err := pyObject(member(ms, wire.UserMessage)); err == nil {
 		req.hasText = json.Unmarshal(member(um, "text"), &req.text) == nil
 	}
-	if sly, err := pyObject(member(ms, "sly_data")); err == nil {
+	if sly, err := pyObject(member(ms, wire.SlyData)); err == nil {
 		req.sly = map[string]json.RawMessage{}
 		for _, m := range sly {
 			req.sly[m.key] = m.val
 		}
 	}
-	if f, err := pyObject(member(ms, "chat_filter")); err == nil {
-		req.filter = member(f, "chat_filter_type")
+	if f, err := pyObject(member(ms, wire.ChatFilter)); err == nil {
+		req.filter = member(f, wire.ChatFilterType)
 	}
 	return req, nil
 }
@@ -258,9 +260,9 @@ func (c *chat) fail(msg string) error {
 }
 
 func errorObject(msg string) []byte {
-	var o object
-	o.value("error", msg)
-	return tornadoJSON(o.bytes())
+	var o wire.Object
+	o.Value(wire.Error, msg)
+	return tornadoJSON(done(&o))
 }
 
 // errScriptValue ends a turn whose script returned a value that is not
@@ -278,10 +280,10 @@ func (c *chat) respond(m *neurosan.ChatMessage) error {
 		}
 		return errScriptValue
 	}
-	var o object
-	o.raw("response", msg)
-	o.raw("request", c.echo)
-	return c.lw.response(pyJSON(o.bytes()))
+	var o wire.Object
+	o.Raw("response", msg)
+	o.Raw("request", c.echo)
+	return c.lw.response(pyJSON(done(&o)))
 }
 
 // messageJSON writes a message with the members in the order the server's
@@ -289,30 +291,30 @@ func (c *chat) respond(m *neurosan.ChatMessage) error {
 // (always, "" included), chat_context, tool_result_origin, structure,
 // sly_data, content_blocks; then any other field.
 func messageJSON(m *neurosan.ChatMessage) ([]byte, error) {
-	var o object
-	o.value("type", string(m.Type))
+	var o wire.Object
+	o.Value("type", string(m.Type))
 	if len(m.Origin) > 0 {
-		o.value("origin", m.Origin)
+		o.Value("origin", m.Origin)
 	}
-	o.value("text", m.Text)
-	o.raw("chat_context", m.ChatContext)
+	o.Value("text", m.Text)
+	o.Raw(wire.ChatContext, m.ChatContext)
 	if len(m.ToolResultOrigin) > 0 {
-		o.value("tool_result_origin", m.ToolResultOrigin)
+		o.Value("tool_result_origin", m.ToolResultOrigin)
 	}
-	o.raw("structure", m.Structure)
+	o.Raw("structure", m.Structure)
 	if m.SlyData != nil {
-		o.members("sly_data", m.SlyData)
+		o.Members(wire.SlyData, m.SlyData)
 	}
-	o.raw("content_blocks", m.ContentBlocks)
+	o.Raw("content_blocks", m.ContentBlocks)
 	keys := make([]string, 0, len(m.Extra))
 	for k := range m.Extra {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		o.raw(k, m.Extra[k])
+		o.Raw(k, m.Extra[k])
 	}
-	b := o.bytes()
+	b := done(&o)
 	return b, validPy(b)
 }
 
@@ -361,23 +363,23 @@ func (c *chat) context(t *Turn, answer, padding string) json.RawMessage {
 	}
 	var list [][]byte
 	for _, m := range msgs {
-		var o object
-		o.value("type", string(m.Type))
-		o.value("text", m.Text)
-		list = append(list, o.bytes())
+		var o wire.Object
+		o.Value("type", string(m.Type))
+		o.Value("text", m.Text)
+		list = append(list, done(&o))
 	}
-	var ch object
-	ch.value("origin", []neurosan.Origin{{Tool: t.front, InstantiationIndex: 1}})
-	ch.list("messages", list)
+	var ch wire.Object
+	ch.Value("origin", []neurosan.Origin{{Tool: t.front, InstantiationIndex: 1}})
+	ch.List("messages", list)
 	if c.a.ContextPadding > 0 {
 		padding = strings.Repeat("x", c.a.ContextPadding)
 	}
 	if padding != "" {
-		ch.value("padding", padding)
+		ch.Value("padding", padding)
 	}
-	var o object
-	o.list("chat_histories", [][]byte{ch.bytes()})
-	return o.bytes()
+	var o wire.Object
+	o.List("chat_histories", [][]byte{done(&ch)})
+	return done(&o)
 }
 
 func echoScript(ctx context.Context, t *Turn) Reply {

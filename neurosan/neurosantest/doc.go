@@ -1,5 +1,11 @@
-// Package neurosantest is a fake NeuroSan server for tests, as httptest is
-// to HTTP servers. It serves the routes of the real server (list, function,
+// Package neurosantest is a fake NeuroSan server for tests, in the shape of
+// net/http/httptest:
+//
+//	srv := neurosantest.NewServer(nil) // started; NewUnstartedServer + Start to start later
+//	defer srv.Close()
+//	c, err := neurosan.New(srv.URL, &neurosan.Options{HTTPClient: srv.Client()})
+//
+// It serves the routes of the real server (list, function,
 // connectivity, streaming_chat with agent names containing '/', the direct
 // tool call, the health probes), scripted agent networks with origin
 // paths, progress messages, MINIMAL and MAXIMAL filters (with the request
@@ -43,5 +49,12 @@
 // A Server may be used from many goroutines. Each turn runs its script in
 // one goroutine that the handler joins before returning; Close cancels
 // every script and waits for the handlers, so it leaves nothing running.
-// Scripts must return when their context is cancelled.
+// Scripts must return when their context is cancelled. [Server.Client]
+// connects over in-memory pipes, so a server created inside a
+// testing/synctest bubble runs on the bubble's fake clock.
+//
+// # Security
+//
+// The server opens no port unless [Options].Addr asks for one, and then
+// binds loopback addresses only.
 package neurosantest

@@ -22,7 +22,7 @@ func ExampleNewServer() {
 	})
 	defer fake.Close() // cuts open streams and waits for every script
 
-	client, err := neurosan.New(fake.URL, nil)
+	client, err := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,21 +79,26 @@ func ExampleAgent() {
 	})
 	defer fake.Close()
 
-	client, err := neurosan.New(fake.URL, nil)
+	client, err := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
 	conv := neurosan.NewConversation(client, "shop/keeper", &neurosan.ConversationOptions{
 		Filter: neurosan.FilterMaximal, // intermediate messages too
-		OnMessage: func(m *neurosan.ChatMessage) {
-			if p, ok := m.Progress(); ok {
-				fmt.Printf("%s from %s: %.0f%%\n", m.Type, m.Origin[0].Tool, p*100)
-			}
-		},
 	})
 
-	ans, err := conv.Send(ctx, "buy the sword")
+	turn, err := conv.Stream(ctx, "buy the sword")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer turn.Close()
+	for m := range turn.Events() {
+		if p, ok := m.Progress(); ok {
+			fmt.Printf("%s from %s: %.0f%%\n", m.Type, m.Origin[0].Tool, p*100)
+		}
+	}
+	ans, err := turn.Answer(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}

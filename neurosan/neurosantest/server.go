@@ -3,15 +3,19 @@ package neurosantest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/neurosan"
+
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // RealLineDelay is the pause that NeuroSan servers before May 2026 make
@@ -51,6 +55,11 @@ type Options struct {
 	// NotReady makes the readiness probes (/readyz, /healthz and /)
 	// answer 503 {"error": "Service Unavailable"}; /livez still answers.
 	NotReady bool
+	// Addr, if set, is a loopback "host:port" (port 0 picks a free one)
+	// that Start also listens on, for programs that cannot use
+	// [Server.Client]; URL is then its http:// address. If empty, the
+	// server opens no port.
+	Addr string
 }
 
 // Agent is one scripted agent network.
@@ -194,19 +203,35 @@ type TurnRecord struct {
 	Done bool
 }
 
-// Server is a fake NeuroSan server. It is an http.Handler; NewServer also
-// starts it on a loopback port. All methods may be called concurrently.
+// memoryURL is the Server's URL when it serves only in memory: the
+// address of a local NeuroSan server, reached only through
+// [Server.Client].
+const memoryURL = "http://127.0.0.1:8080"
+
+// Server is a fake NeuroSan server, in the shape of
+// net/http/httptest.Server: [NewServer] returns it started,
+// [NewUnstartedServer] lets a test start it later (a game launched before
+// its server), [Server.Client] connects to it in memory (inside a
+// testing/synctest bubble too), and [Server.Close] stops it. Set
+// [Options].Addr for a loopback port. It is also an http.Handler. All
+// methods may be called concurrently.
 type Server struct {
-	// URL is the base URL after Start ("http://127.0.0.1:port").
+	// URL is the base URL to give neurosan.New: "http://127.0.0.1:8080",
+	// reached only through Client (no port is opened), or the http://
+	// address of Options.Addr once started.
 	URL string
 
 	opts   Options
 	agents map[string]*Agent
-	ts     *httptest.Server
+	pipe   *memnet.Listener
+	hs     *http.Server
 	ctx    context.Context // cancelled by Close: ends every turn
 	stop   context.CancelFunc
+	wg     sync.WaitGroup // Serve goroutines and handlers
 
 	mu       sync.Mutex // guards following
+	started  bool
+	closed   bool
 	requests int
 	api      int // requests to the API routes, for Options.Unavailable
 	active   int
@@ -214,14 +239,25 @@ type Server struct {
 	changed  chan struct{} // closed and replaced on every turn state change
 }
 
-// New returns an unstarted fake, to serve with Start or as an http.Handler.
-func New(opts *Options) *Server {
+// NewServer returns a started fake.
+func NewServer(opts *Options) *Server {
+	s := NewUnstartedServer(opts)
+	s.Start()
+	return s
+}
+
+// NewUnstartedServer returns a fake that refuses connections until
+// [Server.Start]; it may also serve as an http.Handler.
+func NewUnstartedServer(opts *Options) *Server {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o.Agents = slices.Clone(o.Agents) // the caller may reuse its slice
-	s := &Server{opts: o, agents: map[string]*Agent{}, changed: make(chan struct{})}
+	s := &Server{URL: memoryURL, opts: o, agents: map[string]*Agent{}, changed: make(chan struct{}),
+		pipe: memnet.NewListener("127.0.0.1:8080")}
+	s.pipe.Refuse(true)
+	s.hs = &http.Server{Handler: http.HandlerFunc(s.serveTracked)}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	for i := range o.Agents {
 		a := &o.Agents[i]
@@ -230,30 +266,82 @@ func New(opts *Options) *Server {
 	return s
 }
 
-// NewServer returns a started fake listening on a loopback port.
-func NewServer(opts *Options) *Server {
-	s := New(opts)
-	s.Start()
-	return s
-}
-
-// Start listens on a loopback port and sets URL.
+// Start begins serving: in memory, and on Options.Addr when set. It
+// panics if the server was started or closed already, or cannot listen
+// on Addr, as httptest does.
 func (s *Server) Start() {
-	s.ts = httptest.NewServer(s)
-	s.URL = s.ts.URL
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		panic("neurosantest: Start of a server already started or closed")
+	}
+	s.started = true
+	if s.opts.Addr != "" {
+		l, err := listenLoopback(s.opts.Addr)
+		if err != nil {
+			panic("neurosantest: " + err.Error())
+		}
+		s.URL = "http://" + l.Addr().String()
+		s.serveLocked(l)
+	}
+	s.serveLocked(s.pipe)
+	s.pipe.Refuse(false)
 }
 
-// Close stops the server as a shutdown would: it cancels every running
-// script, cuts open streams, and waits for every handler and script to
-// return. It may be called on an unstarted server to end its turns.
+// listenLoopback listens on addr, which must name a loopback host.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, errors.New("listen address must be loopback")
+	}
+	return net.Listen("tcp", addr)
+}
+
+// serveLocked serves l on its own goroutine. s.mu must be held.
+func (s *Server) serveLocked(l net.Listener) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.hs.Serve(l)
+	}()
+}
+
+// serveTracked is ServeHTTP counted in s.wg, so that Close waits for it.
+func (s *Server) serveTracked(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		writeError(w, http.StatusServiceUnavailable, "Server is shutting down")
+		return
+	}
+	s.wg.Add(1) // under s.mu and before closed: Close's Wait sees it
+	s.mu.Unlock()
+	defer s.wg.Done()
+	s.ServeHTTP(w, r)
+}
+
+// Client returns an http.Client whose connections are in-memory pipes to
+// this server, whatever the URL; pass it as neurosan.Options.HTTPClient.
+// It works inside a testing/synctest bubble when the server was created
+// there.
+func (s *Server) Client() *http.Client { return s.pipe.Client() }
+
+// Close stops the server as a shutdown would: it cuts open streams,
+// cancels every running script, and waits for every handler and script to
+// return. It is idempotent, and may be called on an unstarted server to
+// end the turns it served as an http.Handler.
 func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.CloseClientConnections()
-	}
-	s.stop() // a stream still open is cut, never ended cleanly
-	if s.ts != nil {
-		s.ts.Close()
-	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.pipe.Refuse(true)
+	s.hs.Close() // cuts every connection, streams included
+	s.stop()     // a stream still open is cut, never ended cleanly
+	s.pipe.Close()
+	s.wg.Wait()
 }
 
 // Requests returns how many requests arrived, on any route.
@@ -343,27 +431,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	p := r.URL.Path
 	switch p {
-	case "/", "/healthz", "/readyz", "/livez":
+	case "/", "/healthz", "/" + wire.ProbeReady, "/" + wire.ProbeLive:
 		if method(w, r, http.MethodGet) {
-			s.health(w, p == "/livez")
+			s.health(w, p == "/"+wire.ProbeLive)
 		}
 		return
 	}
-	rest, ok := strings.CutPrefix(p, "/api/v1/")
+	rest, ok := strings.CutPrefix(p, wire.APIPrefix)
 	if !ok {
 		writePage(w, http.StatusNotFound)
 		return
 	}
 	var name, op, tool string
-	if i := strings.LastIndex(rest, "/tool/"); i > 0 && i+len("/tool/") < len(rest) {
-		name, op, tool = rest[:i], "tool", rest[i+len("/tool/"):]
+	toolPath := "/" + wire.RouteTool + "/"
+	if i := strings.LastIndex(rest, toolPath); i > 0 && i+len(toolPath) < len(rest) {
+		name, op, tool = rest[:i], wire.RouteTool, rest[i+len(toolPath):]
 	} else if i := strings.LastIndexByte(rest, '/'); i > 0 {
 		name, op = rest[:i], rest[i+1:]
-	} else if rest == "list" {
-		op = "list"
+	} else if rest == wire.RouteList {
+		op = wire.RouteList
 	}
-	want := map[string]string{"list": http.MethodGet, "function": http.MethodGet, "connectivity": http.MethodGet,
-		"streaming_chat": http.MethodPost, "tool": http.MethodPost}[op]
+	want := map[string]string{wire.RouteList: http.MethodGet, wire.RouteFunction: http.MethodGet, wire.RouteConnect: http.MethodGet,
+		wire.RouteChat: http.MethodPost, wire.RouteTool: http.MethodPost}[op]
 	if want == "" {
 		writePage(w, http.StatusNotFound)
 		return
@@ -371,11 +460,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !method(w, r, want) || !s.serving(w) {
 		return
 	}
-	if op == "tool" {
+	if op == wire.RouteTool {
 		s.tool(w, r, name, tool)
 		return
 	}
-	if op == "list" {
+	if op == wire.RouteList {
 		s.list(w)
 		return
 	}
@@ -385,9 +474,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeEmpty(w, http.StatusNotFound) // the real 404 has an empty body
 	case a.Forbidden:
 		writeEmpty(w, http.StatusForbidden) // and so has the 403
-	case op == "function":
+	case op == wire.RouteFunction:
 		s.function(w, a)
-	case op == "connectivity":
+	case op == wire.RouteConnect:
 		s.connectivity(w, a)
 	default:
 		s.streamingChat(w, r, a)
@@ -435,55 +524,55 @@ func (s *Server) health(w http.ResponseWriter, live bool) {
 }
 
 func (s *Server) list(w http.ResponseWriter) {
-	var o object
+	var o wire.Object
 	var agents [][]byte
 	for i := range s.opts.Agents {
 		if a := &s.opts.Agents[i]; !a.Hidden && !a.Forbidden {
-			var info object
-			info.value("agent_name", a.Name)
+			var info wire.Object
+			info.Value("agent_name", a.Name)
 			if a.Description != "" {
-				info.value("description", a.Description)
+				info.Value("description", a.Description)
 			}
 			if len(a.Tags) > 0 {
-				info.value("tags", a.Tags)
+				info.Value("tags", a.Tags)
 			}
-			agents = append(agents, info.bytes())
+			agents = append(agents, done(&info))
 		}
 	}
-	o.list("agents", agents)
-	writeDict(w, http.StatusOK, o.bytes())
+	o.List("agents", agents)
+	writeDict(w, http.StatusOK, done(&o))
 }
 
 func (s *Server) function(w http.ResponseWriter, a *Agent) {
-	var f object
+	var f wire.Object
 	if a.Description != "" {
-		f.value("description", a.Description)
+		f.Value("description", a.Description)
 	}
-	f.raw("parameters", a.Parameters)
-	f.raw("sly_data_schema", a.SlyDataSchema)
-	f.raw("sly_data_output_schema", a.SlyDataOutputSchema)
-	var o object
-	o.raw("function", f.bytes())
-	writeDict(w, http.StatusOK, o.bytes())
+	f.Raw("parameters", a.Parameters)
+	f.Raw("sly_data_schema", a.SlyDataSchema)
+	f.Raw("sly_data_output_schema", a.SlyDataOutputSchema)
+	var o wire.Object
+	o.Raw("function", done(&f))
+	writeDict(w, http.StatusOK, done(&o))
 }
 
 func (s *Server) connectivity(w http.ResponseWriter, a *Agent) {
 	var nodes [][]byte
 	for _, n := range a.Connectivity {
-		var o object
-		o.value("origin", n.Origin)
+		var o wire.Object
+		o.Value("origin", n.Origin)
 		if len(n.Tools) > 0 {
-			o.value("tools", n.Tools)
+			o.Value("tools", n.Tools)
 		}
 		if n.DisplayAs != "" {
-			o.value("display_as", n.DisplayAs)
+			o.Value("display_as", n.DisplayAs)
 		}
-		o.raw("metadata", n.Metadata)
-		nodes = append(nodes, o.bytes())
+		o.Raw("metadata", n.Metadata)
+		nodes = append(nodes, done(&o))
 	}
-	var o object
-	o.list("connectivity_info", nodes)
-	writeDict(w, http.StatusOK, o.bytes())
+	var o wire.Object
+	o.List("connectivity_info", nodes)
+	writeDict(w, http.StatusOK, done(&o))
 }
 
 // frontMan returns the agent's front-man tool name.

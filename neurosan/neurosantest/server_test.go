@@ -29,11 +29,9 @@ type raw struct {
 
 func do(t *testing.T, s *neurosantest.Server, method, path, body string) raw {
 	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
 	req, err := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	testutil.Success(t, err)
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	resp, err := s.Client().Do(req)
 	testutil.Success(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -158,9 +156,7 @@ func TestServer_heartbeatBytes(t *testing.T) {
 		return neurosantest.Reply{Text: "done"}
 	}}
 	s := start(t, neurosantest.Options{Agents: []neurosantest.Agent{slow}, Heartbeat: time.Millisecond})
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	resp, err := (&http.Client{Transport: tr}).Post(s.URL+"/api/v1/slow/streaming_chat", "application/json", strings.NewReader(`{"user_message":{"text":"x"}}`))
+	resp, err := s.Client().Post(s.URL+"/api/v1/slow/streaming_chat", "application/json", strings.NewReader(`{"user_message":{"text":"x"}}`))
 	testutil.Success(t, err)
 	defer resp.Body.Close()
 	line, err := bufio.NewReader(resp.Body).ReadString('\n')
@@ -257,9 +253,7 @@ func TestServer_faultWithoutNewline(t *testing.T) {
 func TestServer_splitWrites(t *testing.T) {
 	t.Parallel()
 	s := start(t, neurosantest.Options{SplitWrites: 5})
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	resp, err := (&http.Client{Transport: tr}).Post(s.URL+"/api/v1/math_guy/streaming_chat", "application/json", strings.NewReader(mathBody+"}"))
+	resp, err := s.Client().Post(s.URL+"/api/v1/math_guy/streaming_chat", "application/json", strings.NewReader(mathBody+"}"))
 	testutil.Success(t, err)
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
@@ -289,7 +283,7 @@ func (r *flushRecorder) Flush() { r.writes = append(r.writes, "|") }
 // flushed on its own, so that a client reads objects cut anywhere.
 func TestServer_splitWritesPieces(t *testing.T) {
 	t.Parallel()
-	s := neurosantest.New(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, SplitWrites: 5})
+	s := neurosantest.NewUnstartedServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, SplitWrites: 5})
 	w := &flushRecorder{header: http.Header{}}
 	s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/api/v1/math_guy/streaming_chat", strings.NewReader(mathBody+"}")))
 	testutil.Equal(t, "a whole answer line", strings.HasSuffix(w.body.String(), "}\n") && w.body.Len() > 50, true)
@@ -365,9 +359,7 @@ func TestServer_afterAnswer(t *testing.T) {
 				return neurosantest.Reply{Text: "ok", After: f}
 			}}
 			s := start(t, neurosantest.Options{Agents: []neurosantest.Agent{agent}})
-			tr := &http.Transport{}
-			t.Cleanup(tr.CloseIdleConnections)
-			resp, err := (&http.Client{Transport: tr}).Post(s.URL+"/api/v1/a/streaming_chat", "application/json", strings.NewReader(`{"user_message":{"text":"x"}}`))
+			resp, err := s.Client().Post(s.URL+"/api/v1/a/streaming_chat", "application/json", strings.NewReader(`{"user_message":{"text":"x"}}`))
 			testutil.Success(t, err)
 			defer resp.Body.Close()
 			body, err := io.ReadAll(resp.Body)
@@ -457,4 +449,46 @@ func TestServer_tool(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The server has httptest's lifecycle: an unstarted server refuses
+// connections (but serves as an http.Handler); Start serves in memory;
+// Start again panics; Close is idempotent and refuses again; Options.Addr
+// also listens on a loopback port, and a non-loopback address is refused.
+// Issue #21.
+func TestServer_lifecycle(t *testing.T) {
+	t.Parallel()
+	s := neurosantest.NewUnstartedServer(nil)
+	defer s.Close()
+	get := func(c *http.Client, url string) error {
+		resp, err := c.Get(url + "/livez")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	testutil.Error(t, get(s.Client(), s.URL))
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/livez", nil))
+	testutil.Equal(t, "handler", w.Code, http.StatusOK)
+	s.Start()
+	testutil.Success(t, get(s.Client(), s.URL))
+	func() {
+		defer func() { testutil.Equal(t, "second Start panics", recover() != nil, true) }()
+		s.Start()
+	}()
+	s.Close()
+	s.Close()
+	testutil.Error(t, get(s.Client(), s.URL))
+
+	func() {
+		defer func() { testutil.Equal(t, "0.0.0.0 refused", recover() != nil, true) }()
+		neurosantest.NewServer(&neurosantest.Options{Addr: "0.0.0.0:0"})
+	}()
+	l := neurosantest.NewServer(&neurosantest.Options{Addr: "127.0.0.1:0"})
+	defer l.Close()
+	testutil.Equal(t, "real address", strings.HasPrefix(l.URL, "http://127.0.0.1:") && l.URL != "http://127.0.0.1:0", true)
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	testutil.Success(t, get(&http.Client{Transport: tr}, l.URL))
 }

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
 // Tool is a coded tool of a distributable network, which a client calls
@@ -97,11 +99,11 @@ func (s *Server) tool(w http.ResponseWriter, r *http.Request, agent, name string
 			back[k] = v
 		}
 	}
-	var o object
-	o.raw("tool_output", out)
-	o.members("sly_data", back)
-	o.value("tool_error", failed)
-	b, err := appendPy(nil, o.bytes())
+	var o wire.Object
+	o.Raw(wire.ToolOutput, out)
+	o.Members(wire.SlyData, back)
+	o.Value(wire.ToolError, failed)
+	b, err := appendPy(nil, done(&o))
 	if err != nil { // a tool's output that is not JSON
 		writeError(w, http.StatusInternalServerError, "Internal server error")
 		return
@@ -144,8 +146,8 @@ func toolRequest(r *http.Request) (args, sly map[string]json.RawMessage, err err
 		}
 		return out, true
 	}
-	args, ok1 := dict(member(ms, "args"))
-	sly, ok2 := dict(member(ms, "sly_data"))
+	args, ok1 := dict(member(ms, wire.Args))
+	sly, ok2 := dict(member(ms, wire.SlyData))
 	if !ok1 || !ok2 {
 		return nil, nil, errors.New(`Request body must be {"args": {...}, "sly_data": {...}}.`)
 	}

@@ -3,82 +3,22 @@ package neurosantest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"time"
+
+	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
-// object builds a JSON object in the order its members are added, which is
-// the order the server builds its dictionaries in; pyJSON then writes it as
-// the server does.
-type object struct {
-	b []byte
-}
-
-func (o *object) key(k string) {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ',')
-	}
-	kb, _ := json.Marshal(k)
-	o.b = append(append(o.b, kb...), ':')
-}
-
-// value adds v encoded by encoding/json (strings, numbers, Go structs).
-func (o *object) value(k string, v any) {
-	b, err := json.Marshal(v)
+// done ends an object the fake built; its own values always encode.
+func done(o *wire.Object) []byte {
+	b, err := o.Bytes()
 	if err != nil {
-		panic(err) // the fake's own values always encode
+		panic(err)
 	}
-	o.raw(k, b)
-}
-
-// raw adds a JSON value as it is (Python's reading: NaN allowed). An empty
-// raw value is left out, as the server leaves out absent fields.
-func (o *object) raw(k string, v []byte) {
-	if len(v) == 0 {
-		return
-	}
-	o.key(k)
-	o.b = append(o.b, v...)
-}
-
-// list adds an array of JSON values.
-func (o *object) list(k string, vs [][]byte) {
-	o.key(k)
-	o.b = append(o.b, '[')
-	o.b = append(o.b, bytes.Join(vs, []byte(","))...)
-	o.b = append(o.b, ']')
-}
-
-// members adds an object of raw values, keys sorted.
-func (o *object) members(k string, m map[string]json.RawMessage) {
-	var in object
-	keys := make([]string, 0, len(m))
-	for key := range m {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		v := m[key]
-		if len(v) == 0 {
-			v = json.RawMessage("null")
-		}
-		in.raw(key, v)
-	}
-	o.raw(k, in.bytes())
-}
-
-func (o *object) bytes() []byte {
-	if len(o.b) == 0 {
-		return []byte("{}")
-	}
-	return append(o.b, '}')
+	return b
 }
 
 // writeDict answers as Tornado's RequestHandler.write(dict) does.
@@ -92,9 +32,9 @@ func writeDict(w http.ResponseWriter, code int, obj []byte) {
 // it passes through its do_finish; none of the fake's contain a character
 // that escaping changes, except where the caller escaped it.
 func writeError(w http.ResponseWriter, code int, msg string) {
-	var o object
-	o.value("error", msg)
-	writeDict(w, code, o.bytes())
+	var o wire.Object
+	o.Value(wire.Error, msg)
+	writeDict(w, code, done(&o))
 }
 
 // writeEmpty answers a status with an empty body and Tornado's default

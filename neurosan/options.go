@@ -1,0 +1,116 @@
+package neurosan
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Defaults of the Options fields. The turn and idle timeouts have none:
+// the server has none (see Options).
+const (
+	defaultHandshakeTimeout = 10 * time.Second
+	defaultReadLimit        = 64 << 20
+	defaultRetries          = 3
+	defaultRetryBackoff     = 500 * time.Millisecond
+	maxRetryBackoff         = 30 * time.Second
+)
+
+// Options configures a [Client]. A nil *Options means defaults. For every
+// number and duration, zero means the default stated on it, and a
+// negative value disables the setting where the field says so and is a
+// [*ConfigError] otherwise.
+type Options struct {
+	// HTTPClient sends the requests. If nil, a client over
+	// http.DefaultTransport is used. Its Timeout must be zero: it would cut
+	// long streams, and New refuses it; use TurnTimeout instead. Tests use
+	// the fake's in-memory neurosantest.Server.Client.
+	HTTPClient *http.Client
+	// Header is added to every request, for example the forwarded metadata
+	// headers "request_id" and "user_id" that the server copies into its
+	// logs. New copies it.
+	Header http.Header
+	// HandshakeTimeout bounds [Client.Connect]'s readiness probe. If zero,
+	// 10 s. Negative is invalid.
+	HandshakeTimeout time.Duration
+	// TurnTimeout bounds a whole turn (and a List, Function, Connectivity,
+	// CallTool or probe call), from the request to the end of the
+	// response, on top of the caller's context. If zero, there is none,
+	// as on the server: a network has no request timeout unless its
+	// request_timeout_seconds sets one (the server then ends the turn
+	// itself with {"error": "Request timeout"}), and turns of several
+	// minutes are normal. If set, make it exceed that timeout: cutting a
+	// turn does not stop the agents (see [Stream.Close]). Negative also
+	// means none.
+	TurnTimeout time.Duration
+	// IdleTimeout bounds the wait for the next bytes of a response. If
+	// zero, there is none: the server's heartbeat is off by default, so a
+	// MINIMAL turn is silent until its answer, however long the agents
+	// work. When the server writes heartbeats (an interval N set with
+	// AGENT_STREAM_KEEP_ALIVE_WITH_PROGRESS_INTERVAL_SECONDS), set it to
+	// about 3N to notice a dead server or a dropped proxy connection
+	// within that. Negative also means none.
+	IdleTimeout time.Duration
+	// ReadLimit bounds one JSON object of a stream, and a whole List,
+	// Function or Connectivity body, in bytes. chat_context grows with the
+	// history, and MAXIMAL echoes it on every line. If zero, 64 MiB.
+	// Negative disables the limit.
+	ReadLimit int64
+	// Retries is how many times a request answered with 503 (before any
+	// stream started) is sent again. It is never retried once a 200 stream
+	// has begun. If zero, 3. Negative disables retries.
+	Retries int
+	// RetryBackoff is the wait before the first retry; it doubles on each
+	// retry, with up to 25% jitter, capped at 30 s. A Retry-After header in
+	// seconds overrides it (also capped). If zero, 500 ms. Negative is
+	// invalid.
+	RetryBackoff time.Duration
+	// Logger receives what has no caller to return to: a plain http:// URL
+	// to a host that is not loopback (warn, at New), an error after a
+	// complete answer that [Conversation.Send] kept (warn). If nil,
+	// slog.Default().
+	Logger *slog.Logger
+	// Recorder, if not nil, receives a JSON Lines log of every request body
+	// sent and every object or error body received (see internal/jsonl).
+	// The client never closes it.
+	Recorder io.Writer
+}
+
+// withDefaults validates o and returns a copy with every default applied.
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.HTTPClient == nil {
+		r.HTTPClient = &http.Client{}
+	}
+	if r.HTTPClient.Timeout != 0 {
+		return r, &ConfigError{Field: "HTTPClient", Reason: "Timeout must be zero (it would cut long streams); use TurnTimeout"}
+	}
+	r.Header = r.Header.Clone()
+	if r.ReadLimit == 0 {
+		r.ReadLimit = defaultReadLimit
+	}
+	if r.Retries == 0 {
+		r.Retries = defaultRetries
+	}
+	for _, d := range []struct {
+		name string
+		p    *time.Duration
+		def  time.Duration
+	}{{"HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout}, {"RetryBackoff", &r.RetryBackoff, defaultRetryBackoff}} {
+		switch {
+		case *d.p == 0:
+			*d.p = d.def
+		case *d.p < 0:
+			return r, &ConfigError{Field: d.name, Reason: fmt.Sprintf("negative (%v)", *d.p)}
+		}
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r, nil
+}
