@@ -159,31 +159,48 @@ var ebitenAudioContext ebitenContext`,
 		output:   "audio ran",
 	},
 	{
-		match:   `c, _ := neuro.NewClient("Tic-Tac-Toe", &neuro.ClientOptions{Prefix: "tictactoe_"}) // URL: $NEURO_SDK_WS_URL or ws://localhost:8000`,
+		match:   `c, err := neuro.New("Tic-Tac-Toe", &neuro.Options{Prefix: "tictactoe_"}) // URL: $NEURO_SDK_WS_URL or ws://localhost:8000`,
 		imports: []string{"context", "time", "github.com/gamelink-go/gamelink/neuro", "github.com/gamelink-go/gamelink/neuro/neurotest"},
 		decls: "\ntype place struct{ Cell int `json:\"cell\"` }\n" + `
 var board [10]bool
 
 func taken(cell int) bool { return board[cell] }
 func apply(p place) { board[p.Cell] = true }
+func show(any)      {}
 
 const boardMarkdown = "| | | |"`,
 		// place is declared inside the block; apply needs it at package
 		// level, so the block's declaration moves there.
 		replace: [][2]string{{"type place struct{ Cell int `json:\"cell\"` }", ""}},
+		// The fake Neuro on a loopback port, not ws://localhost:8000.
 		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond, Seed: 1})
+	srv := neurotest.NewServer(&neurotest.Options{Delay: time.Millisecond, Seed: 1, Addr: "127.0.0.1:0"})
 	defer srv.Close()
-	os.Setenv("NEURO_SDK_WS_URL", srv.Listen()) // the fake Neuro, not ws://localhost:8000`,
-		after:  `fmt.Println("outcome", outcome)`,
-		output: "outcome",
+	os.Setenv("NEURO_SDK_WS_URL", srv.URL)`,
+		after:  `if err != nil { return err }; fmt.Println("outcome", outcome)`,
+		output: "outcome completed",
+	},
+	{
+		match:   `c, err := xiaotangyuan.New(&xiaotangyuan.Options{AdapterID: "mygame-adapter", GameID: "mygame", Version: "1.0.0"})`,
+		imports: []string{"context", "time", "github.com/gamelink-go/gamelink/xiaotangyuan", "github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"},
+		decls: `
+var harness = xtytest.NewServer(nil) // the fake Harness, in memory
+
+func show(any) {}`,
+		// The real Harness's port is fixed; the fake one answers in memory.
+		replace: [][2]string{{"AdapterID: \"mygame-adapter\",", "URL: harness.URL, HTTPClient: harness.Client(), AdapterID: \"mygame-adapter\","}},
+		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	defer harness.Close()`,
+		after:  `if err != nil { return err }; fmt.Println("reply:", reply.Text)`,
+		output: "reply: You said: Where is the key?",
 	},
 	{
 		match:   "c, err := xiaotangyuan.New(&xiaotangyuan.Options{",
 		imports: []string{"context", "encoding/json", "time", "github.com/gamelink-go/gamelink/xiaotangyuan", "github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"},
 		decls: `
-var harness = xtytest.New(nil) // the fake Harness, in memory
+var harness = xtytest.NewServer(nil) // the fake Harness, in memory
 
 type ui struct{}
 
@@ -198,7 +215,7 @@ func observe() any { return map[string]string{"room": "cellar"} }
 
 func openDoor(ctx context.Context, args json.RawMessage) (any, error) { return "opened", nil }`,
 		// The real Harness's port is fixed; the fake one answers in memory.
-		replace: [][2]string{{"AdapterID: \"mygame-adapter\",", "URL: xtytest.URL, HTTPClient: harness.HTTPClient(), AdapterID: \"mygame-adapter\","}},
+		replace: [][2]string{{"AdapterID: \"mygame-adapter\",", "URL: harness.URL, HTTPClient: harness.Client(), AdapterID: \"mygame-adapter\","}},
 		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	defer harness.Close()
@@ -207,14 +224,34 @@ func openDoor(ctx context.Context, args json.RawMessage) (any, error) { return "
 		output: "reply:",
 	},
 	{
-		match:   `c, err := neurosan.New("http://localhost:8080", nil) // https:// for remote hosts`,
+		match:   `c, err := neurosan.New("http://localhost:8080", nil)                          // https:// for remote hosts`,
 		imports: []string{"context", "time", "github.com/gamelink-go/gamelink/neurosan", "github.com/gamelink-go/gamelink/neurosan/neurosantest"},
-		// The server's address is the fake's.
-		replace: [][2]string{{`neurosan.New("http://localhost:8080", nil)`, `neurosan.New(fake.URL, nil)`}},
+		decls:   "\nfunc show(any) {}",
+		// The server is the fake, in memory.
+		replace: [][2]string{{`neurosan.New("http://localhost:8080", nil)`, `neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})`}},
 		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
-	defer fake.Close()`,
+	defer fake.Close()
+	agent := "games/quest_designer"`,
+		after: `if err != nil { return err }
+	ans, err := st.Answer(ctx)
+	if err != nil { return err }
+	fmt.Println(ans.Text)`,
+		output: `Quest 1: about "Hello"`,
+	},
+	{
+		match:   `conv := neurosan.NewConversation(c, "games/quest_designer", nil)`,
+		imports: []string{"context", "time", "github.com/gamelink-go/gamelink/neurosan", "github.com/gamelink-go/gamelink/neurosan/neurosantest"},
+		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	defer fake.Close()
+	c, err := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
+	if err != nil {
+		return err
+	}
+	defer c.Close()`,
 		after:  `if err != nil { return err }; fmt.Println("slot", len(slot) > 0)`,
 		output: "slot true",
 	},
