@@ -152,7 +152,7 @@ type DecodeError struct {
 	// Offset is the byte offset in the response body where decoding
 	// failed: just past the bad byte of a syntax error, the end of what
 	// was read for a body that ended inside an object or an object over
-	// MaxMessageBytes, the end of a value that is not an object.
+	// ReadLimit, the end of a value that is not an object.
 	Offset int64
 	// Err says what was wrong: a *json.SyntaxError, io.ErrUnexpectedEOF,
 	// ErrMessageTooBig, or a value that is not a JSON object.
