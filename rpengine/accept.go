@@ -4,6 +4,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // rejection is why an upgrade request was refused, before any upgrade.
@@ -13,30 +16,48 @@ type rejection struct {
 }
 
 // check applies the acceptance rules to an upgrade request: exact path,
-// Host of 127.0.0.1:PORT or localhost:PORT (DNS-rebinding defence) and an
-// exact Origin from the allow-list. It returns nil when the request may be
-// upgraded. port is the local port the request arrived on.
+// Host of 127.0.0.1:PORT or localhost:PORT (DNS-rebinding defence), an
+// exact Origin from the allow-list, and no request body. It returns nil
+// when the request may be upgraded. port is the local port the request
+// arrived on. The peer's values in a reason are bounded and escaped
+// (issue #16: a 60 KiB path was logged whole).
 func (o *serverOptions) check(r *http.Request, port int) *rejection {
 	if r.URL.Path != SocketPath || r.URL.RawPath != "" {
-		return &rejection{http.StatusNotFound, "path " + strconv.Quote(r.URL.Path) + " is not " + SocketPath}
+		return &rejection{http.StatusNotFound, "path " + peertext.Quote(r.URL.Path, peertext.LogBytes) + " is not " + SocketPath}
 	}
 	p := strconv.Itoa(port)
 	if r.Host != "127.0.0.1:"+p && r.Host != "localhost:"+p {
-		return &rejection{http.StatusForbidden, "host " + strconv.Quote(r.Host) + " is not 127.0.0.1:" + p + " or localhost:" + p}
+		return &rejection{http.StatusForbidden, "host " + peertext.Quote(r.Host, peertext.LogBytes) + " is not 127.0.0.1:" + p + " or localhost:" + p}
 	}
-	if o.InsecureSkipOriginCheck {
-		return nil
+	if !o.InsecureSkipOriginCheck {
+		origins := r.Header.Values("Origin")
+		switch {
+		case len(origins) == 0:
+			return &rejection{http.StatusForbidden, "no Origin header"}
+		case len(origins) > 1:
+			return &rejection{http.StatusForbidden, "several Origin headers"}
+		case !o.origins[origins[0]]:
+			return &rejection{http.StatusForbidden, "origin " + peertext.Quote(origins[0], peertext.LogBytes) + " is not allowed"}
+		}
 	}
-	origins := r.Header.Values("Origin")
-	switch {
-	case len(origins) == 0:
-		return &rejection{http.StatusForbidden, "no Origin header"}
-	case len(origins) > 1:
-		return &rejection{http.StatusForbidden, "several Origin headers"}
-	case !o.origins[origins[0]]:
-		return &rejection{http.StatusForbidden, "origin " + strconv.Quote(origins[0]) + " is not allowed"}
+	if body := declaredBody(r); body != "" {
+		// A browser's upgrade request never has one. net/http would read
+		// and discard it while switching protocols (issue #16).
+		return &rejection{http.StatusBadRequest, "request declares a body (" + body + ")"}
 	}
 	return nil
+}
+
+// declaredBody describes the body r declares, or returns "" when it
+// declares none.
+func declaredBody(r *http.Request) string {
+	switch {
+	case len(r.TransferEncoding) > 0:
+		return "Transfer-Encoding: " + peertext.Clip(strings.Join(r.TransferEncoding, ", "), peertext.LogBytes)
+	case r.ContentLength != 0:
+		return "Content-Length: " + strconv.FormatInt(r.ContentLength, 10)
+	}
+	return ""
 }
 
 // localPort returns the port the request arrived on.

@@ -54,8 +54,9 @@ type ServerOptions struct {
 	// exists for tools, and lets every web page the player visits talk to
 	// the game.
 	InsecureSkipOriginCheck bool
-	// HandshakeTimeout bounds how long a new socket may take to send a
-	// valid hello. If zero, 3 s is used.
+	// HandshakeTimeout bounds how long a new connection may take, from
+	// when it is accepted, to send its HTTP upgrade request and a valid
+	// hello: one deadline over the whole handshake. If zero, 3 s is used.
 	HandshakeTimeout time.Duration
 	// MaxHandshakes caps sockets that have not yet sent hello; more are
 	// refused with HTTP 503. If zero, 4 is used.

@@ -92,8 +92,12 @@ func (s *Server) Serve(l net.Listener) error {
 		l.Close()
 		return &ConfigError{"listener", l.Addr().String() + " is not a loopback TCP address"}
 	}
+	// Every connection gets one deadline, HandshakeTimeout after it is
+	// accepted, over its whole upgrade (see conn); net/http's own
+	// timeouts say the same, for what it reads before our handler runs.
 	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.HandshakeTimeout,
-		IdleTimeout: s.opts.HandshakeTimeout, MaxHeaderBytes: maxHeaderBytes}
+		ReadTimeout: s.opts.HandshakeTimeout, IdleTimeout: s.opts.HandshakeTimeout, MaxHeaderBytes: maxHeaderBytes,
+		ConnContext: connContext}
 	s.mu.Lock()
 	if s.closed || s.http != nil {
 		closed := s.closed
@@ -106,7 +110,7 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 	s.http, s.port = hs, t.Port
 	s.mu.Unlock()
-	err := hs.Serve(l)
+	err := hs.Serve(newListener(l, s.opts.HandshakeTimeout))
 	if errors.Is(err, http.ErrServerClosed) {
 		return ErrServerClosed
 	}

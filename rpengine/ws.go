@@ -92,13 +92,14 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Connection", "close")
 	if rej := s.opts.check(r, localPort(r)); rej != nil {
 		s.opts.Logger.Warn("rpengine: refused connection", "reason", rej.reason, "remote", r.RemoteAddr, "status", rej.status)
-		http.Error(rw, http.StatusText(rej.status), rej.status)
+		refuse(rw, r, rej.status)
 		return
 	}
+	hc := requestConn(r.Context())
 	w := &wsConn{writeTimeout: s.opts.WriteTimeout, wg: &s.wg, log: s.opts.Logger}
 	if err := s.register(w); err != nil {
 		s.opts.Logger.Warn("rpengine: refused connection", "reason", err.Error(), "remote", r.RemoteAddr, "status", http.StatusServiceUnavailable)
-		http.Error(rw, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		refuse(rw, r, http.StatusServiceUnavailable)
 		return
 	}
 	// Origin was checked above, exactly; coder's own check is looser.
@@ -114,7 +115,17 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.unregister(w, true)
 		return
 	}
-	s.run(w, r.RemoteAddr)
+	s.run(w, hc, r.RemoteAddr)
+}
+
+// refuse answers a refused request with status. When the request declares
+// a body the connection is dropped at once: net/http would otherwise read
+// the body (up to 256 KiB) that the client may never send.
+func refuse(rw http.ResponseWriter, r *http.Request, status int) {
+	http.Error(rw, http.StatusText(status), status)
+	if declaredBody(r) != "" {
+		dropConn(rw)
+	}
 }
 
 // dropConn closes the client's connection after a response was written
@@ -134,12 +145,16 @@ func dropConn(rw http.ResponseWriter) {
 }
 
 // run is the connection's reader: handshake, then every message in order.
-func (s *Server) run(w *wsConn, remote string) {
-	sess := s.handshakeWS(w, remote)
+// hc is the connection it came on (nil if Serve did not accept it).
+func (s *Server) run(w *wsConn, hc *conn, remote string) {
+	sess := s.handshakeWS(w, hc, remote)
 	if sess == nil {
 		w.c.CloseNow()
 		s.unregister(w, true)
 		return
+	}
+	if hc != nil {
+		hc.release()
 	}
 	defer s.unregister(w, false)
 	for {
@@ -170,8 +185,15 @@ func (s *Server) run(w *wsConn, remote string) {
 	}
 }
 
-func (s *Server) handshakeWS(w *wsConn, remote string) *session {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HandshakeTimeout)
+// handshakeWS reads and checks the hello and attaches a session, by the
+// handshake deadline that started when the connection was accepted (so a
+// slow upgrade leaves less time for the hello, never more).
+func (s *Server) handshakeWS(w *wsConn, hc *conn, remote string) *session {
+	deadline := time.Now().Add(s.opts.HandshakeTimeout)
+	if hc != nil {
+		deadline = hc.handshakeDeadline()
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	typ, data, err := w.c.Read(ctx)
 	cancel()
 	if err != nil {
