@@ -3,6 +3,8 @@ package rpengine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // Sentinel errors a game branches on with [errors.Is].
@@ -73,9 +75,11 @@ type RequestError struct {
 	SourceMessageID string // the game message the error answers, when known
 }
 
-// Error describes the refusal with the engine's code and message.
+// Error describes the refusal with the engine's code and message, bounded
+// and with control characters escaped (the fields keep them as sent).
 func (e *RequestError) Error() string {
-	return fmt.Sprintf("rpengine: engine refused request %q: %s: %s", e.RequestID, e.Code, e.Message)
+	return fmt.Sprintf("rpengine: engine refused request %q: %s: %s", e.RequestID,
+		peertext.Clip(e.Code, peertext.LogBytes), peertext.Clip(e.Message, peertext.LineBytes))
 }
 
 // Is reports whether target is the sentinel of e's code.
@@ -89,8 +93,10 @@ func (e *RequestError) Is(target error) bool {
 // service_stopped, not_active.
 type CancelledError struct{ Reason string }
 
-// Error names the reason.
-func (e *CancelledError) Error() string { return "rpengine: reply cancelled: " + e.Reason }
+// Error names the reason, bounded and with control characters escaped.
+func (e *CancelledError) Error() string {
+	return "rpengine: reply cancelled: " + peertext.Clip(e.Reason, peertext.LogBytes)
+}
 
 // Is matches ErrCancelled, and ErrConnectionLost for reason connection_lost.
 func (e *CancelledError) Is(target error) bool {

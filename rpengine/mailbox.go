@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
@@ -563,7 +564,7 @@ func (m *mailbox) poll(root *os.Root) {
 		}
 		if err != nil {
 			m.seen[e.Stem] = true
-			m.log.Warn("rpengine: skipped engine mailbox file", "file", m.abs(name), "reason", err.Error())
+			m.log.Warn("rpengine: skipped engine mailbox file", "file", m.abs(name), "reason", peertext.Clip(err.Error(), peertext.LineBytes))
 			continue
 		}
 		h, err := wire.DecodeHeader(data)
@@ -579,11 +580,11 @@ func (m *mailbox) poll(root *os.Root) {
 		m.seen[e.Stem] = true
 		delete(m.bad, e.Stem)
 		if err != nil {
-			m.log.Warn("rpengine: skipped engine mailbox file", "file", m.abs(name), "reason", err.Error())
+			m.log.Warn("rpengine: skipped engine mailbox file", "file", m.abs(name), "reason", peertext.Clip(err.Error(), peertext.LineBytes))
 			continue
 		}
 		if h.MessageID != e.ID {
-			m.log.Warn("rpengine: engine mailbox file name and messageId differ", "file", m.abs(name), "messageId", h.MessageID)
+			m.log.Warn("rpengine: engine mailbox file name and messageId differ", "file", m.abs(name), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
 		}
 		m.touch()
 		m.deliver(h, data)
@@ -619,7 +620,8 @@ func (m *mailbox) deliver(h wire.Header, data []byte) {
 		// No session to process it, but the engine deletes its files
 		// only once acked: ack it so the folder does not grow.
 		m.srv.rec.Record(jsonl.In, data)
-		m.log.Debug("rpengine: engine mailbox message outside the live session acked and dropped", "type", h.Type, "messageId", h.MessageID)
+		m.log.Debug("rpengine: engine mailbox message outside the live session acked and dropped", "type", peertext.Clip(h.Type, peertext.LogBytes),
+			"messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
 		if h.Type != wire.TypeAck {
 			b, err := wire.Encode(wire.TypeAck, wire.NewID(), "", time.Now(), wire.Ack{AcknowledgedMessageID: h.MessageID})
 			if err == nil {
@@ -644,7 +646,7 @@ func (m *mailbox) deliver(h wire.Header, data []byte) {
 func (m *mailbox) handshake(h wire.Header, data []byte) {
 	version, err := parseHello(data)
 	if err != nil {
-		m.log.Warn("rpengine: ignored mailbox hello", "reason", "bad hello: "+err.Error())
+		m.log.Warn("rpengine: ignored mailbox hello", "reason", "bad hello: "+peertext.Clip(err.Error(), peertext.LineBytes))
 		return
 	}
 	m.dropUnread(m.root.Load(), "of the previous engine session")

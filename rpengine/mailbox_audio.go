@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
@@ -57,14 +58,14 @@ func (c *mailboxConn) handleReply(r *Reply, typ string, data []byte) bool {
 	var sg segmentMsg
 	samples, err := m.readSegment(data, &sg)
 	if err != nil {
-		m.log.Warn("rpengine: "+err.Error(), "requestId", r.id)
+		m.log.Warn("rpengine: dropped reply.audio.segment", "requestId", r.id, "reason", peertext.Clip(err.Error(), peertext.LineBytes))
 		seq := 0
 		if sg.SegmentSequence != nil {
 			seq = *sg.SegmentSequence
 		}
 		r.mu.Lock()
 		if !r.ended {
-			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: stream.Anomaly{Kind: stream.AnomalyInvalidChunk, Segment: seq, Detail: err.Error()}})
+			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: stream.Anomaly{Kind: stream.AnomalyInvalidChunk, Segment: seq, Detail: peertext.Clip(err.Error(), peertext.LineBytes)}})
 		}
 		r.mu.Unlock()
 		r.wake()
@@ -160,6 +161,6 @@ func (c *mailboxConn) consumeOrphan(data []byte) {
 	m.nextSlot = max(m.nextSlot, *sg.SlotIndex+1)
 	if _, err := c.sess.send(typeSegmentUsed, segmentUsed{RequestID: sg.RequestID, SegmentSequence: *sg.SegmentSequence,
 		SlotIndex: *sg.SlotIndex, PeerInstanceID: m.peer}, nil); err != nil {
-		m.log.Warn("rpengine: cannot answer reply.audio.segment", "requestId", sg.RequestID, "slotIndex", *sg.SlotIndex, "reason", err.Error())
+		m.log.Warn("rpengine: cannot answer reply.audio.segment", "requestId", peertext.Clip(sg.RequestID, peertext.LogBytes), "slotIndex", *sg.SlotIndex, "reason", err.Error())
 	}
 }

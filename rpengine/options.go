@@ -93,7 +93,10 @@ type ServerOptions struct {
 	// Planner configures the per-session card planner. Nil means defaults.
 	Planner *card.PlannerOptions
 	// Logger receives rejections (warn), anomalies and debug lines. If
-	// nil, slog.Default() is used.
+	// nil, slog.Default() is used. Values taken from the engine or from a
+	// refused client are bounded and escaped in every line, and a line
+	// that repeats (say, a flood of refused connections) is logged 50
+	// times, then counted until it stops, when one line gives the count.
 	Logger *slog.Logger
 	// Recorder, if set, receives every message in and out as JSON Lines
 	// (internal/jsonl format). The server never closes it.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -414,6 +415,10 @@ func (r *Reply) finishLocked(err error) {
 
 // handle processes one engine message of this reply; reader goroutine.
 func (r *Reply) handle(typ string, data []byte) {
+	if !r.capture && (typ == wire.TypeCaptureLevel || typ == wire.TypeCaptureState || typ == wire.TypeCaptureTranscript) {
+		r.unexpected(typ + " for a request that is not a voice capture; dropped")
+		return
+	}
 	r.got.Store(true)
 	var ev stream.Event
 	switch typ {
@@ -443,11 +448,11 @@ func (r *Reply) handle(typ string, data []byte) {
 		if h, ok := r.sess.t.(replyHandler); ok && h.handleReply(r, typ, data) {
 			return
 		}
-		r.sess.log.Debug("rpengine: ignored engine message", "type", typ, "requestId", r.id)
+		r.sess.log.Debug("rpengine: ignored engine message", "type", peertext.Clip(typ, peertext.LogBytes), "requestId", r.id)
 		return
 	}
 	if err := json.Unmarshal(data, ev); err != nil {
-		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", err.Error())
+		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", peertext.Clip(err.Error(), peertext.LogBytes))
 		return
 	}
 	if ac, ok := ev.(*stream.AudioCompleted); ok && wholeSegments(r.sess.t) {
@@ -460,11 +465,32 @@ func (r *Reply) handle(typ string, data []byte) {
 			r.hash = h
 			r.mu.Unlock()
 		} else {
-			r.sess.log.Warn("rpengine: reply.accepted with a bad resolvedCardHash", "requestId", r.id, "resolvedCardHash", a.ResolvedCardHash)
+			r.sess.log.Warn("rpengine: reply.accepted with a bad resolvedCardHash", "requestId", r.id, "resolvedCardHash", peertext.Clip(a.ResolvedCardHash, peertext.LogBytes))
 		}
 		r.decide()
 	}
 	r.push(ev)
+}
+
+// unexpected reports an engine message that has no place in this request
+// as an anomaly; it changes nothing else (issue #16: capture events for a
+// plain reply were taken as the capture's). Reader goroutine.
+func (r *Reply) unexpected(detail string) {
+	an := stream.Anomaly{Kind: stream.AnomalyUnexpectedEvent, Detail: detail}
+	r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", an.Detail)
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: an})
+	slow := r.ended // the game left 1024 events unconsumed
+	r.mu.Unlock()
+	r.wake()
+	if slow {
+		r.sess.removeReply(r)
+		_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+	}
 }
 
 // handleChunk processes a reply.audio.chunk the session decoded already
@@ -590,7 +616,7 @@ func (r *Reply) drainLocked() {
 		case stream.OutputSegment:
 			r.enqueueLocked(Event{Kind: EventSegment, Segment: out.Segment})
 		case stream.OutputAnomaly:
-			r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", out.Anomaly.Detail)
+			r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", peertext.Clip(out.Anomaly.Detail, peertext.LogBytes))
 			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: out.Anomaly})
 		case stream.OutputEnd:
 			r.finishLocked(r.endError(out.End))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
@@ -30,8 +32,9 @@ type SessionInfo struct {
 // completes its hello supersedes the older one (closed with 3000), and
 // every request pending on the older one ends with ErrConnectionLost.
 type Server struct {
-	opts serverOptions
-	rec  *jsonl.Recorder
+	opts    serverOptions
+	rec     *jsonl.Recorder
+	repeats *repeatState // of opts.Logger's handler
 
 	mu        sync.Mutex // guards following
 	http      *http.Server
@@ -56,9 +59,12 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	rh := newRepeatHandler(o.Logger.Handler())
+	o.Logger = slog.New(rh)
 	return &Server{
 		opts:    o,
 		rec:     jsonl.New(o.Recorder),
+		repeats: rh.st,
 		changed: make(chan struct{}),
 		conns:   make(map[transport]struct{}),
 	}, nil
@@ -183,6 +189,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
+	defer s.repeats.close() // log the counts of repeating lines
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -330,11 +337,12 @@ func parseHello(data []byte) (string, error) {
 		return "", err
 	}
 	if h.Type != wire.TypeHello {
-		return "", fmt.Errorf("first message is %q, not hello", h.Type)
+		return "", fmt.Errorf("first message is %s, not hello", peertext.Quote(h.Type, peertext.LogBytes))
 	}
 	var m hello
 	if err := json.Unmarshal(data, &m); err != nil {
-		return "", fmt.Errorf("hello: %v", err)
+		// encoding/json quotes a mistyped number whole.
+		return "", fmt.Errorf("hello: %s", peertext.Clip(err.Error(), peertext.LogBytes))
 	}
 	if m.ClientVersion == nil {
 		return "", errors.New("hello without clientVersion")

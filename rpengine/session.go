@@ -8,10 +8,15 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
+
+// maxMessageIDBytes is the longest messageId that is not reported as
+// absurd: ids are UUIDs (36 bytes) on both sides.
+const maxMessageIDBytes = 256
 
 // owner is what an outbound message belongs to: a reply or a character
 // sync. Its methods may be called from any goroutine.
@@ -42,6 +47,8 @@ type session struct {
 	// decodeHeader); reader goroutine only.
 	chunks stream.ChunkDecoder
 	chunk  stream.AudioChunk
+	// longID says an absurd messageId was reported; reader goroutine only.
+	longID bool
 
 	mu       sync.Mutex // guards following
 	window   *wire.Window
@@ -215,12 +222,21 @@ func (s *session) receive(data []byte) {
 	s.srv.rec.Record(jsonl.In, data)
 	h, chunk, err := s.decodeHeader(data)
 	if err != nil {
-		s.log.Warn("rpengine: dropped engine message", "reason", err.Error())
+		s.log.Warn("rpengine: dropped engine message", "reason", peertext.Clip(err.Error(), peertext.LineBytes))
 		return
 	}
 	if h.SessionID != nil && *h.SessionID != s.info.ID {
-		s.log.Warn("rpengine: dropped engine message for another session", "type", h.Type, "messageId", h.MessageID, "sessionId", *h.SessionID)
+		s.log.Warn("rpengine: dropped engine message for another session", "type", peertext.Clip(h.Type, peertext.LogBytes),
+			"messageId", peertext.Clip(h.MessageID, peertext.LogBytes), "sessionId", peertext.Clip(*h.SessionID, peertext.LogBytes))
 		return
+	}
+	if len(h.MessageID) > maxMessageIDBytes && !s.longID {
+		// Accepted (the engine decides what an id is) and remembered by
+		// digest like any other; said once, as an engine sending such ids
+		// is broken or hostile (issue #16).
+		s.longID = true
+		s.log.Warn("rpengine: engine sent a messageId over 256 bytes; said once per session", "type", peertext.Clip(h.Type, peertext.LogBytes),
+			"bytes", len(h.MessageID), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
 	}
 	s.mu.Lock()
 	if s.ended != nil {
@@ -233,7 +249,7 @@ func (s *session) receive(data []byte) {
 		_ = s.sendAck(h.MessageID, dup, s.info.ID)
 	}
 	if dup {
-		s.log.Debug("rpengine: duplicate engine message dropped", "type", h.Type, "messageId", h.MessageID)
+		s.log.Debug("rpengine: duplicate engine message dropped", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
 		return
 	}
 	s.touchWaiting()
@@ -311,7 +327,7 @@ func (s *session) dispatch(h wire.Header, chunk *stream.AudioChunk, data []byte)
 		}
 	default:
 		if h.RequestID == nil || *h.RequestID == "" {
-			s.log.Debug("rpengine: ignored engine message", "type", h.Type)
+			s.log.Debug("rpengine: ignored engine message", "type", peertext.Clip(h.Type, peertext.LogBytes))
 			return
 		}
 		if r := s.reply(*h.RequestID); r != nil {
@@ -322,13 +338,14 @@ func (s *session) dispatch(h wire.Header, chunk *stream.AudioChunk, data []byte)
 			}
 			return
 		}
-		s.log.Debug("rpengine: engine message for no pending request", "type", h.Type, "requestId", *h.RequestID)
+		s.log.Debug("rpengine: engine message for no pending request", "type", peertext.Clip(h.Type, peertext.LogBytes), "requestId", peertext.Clip(*h.RequestID, peertext.LogBytes))
 	}
 }
 
 func (s *session) decode(h wire.Header, data []byte, v any) bool {
 	if err := json.Unmarshal(data, v); err != nil {
-		s.log.Warn("rpengine: dropped malformed engine message", "type", h.Type, "messageId", h.MessageID, "reason", err.Error())
+		s.log.Warn("rpengine: dropped malformed engine message", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes),
+			"reason", peertext.Clip(err.Error(), peertext.LogBytes))
 		return false
 	}
 	return true
@@ -379,7 +396,7 @@ func (s *session) onError(f *stream.Failed) {
 	}
 	s.mu.Unlock()
 	if o == nil {
-		s.log.Warn("rpengine: engine error for no pending request", "code", f.Code, "message", f.Message)
+		s.log.Warn("rpengine: engine error for no pending request", "code", peertext.Clip(f.Code, peertext.LogBytes), "message", peertext.Clip(f.Message, peertext.LogBytes))
 		return
 	}
 	err := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, SourceMessageID: m.id}

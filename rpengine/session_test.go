@@ -1,12 +1,14 @@
 package rpengine
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +72,9 @@ func newUnit(t *testing.T, opts *ServerOptions) *unit {
 	if opts == nil {
 		opts = &ServerOptions{}
 	}
-	opts.Logger = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	srv, err := NewServer(opts)
 	testutil.Success(t, err)
 	ft := &fakeTransport{}
@@ -672,4 +676,62 @@ func TestSession_capacityAssumedBeforeUpdate(t *testing.T) {
 		u.sess.end(ErrConnectionLost)
 		testutil.Success(t, <-got)
 	})
+}
+
+// Issue #16: voice.capture.* messages for a request that is not a voice
+// capture were taken as the capture's (a state event, and speech_ended
+// moved the request on to its reply phase). They are an anomaly now and
+// change nothing: not the events, not the phase, not the answered flag
+// that stops the ack timer.
+func TestSession_captureEventsForAReply(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{AckTimeout: -1, IdleTimeout: -1})
+	ctx := context.Background()
+	r := u.reply(ctx)
+	u.in("voice.capture.state", map[string]any{"requestId": "r1", "state": "speech_ended", "seconds": 1.5})
+	u.in("voice.capture.level", map[string]any{"requestId": "r1", "rms": 0.5, "peak": 0.9, "seconds": 1})
+	u.in("voice.capture.transcript", map[string]any{"requestId": "r1", "text": "\x1b]0;owned\x07"})
+	r.mu.Lock()
+	replying, queued := r.replying(), len(r.queue)-r.head
+	r.mu.Unlock()
+	testutil.Equal(t, "moved on to a reply phase", replying, false)
+	testutil.Equal(t, "answered", r.answered(), false)
+	testutil.Equal(t, "events queued", queued, 3)
+	for i := 0; i < 3; i++ {
+		ev, err := r.Next(ctx)
+		testutil.Success(t, err)
+		testutil.Equal(t, "event kind", ev.Kind, EventAnomaly)
+		testutil.Equal(t, "anomaly kind", ev.Anomaly.Kind, stream.AnomalyUnexpectedEvent)
+	}
+	// The reply itself goes on as if nothing had come.
+	u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 0, "delta": "Hi"})
+	u.in("reply.completed", map[string]any{"requestId": "r1"})
+	res, err := r.Wait(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "text", res.Text, "Hi")
+}
+
+// Issue #16: messageIds are remembered by digest whatever their length,
+// duplicates are still found, and an absurd id is reported once per
+// session, bounded.
+func TestSession_longMessageIDs(t *testing.T) {
+	t.Parallel()
+	var log bytes.Buffer
+	u := newUnit(t, &ServerOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	big := func(c string) string { return strings.Repeat(c, 1<<20) }
+	for _, id := range []string{big("a"), big("b"), big("c"), big("a"), "short"} {
+		b, err := wire.Encode("future.kind", id, u.sess.info.ID, time.Now(), nil)
+		testutil.Success(t, err)
+		u.sess.receive(b)
+	}
+	acks := u.ft.messages("ack")[1:] // after the hello's
+	testutil.Equal(t, "acks", len(acks), 5)
+	for i, dup := range []bool{false, false, false, true, false} {
+		got, _ := acks[i]["duplicate"].(bool)
+		testutil.Equal(t, "duplicate "+strconv.Itoa(i), got, dup)
+	}
+	testutil.Equal(t, "reports", strings.Count(log.String(), "over 256 bytes"), 1)
+	if log.Len() > 2048 {
+		t.Errorf("log of %d bytes for one report:\n%.3000s", log.Len(), log.String())
+	}
 }

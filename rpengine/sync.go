@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -181,7 +182,7 @@ func (s *session) onSynced(m syncedPayload) {
 	op := s.syncs[m.SourceMessageID]
 	s.mu.Unlock()
 	if op == nil {
-		s.log.Debug("rpengine: character.synced for no pending sync", "sourceMessageId", m.SourceMessageID)
+		s.log.Debug("rpengine: character.synced for no pending sync", "sourceMessageId", peertext.Clip(m.SourceMessageID, peertext.LogBytes))
 		return
 	}
 	op.got.Store(true)

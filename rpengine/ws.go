@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
@@ -105,7 +106,7 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	// Origin was checked above, exactly; coder's own check is looser.
 	c, err := websocket.Accept(rw, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
-		s.opts.Logger.Warn("rpengine: upgrade failed", "reason", err.Error(), "remote", r.RemoteAddr)
+		s.opts.Logger.Warn("rpengine: upgrade failed", "reason", peertext.Clip(err.Error(), peertext.LineBytes), "remote", r.RemoteAddr)
 		s.unregister(w, true)
 		dropConn(rw) // coder's refusal keeps the connection alive
 		return
@@ -201,7 +202,7 @@ func (s *Server) handshakeWS(w *wsConn, hc *conn, remote string) *session {
 		if errors.Is(err, websocket.ErrMessageTooBig) {
 			reason = "hello over 8 MiB" // coder already sent close 1009
 		}
-		s.opts.Logger.Warn("rpengine: closed connection", "reason", reason, "remote", remote)
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", peertext.Clip(reason, peertext.LineBytes), "remote", remote)
 		return nil
 	}
 	s.rec.Record(jsonl.In, data)
@@ -217,7 +218,7 @@ func (s *Server) handshakeWS(w *wsConn, hc *conn, remote string) *session {
 	}
 	version, err := parseHello(data)
 	if err != nil {
-		s.opts.Logger.Warn("rpengine: closed connection", "reason", "bad hello: "+err.Error(), "remote", remote)
+		s.opts.Logger.Warn("rpengine: closed connection", "reason", "bad hello: "+peertext.Clip(err.Error(), peertext.LineBytes), "remote", remote)
 		_ = w.c.Close(closePolicy, "first message must be a valid hello")
 		return nil
 	}

@@ -34,7 +34,8 @@ const (
 	// protocol are under 64 bytes; an error message is a sentence.
 	LogBytes = 256
 	// LineBytes bounds a peer value shown to a person on one line (an
-	// engine's error message, which may list a card's violations).
+	// engine's error message, which may list a card's violations), and an
+	// error text in a log line, whose peer parts are bounded already.
 	LineBytes = 2048
 )
 

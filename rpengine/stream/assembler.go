@@ -3,6 +3,8 @@ package stream
 import (
 	"fmt"
 	"time"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // Assembler assembles one reply's messages into ordered display text,
@@ -176,7 +178,7 @@ func (a *Assembler) ownedBy(requestID, typ string) bool {
 		return true
 	}
 	a.anomaly(Anomaly{Kind: AnomalyWrongRequest,
-		Detail: fmt.Sprintf("%s for request %q pushed to the assembler of %q", typ, requestID, a.requestID)})
+		Detail: fmt.Sprintf("%s for request %s pushed to the assembler of %q", typ, peertext.Quote(requestID, peertext.LogBytes), a.requestID)})
 	return false
 }
 

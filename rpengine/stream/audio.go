@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // audioState assembles reply.audio.chunk into segments.
@@ -76,7 +78,8 @@ func (a *Assembler) pushAudioStart(e *AudioStart) {
 		au.unsupported = true
 		au.release()
 		a.anomaly(Anomaly{Kind: AnomalyUnsupportedAudio,
-			Detail: fmt.Sprintf("reply.audio.start declares %q, %d Hz, %d channels; want pcm_s16le mono at 1..%d Hz: the reply's audio is dropped", e.Format, e.SampleRate, e.Channels, maxSampleRate)})
+			Detail: fmt.Sprintf("reply.audio.start declares %s, %d Hz, %d channels; want pcm_s16le mono at 1..%d Hz: the reply's audio is dropped",
+				peertext.Quote(e.Format, peertext.LogBytes), e.SampleRate, e.Channels, maxSampleRate)})
 		return
 	case e.SampleRate != expectedSampleRate:
 		a.anomaly(Anomaly{Kind: AnomalyUnexpectedRate,

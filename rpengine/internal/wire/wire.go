@@ -12,8 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"time"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // Protocol constants (docs/rpengine-protocol.md, Envelope).
@@ -85,13 +88,14 @@ func DecodeHeader(data []byte) (Header, error) {
 		return h, ErrNotJSON
 	}
 	if err := json.Unmarshal(data, &h); err != nil {
-		return h, fmt.Errorf("%w: %v", ErrNotJSON, err)
+		// encoding/json quotes a mistyped number whole.
+		return h, fmt.Errorf("%w: %s", ErrNotJSON, peertext.Clip(err.Error(), peertext.LogBytes))
 	}
 	if h.Protocol != Protocol {
-		return h, fmt.Errorf("%w: %q", ErrProtocol, h.Protocol)
+		return h, fmt.Errorf("%w: %s", ErrProtocol, peertext.Quote(h.Protocol, peertext.LogBytes))
 	}
 	if string(h.ProtocolVersion) != strconv.Itoa(ProtocolVersion) {
-		return h, fmt.Errorf("%w: %s", ErrProtocolVersion, h.ProtocolVersion)
+		return h, fmt.Errorf("%w: %s", ErrProtocolVersion, peertext.Clip(string(h.ProtocolVersion), peertext.LogBytes))
 	}
 	switch {
 	case h.Type == "":
@@ -186,34 +190,51 @@ type Ack struct {
 	Duplicate             bool   `json:"duplicate,omitempty"`
 }
 
-// Window remembers the last N message ids to detect duplicates. It is a
-// passive value, not safe for concurrent use.
+// Window remembers the last N message ids to detect duplicates. It keeps
+// a fixed-size digest of each id, never the id itself, so its memory is
+// the same whatever the ids' length (issue #16: 60 messages with a 4 MiB
+// messageId kept 240 MiB alive). It is a passive value, not safe for
+// concurrent use.
+//
+// The digest is 128 bits of hash/maphash under two seeds chosen at random
+// per window, which a peer cannot know: the chance that a new id is taken
+// for a duplicate is about N/2^128 per message.
 type Window struct {
-	seen map[string]struct{}
-	ring []string
-	next int
+	seeds [2]maphash.Seed
+	seen  map[digest]struct{}
+	ring  []digest
+	next  int // where the next id goes in ring
+	n     int // ids in ring
 }
+
+// digest is what a Window remembers of one id.
+type digest [2]uint64
 
 // NewWindow returns a window remembering n ids (n >= 1).
 func NewWindow(n int) *Window {
 	if n < 1 {
 		n = 1
 	}
-	return &Window{seen: make(map[string]struct{}, n), ring: make([]string, n)}
+	return &Window{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		seen: make(map[digest]struct{}, n), ring: make([]digest, n)}
 }
 
 // Seen records id and reports whether it was already in the window. The
-// oldest id is forgotten when the window is full.
+// oldest id is forgotten when the window is full. Seen keeps no reference
+// to id.
 func (w *Window) Seen(id string) bool {
-	if _, ok := w.seen[id]; ok {
+	d := digest{maphash.String(w.seeds[0], id), maphash.String(w.seeds[1], id)}
+	if _, ok := w.seen[d]; ok {
 		return true
 	}
-	if old := w.ring[w.next]; old != "" {
-		delete(w.seen, old)
+	if w.n == len(w.ring) {
+		delete(w.seen, w.ring[w.next])
+	} else {
+		w.n++
 	}
-	w.ring[w.next] = id
+	w.ring[w.next] = d
 	w.next = (w.next + 1) % len(w.ring)
-	w.seen[id] = struct{}{}
+	w.seen[d] = struct{}{}
 	return false
 }
 
