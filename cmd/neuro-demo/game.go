@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/neuro"
 )
 
@@ -264,7 +265,7 @@ func (g *game) handle(ev neuro.Event) bool {
 			return true
 		}
 	case neuro.StartupAck:
-		fmt.Fprintf(g.out, "Connected to %s.\n", ev.DisplayName)
+		fmt.Fprintf(g.out, "Connected to %s.\n", peertext.Clip(ev.DisplayName, peertext.LogBytes)) // escaped (issue #16)
 	case neuro.ForceUpdate:
 		if ev.Outcome == neuro.ForceRetrying {
 			g.mu.Lock()
@@ -277,7 +278,7 @@ func (g *game) handle(ev neuro.Event) bool {
 			fmt.Fprintf(g.out, "Neuro's move was refused: %s. She tries again.\n", why)
 		}
 	case neuro.Disconnected:
-		fmt.Fprintf(g.out, "Disconnected (%v); reconnecting.\n", ev.Err)
+		fmt.Fprintf(g.out, "Disconnected (%s); reconnecting.\n", peertext.Clip(fmt.Sprint(ev.Err), peertext.LineBytes))
 	}
 	return false
 }

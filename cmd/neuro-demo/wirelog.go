@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // wireLog turns the SDK's JSONL recording into readable lines.
@@ -37,6 +39,6 @@ func (l *wireLog) Write(p []byte) (int, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, "  [%s] %s\n", arrow, body)
+	fmt.Fprintf(l.w, "  [%s] %s\n", arrow, peertext.Text(body)) // escaped (issue #16)
 	return len(p), nil
 }

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/neurosan"
 	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
 )
@@ -244,7 +245,8 @@ func pickAgent(ctx context.Context, c *neurosan.Client, cfg *config, w io.Writer
 			return "", errors.New("the server lists no agent networks: name one with --agent")
 		}
 		for _, a := range agents {
-			fmt.Fprintf(w, "available: %s: %s\n", a.AgentName, a.Description)
+			// Server text is escaped and bounded (issue #16).
+			fmt.Fprintf(w, "available: %s: %s\n", peertext.Clip(a.AgentName, peertext.LogBytes), peertext.Clip(a.Description, peertext.LineBytes))
 		}
 		agent = agents[0].AgentName
 	}
@@ -252,7 +254,7 @@ func pickAgent(ctx context.Context, c *neurosan.Client, cfg *config, w io.Writer
 	if err != nil {
 		return "", serverError(err, cfg.url, agent)
 	}
-	fmt.Fprintf(w, "chatting with %s: %s\n", agent, f.Description)
+	fmt.Fprintf(w, "chatting with %s: %s\n", peertext.Clip(agent, peertext.LogBytes), peertext.Clip(f.Description, peertext.LineBytes))
 	return agent, nil
 }
 
@@ -381,13 +383,13 @@ func (s *session) turn(ctx context.Context, conv *neurosan.Conversation, text st
 		return errInterrupted
 	}
 	if err != nil {
-		fmt.Fprintf(s.errw, "neurosan-chat: %v: %s\n", err, advice(err))
+		fmt.Fprintf(s.errw, "neurosan-chat: %s: %s\n", peertext.Clip(err.Error(), peertext.LineBytes), advice(err))
 		return nil
 	}
-	fmt.Fprintf(s.out, "agent> %s\n", ans.Text)
+	fmt.Fprintf(s.out, "agent> %s\n", peertext.Text(ans.Text))
 	if s.cfg.verbose && len(ans.SlyData) > 0 {
 		b, _ := json.Marshal(ans.SlyData)
-		fmt.Fprintf(s.out, "  sly_data: %s\n", b)
+		fmt.Fprintf(s.out, "  sly_data: %s\n", peertext.Text(string(b)))
 	}
 	return nil
 }
@@ -444,8 +446,8 @@ func printStep(w io.Writer, m *neurosan.ChatMessage) {
 		path[i] = o.Tool
 	}
 	if p, ok := m.Progress(); ok {
-		fmt.Fprintf(w, "  [%s] progress %.0f%%\n", strings.Join(path, "/"), p*100)
+		fmt.Fprintf(w, "  [%s] progress %.0f%%\n", peertext.Clip(strings.Join(path, "/"), peertext.LogBytes), p*100)
 		return
 	}
-	fmt.Fprintf(w, "  [%s %s] %s\n", strings.Join(path, "/"), m.Type, m.Text)
+	fmt.Fprintf(w, "  [%s %s] %s\n", peertext.Clip(strings.Join(path, "/"), peertext.LogBytes), peertext.Clip(string(m.Type), peertext.LogBytes), peertext.Text(m.Text))
 }

@@ -6,12 +6,20 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // console serialises everything the demo prints. stdout carries only reply
 // text; everything else goes to stderr. On a terminal it also keeps a
 // status line (connection, queue depth, speaking) in front of the prompt,
 // and erases it before anything else is printed.
+//
+// Text from the engine is never printed raw (issue #16: ESC sequences in
+// a clientVersion retitled the window and cleared the screen). Everything
+// Text and Printf print goes through peertext.Text, which keeps newlines
+// and tabs and escapes every other control character, in a pipe as on a
+// terminal; the callers also bound each engine value with peertext.Clip.
 type console struct {
 	out, err io.Writer
 	tty      bool
@@ -82,14 +90,15 @@ func (c *console) Printf(format string, args ...any) {
 	if c.tty {
 		c.endLineLocked()
 	}
-	msg := fmt.Sprintf(format, args...)
+	msg := peertext.Text(fmt.Sprintf(format, args...))
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}
 	io.WriteString(c.err, msg)
 }
 
-// Text streams a piece of reply text to stdout.
+// Text streams a piece of reply text to stdout, escaped by peertext.Text
+// (the reply is data: see the scripted contract in doc.go).
 func (c *console) Text(s string) {
 	if s == "" {
 		return
@@ -97,7 +106,7 @@ func (c *console) Text(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearLocked()
-	io.WriteString(c.out, s)
+	io.WriteString(c.out, peertext.Text(s))
 	c.midLine = !strings.HasSuffix(s, "\n")
 }
 
@@ -143,9 +152,10 @@ func (w logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// oneLine formats err on one line (network errors can hold newlines).
+// oneLine formats err on one line (network errors can hold newlines),
+// bounded: an error can quote the engine.
 func oneLine(err error) string {
-	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", ": ")
+	return peertext.Clip(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", ": "), peertext.LineBytes)
 }
 
 // meter renders a level 0..1 as a bar.

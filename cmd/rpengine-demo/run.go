@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
@@ -461,7 +462,7 @@ func (a *app) onSession(info rpengine.SessionInfo, ended bool) {
 		a.con.Printf("rpengine-demo: engine disconnected (session %s)", info.ID)
 		return
 	}
-	a.con.Printf("rpengine-demo: engine connected: %s, session %s", info.ClientVersion, info.ID)
+	a.con.Printf("rpengine-demo: engine connected: %s, session %s", peertext.Clip(info.ClientVersion, peertext.LogBytes), info.ID)
 }
 
 func (a *app) simLogf(format string, args ...any) {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine"
 )
 
@@ -356,9 +357,9 @@ func (a *app) show(r *rpengine.Reply, v *view, ev rpengine.Event) {
 	case rpengine.EventLevel:
 		a.con.Meter(fmt.Sprintf("browser mic %5.1fs [%s]", ev.Level.Seconds, meter(ev.Level.RMS*3)))
 	case rpengine.EventState:
-		a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", ev.State.State, ev.State.Seconds)
+		a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", peertext.Clip(ev.State.State, peertext.LogBytes), ev.State.Seconds)
 	case rpengine.EventTranscript:
-		a.con.Printf("rpengine-demo: you said: %q", ev.Transcript.Text)
+		a.con.Printf("rpengine-demo: you said: %s", peertext.Quote(ev.Transcript.Text, peertext.LineBytes))
 	case rpengine.EventAnomaly:
 		a.log.Debug("rpengine-demo: stream anomaly", "detail", ev.Anomaly.String())
 	}
@@ -430,14 +431,14 @@ func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
 	case errors.Is(err, rpengine.ErrConnectionLost):
 		o.code = exitNoEngine // only if not retried
 	case errors.As(err, &re):
-		a.con.Printf("rpengine-demo: engine error %s: %s", re.Code, re.Message)
+		a.con.Printf("rpengine-demo: engine error %s: %s", peertext.Clip(re.Code, peertext.LogBytes), peertext.Clip(re.Message, peertext.LineBytes))
 		if re.Code == "invalid_character_card" {
 			a.con.Printf("hint: the card passed this library's checks but the engine refused it; " +
 				"please report it with the card and a --record FILE.jsonl of the session")
 		}
 		o.code = exitEngineError
 	case errors.As(err, &ce):
-		a.con.Printf("rpengine-demo: reply cancelled by the engine: %s", ce.Reason)
+		a.con.Printf("rpengine-demo: reply cancelled by the engine: %s", peertext.Clip(ce.Reason, peertext.LogBytes))
 		o.code = exitEngineError
 	default:
 		a.con.Printf("rpengine-demo: reply failed: %s", oneLine(err))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 )
 
@@ -86,7 +87,7 @@ func (o *output) reply(r xty.Reply) {
 		o.say("")
 		return
 	}
-	o.say(fmt.Sprintf("reply: %s\n", r.Text))
+	o.say(fmt.Sprintf("reply: %s\n", peertext.Text(r.Text)))
 }
 
 func (o *output) event(ev xty.Event) {
@@ -98,18 +99,18 @@ func (o *output) event(ev xty.Event) {
 			fmt.Fprint(o.w, "\n… ")
 			o.shown = ""
 		}
-		fmt.Fprint(o.w, strings.TrimPrefix(ev.Text, o.shown))
+		fmt.Fprint(o.w, peertext.Text(strings.TrimPrefix(ev.Text, o.shown))) // escaped (issue #16)
 		o.shown = ev.Text
 	case xty.EventDone:
 		o.endLine()
 		if ev.Source == xty.SourceProactive {
-			fmt.Fprintf(o.w, "companion (unprompted): %s\n", ev.Text)
+			fmt.Fprintf(o.w, "companion (unprompted): %s\n", peertext.Text(ev.Text))
 		}
 	case xty.EventCancel:
 		o.endLine()
 		fmt.Fprintln(o.w, "[interrupted]")
 	case xty.EventError:
-		fmt.Fprintf(o.w, "[harness error: %s]\n", ev.Message)
+		fmt.Fprintf(o.w, "[harness error: %s]\n", peertext.Clip(ev.Message, peertext.LineBytes))
 	case xty.EventDisconnected:
 		var de *xty.DisconnectError
 		switch {
@@ -120,7 +121,7 @@ func (o *output) event(ev xty.Event) {
 			return
 		}
 		o.endLine()
-		fmt.Fprintf(o.w, "[%v; reconnecting]\n", ev.Err)
+		fmt.Fprintf(o.w, "[%s; reconnecting]\n", peertext.Clip(fmt.Sprint(ev.Err), peertext.LineBytes))
 	case xty.EventConnected:
 		fmt.Fprintln(o.w, "[connected]")
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
 )
@@ -93,7 +94,7 @@ func (s *session) line(ctx context.Context, line string) bool {
 		}
 	}
 	if err != nil && ctx.Err() == nil {
-		s.o.say(fmt.Sprintf("error: %v (%s)\n", err, nextStep(err)))
+		s.o.say(fmt.Sprintf("error: %s (%s)\n", peertext.Clip(err.Error(), peertext.LineBytes), nextStep(err))) // may quote the Harness (issue #16)
 	}
 	return true
 }
