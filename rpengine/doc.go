@@ -137,14 +137,21 @@
 // an Origin compared exactly with the allow-list (https://rpengine.gemtavern.com,
 // https://rp-engine.gemtavern.com, http://127.0.0.1:5173 only in
 // DevelopmentMode, plus ExtraOrigins); a missing, null or look-alike Origin
-// gets 403, before the upgrade; a refused request's connection is closed,
-// and request headers are limited to 64 KiB. Messages are limited to
-// 8 MiB (close 1009), text frames only (close 1003) of valid UTF-8 (close
-// 1007), and the first message must be a valid hello within
-// HandshakeTimeout (close 1008). At most MaxHandshakes sockets may be
-// waiting for hello (more get 503); they cannot disturb the live session.
-// A write the engine does not read within WriteTimeout closes the
-// connection. What this cannot stop: a native process on the player's
-// machine, which can send any Origin and Host and take over the session
-// with its own hello.
+// gets 403, and a request that declares a body (Content-Length or
+// Transfer-Encoding) 400, before the upgrade; a refused request's
+// connection is closed without reading a body, and request headers are
+// limited to 64 KiB. One deadline, HandshakeTimeout after the connection
+// is accepted, bounds everything up to the hello: the request, the upgrade
+// and the hello itself (close 1008 for a bad one). At most 64 connections
+// are open at once (a new one waits for a slot), and at most MaxHandshakes
+// upgraded sockets may be waiting for hello (more get 503); they cannot
+// disturb the live session. Messages are limited to 8 MiB (close 1009),
+// text frames only (close 1003) of valid UTF-8 (close 1007). A write the
+// engine does not read within WriteTimeout closes the connection. The
+// duplicate window keeps a 128-bit digest per messageId, whatever its
+// length. Every value from the engine or a refused client is bounded and
+// escaped in log lines and error texts, and a line that repeats is logged
+// 50 times, then counted until it stops. What this cannot stop: a native
+// process on the player's machine, which can send any Origin and Host and
+// take over the session with its own hello.
 package rpengine

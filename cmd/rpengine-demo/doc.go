@@ -31,6 +31,19 @@
 // for an engine and sends the turn again (--out then keeps only the reply
 // that completed). Each wait for an engine is bounded by --wait on its own.
 //
+// The reply text on stdout is data, and it is escaped the same way in a
+// pipe as on a terminal, so that an engine can never drive the terminal of
+// whoever reads it: newlines, tabs, backslashes and all printable text are
+// written as they are; every other control character (C0 such as ESC and
+// BEL, DEL, C1 such as the 8-bit CSI U+009B and OSC U+009D), every
+// bidirectional-text control and every byte that is not UTF-8 is written
+// as a Go escape (\x1b, \u009b, \u202e, \xff). A script that needs the
+// engine's exact bytes should use --record. The text is not cut (the
+// library bounds a reply's text at 4 MiB). Everything on stderr is escaped
+// the same way, and each value from the engine shown there is cut: the
+// client version, capture state and error code at 256 bytes, an error
+// message or a transcript at 2 KiB.
+//
 // Exit codes: 0 the reply completed; 1 the engine answered with an error or
 // cancelled the reply for another reason; 2 usage error (bad flag, card,
 // WAV or prompt file, port or mailbox folder in use); 3 no engine
