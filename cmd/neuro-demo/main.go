@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/neuro"
 	"github.com/gamelink-go/gamelink/neuro/neurotest"
 )
@@ -286,7 +287,7 @@ func (h *warnings) Handle(_ context.Context, r slog.Record) error {
 	if err == nil {
 		err = errors.New(r.Message)
 	}
-	_, werr := fmt.Fprintf(h.w, "neuro-demo: warning: %v\n", err)
+	_, werr := fmt.Fprintf(h.w, "neuro-demo: warning: %s\n", peertext.Clip(err.Error(), peertext.LineBytes)) // may quote Neuro (issue #16)
 	return werr
 }
 
