@@ -42,7 +42,7 @@ func (l *listener) Accept() (net.Conn, error) {
 		<-l.slots
 		return nil, err
 	}
-	return newConn(c, time.Now().Add(l.timeout), func() { <-l.slots }), nil
+	return newAcceptedConn(c, time.Now().Add(l.timeout), func() { <-l.slots }), nil
 }
 
 // Close closes the listener and ends an Accept waiting for a slot.
@@ -51,7 +51,7 @@ func (l *listener) Close() error {
 	return l.Listener.Close()
 }
 
-// conn is one accepted connection. Until release (after the engine's
+// acceptedConn is one accepted connection. Until release (after the engine's
 // hello and the welcome), every deadline anyone sets on it is clamped to
 // the handshake deadline fixed at accept: net/http's header read, the body
 // net/http reads and discards while switching protocols (it has no
@@ -60,7 +60,7 @@ func (l *listener) Close() error {
 // one HandshakeTimeout, and a pending-handshake slot is always freed on
 // time (issue #16: an upgrade that declared a body and never sent it was
 // held forever).
-type conn struct {
+type acceptedConn struct {
 	net.Conn
 	free func() // returns the listener's slot
 
@@ -70,29 +70,29 @@ type conn struct {
 	deadline time.Time  // the handshake deadline; zero once released
 }
 
-func newConn(c net.Conn, deadline time.Time, free func()) *conn {
-	hc := &conn{Conn: c, free: free, deadline: deadline}
+func newAcceptedConn(c net.Conn, deadline time.Time, free func()) *acceptedConn {
+	hc := &acceptedConn{Conn: c, free: free, deadline: deadline}
 	_ = c.SetDeadline(deadline)
 	return hc
 }
 
 // SetDeadline sets the read and write deadlines, no later than the
 // handshake deadline until release.
-func (c *conn) SetDeadline(t time.Time) error {
+func (c *acceptedConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.Conn.SetDeadline(c.clampLocked(t))
 }
 
 // SetReadDeadline is SetDeadline for reads.
-func (c *conn) SetReadDeadline(t time.Time) error {
+func (c *acceptedConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.Conn.SetReadDeadline(c.clampLocked(t))
 }
 
 // SetWriteDeadline is SetDeadline for writes.
-func (c *conn) SetWriteDeadline(t time.Time) error {
+func (c *acceptedConn) SetWriteDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.Conn.SetWriteDeadline(c.clampLocked(t))
@@ -100,7 +100,7 @@ func (c *conn) SetWriteDeadline(t time.Time) error {
 
 // clampLocked returns t, or the handshake deadline when that comes first
 // (a zero t means none). c.mu must be held.
-func (c *conn) clampLocked(t time.Time) time.Time {
+func (c *acceptedConn) clampLocked(t time.Time) time.Time {
 	if !c.deadline.IsZero() && (t.IsZero() || t.After(c.deadline)) {
 		return c.deadline
 	}
@@ -108,7 +108,7 @@ func (c *conn) clampLocked(t time.Time) time.Time {
 }
 
 // handshakeDeadline returns the handshake deadline (zero after release).
-func (c *conn) handshakeDeadline() time.Time {
+func (c *acceptedConn) handshakeDeadline() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.deadline
@@ -116,7 +116,7 @@ func (c *conn) handshakeDeadline() time.Time {
 
 // release ends the handshake: the connection has no deadline from then on
 // (each write is bounded by WriteTimeout, and an engine may stay silent).
-func (c *conn) release() {
+func (c *acceptedConn) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.deadline = time.Time{}
@@ -124,7 +124,7 @@ func (c *conn) release() {
 }
 
 // Close closes the connection and frees its slot.
-func (c *conn) Close() error {
+func (c *acceptedConn) Close() error {
 	err := c.Conn.Close()
 	c.closed.Do(c.free)
 	return err
@@ -132,14 +132,14 @@ func (c *conn) Close() error {
 
 // CloseWrite half-closes a TCP connection, as net/http does before it
 // closes one whose request it did not read whole.
-func (c *conn) CloseWrite() error {
+func (c *acceptedConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
 }
 
-// connKey is the request context key of the *conn a request came on.
+// connKey is the request context key of the *acceptedConn a request came on.
 type connKey struct{}
 
 // connContext is http.Server.ConnContext: it gives the handler the
@@ -149,7 +149,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // requestConn returns the connection r came on, or nil.
-func requestConn(ctx context.Context) *conn {
-	c, _ := ctx.Value(connKey{}).(*conn)
+func requestConn(ctx context.Context) *acceptedConn {
+	c, _ := ctx.Value(connKey{}).(*acceptedConn)
 	return c
 }

@@ -99,7 +99,7 @@ func (s *Server) Serve(l net.Listener) error {
 		return &ConfigError{"listener", l.Addr().String() + " is not a loopback TCP address"}
 	}
 	// Every connection gets one deadline, HandshakeTimeout after it is
-	// accepted, over its whole upgrade (see conn); net/http's own
+	// accepted, over its whole upgrade (see acceptedConn); net/http's own
 	// timeouts say the same, for what it reads before our handler runs.
 	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.HandshakeTimeout,
 		ReadTimeout: s.opts.HandshakeTimeout, IdleTimeout: s.opts.HandshakeTimeout, MaxHeaderBytes: maxHeaderBytes,

@@ -147,7 +147,7 @@ func dropConn(rw http.ResponseWriter) {
 
 // run is the connection's reader: handshake, then every message in order.
 // hc is the connection it came on (nil if Serve did not accept it).
-func (s *Server) run(w *wsConn, hc *conn, remote string) {
+func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
 	sess := s.handshakeWS(w, hc, remote)
 	if sess == nil {
 		w.c.CloseNow()
@@ -189,7 +189,7 @@ func (s *Server) run(w *wsConn, hc *conn, remote string) {
 // handshakeWS reads and checks the hello and attaches a session, by the
 // handshake deadline that started when the connection was accepted (so a
 // slow upgrade leaves less time for the hello, never more).
-func (s *Server) handshakeWS(w *wsConn, hc *conn, remote string) *session {
+func (s *Server) handshakeWS(w *wsConn, hc *acceptedConn, remote string) *session {
 	deadline := time.Now().Add(s.opts.HandshakeTimeout)
 	if hc != nil {
 		deadline = hc.handshakeDeadline()
