@@ -46,6 +46,9 @@ const (
 // and every byte that is not UTF-8, is escaped. The result is at most
 // 4*max(limit, 4)+32 bytes. A limit below 1 is taken as 1.
 func Clip(s string, limit int) string {
+	if len(s) <= limit && printableASCII(s) {
+		return s // ids, types, codes: the common case, without copying
+	}
 	head, rest := cut(s, limit)
 	b := make([]byte, 0, len(head)+16)
 	b = appendEscaped(b, head, false)
@@ -65,12 +68,30 @@ func Quote(s string, limit int) string {
 // bidirectional-text control and every byte that is not UTF-8 is escaped;
 // other text, backslashes and all, is unchanged. It does not bound s.
 func Text(s string) string {
+	for i, r := range s {
+		if r == '\n' || r == '\t' || allowed(r, true) && (r != utf8.RuneError || isRuneError(s[i:])) {
+			continue
+		}
+		return string(appendEscaped(make([]byte, 0, len(s)+16), s, true))
+	}
+	return s // nothing to escape: the common case, without copying
+}
+
+// isRuneError reports whether s starts with an encoded U+FFFD rather
+// than a byte that is not UTF-8.
+func isRuneError(s string) bool {
+	_, size := utf8.DecodeRuneInString(s)
+	return size == 3
+}
+
+// printableASCII reports whether s holds only bytes 0x20 to 0x7e.
+func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
-			return string(appendEscaped(make([]byte, 0, len(s)+16), s, true))
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
 		}
 	}
-	return s // plain ASCII text: the common case, without copying
+	return true
 }
 
 // cut splits s after at most limit bytes, at a character boundary.

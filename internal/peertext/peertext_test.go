@@ -141,3 +141,49 @@ func FuzzPeerText(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkClip clips a UUID (the common case: no copy) and a 1 MiB value
+// with ESC sequences, against strconv.Quote of the same UUID, measured in
+// the same run.
+func BenchmarkClip(b *testing.B) {
+	const id = "0f8e2c1a-6a6e-4a57-9d7e-1f2b3c4d5e6f"
+	huge := "\x1b]0;t\x07" + strings.Repeat("a", 1<<20)
+	b.Run("uuid", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Clip(id, LogBytes)
+		}
+	})
+	b.Run("1MiB", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = Clip(huge, LogBytes)
+		}
+	})
+	b.Run("reference_strconv.Quote_uuid", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = strconv.Quote(id)
+		}
+	})
+}
+
+// BenchmarkText escapes a 4 KiB reply (no escape needed: no copy) against
+// copying it (strings.Clone), measured in the same run.
+func BenchmarkText(b *testing.B) {
+	reply := strings.Repeat("I hear you. You said: hello there, é世. ", 100)
+	b.Run("reply", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(reply)))
+		for b.Loop() {
+			_ = Text(reply)
+		}
+	})
+	b.Run("reference_strings.Clone", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(reply)))
+		for b.Loop() {
+			_ = strings.Clone(reply)
+		}
+	})
+}
