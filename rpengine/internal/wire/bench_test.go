@@ -31,3 +31,40 @@ func BenchmarkDecodeHeader_reference(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWindow_Seen records UUID message ids in a full window of 2000,
+// against the reference measured in the same run: the same window keyed
+// by the ids themselves (what it did before issue #16).
+func BenchmarkWindow_Seen(b *testing.B) {
+	ids := make([]string, 4096)
+	for i := range ids {
+		ids[i] = NewID()
+	}
+	b.Run("digest", func(b *testing.B) {
+		b.ReportAllocs()
+		w := NewWindow(2000)
+		i := 0
+		for b.Loop() {
+			w.Seen(ids[i%len(ids)])
+			i++
+		}
+	})
+	b.Run("reference_map_of_ids", func(b *testing.B) {
+		b.ReportAllocs()
+		seen, ring, next := make(map[string]struct{}, 2000), make([]string, 2000), 0
+		i := 0
+		for b.Loop() {
+			id := ids[i%len(ids)]
+			i++
+			if _, ok := seen[id]; ok {
+				continue
+			}
+			if old := ring[next]; old != "" {
+				delete(seen, old)
+			}
+			ring[next] = id
+			next = (next + 1) % len(ring)
+			seen[id] = struct{}{}
+		}
+	})
+}
