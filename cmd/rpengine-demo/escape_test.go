@@ -37,7 +37,8 @@ func checkTerminalSafe(t *testing.T, name, out string, maxLine int) {
 
 // Issue #16: ESC sequences in the engine's clientVersion, in the reply
 // text and in a request.error reached the terminal unchanged, and 1 MiB
-// values were printed whole. The reply on stdout is data: newlines and
+// values were printed whole (64 KiB here: a hello that size still fits the
+// handshake deadline under -race on a busy machine). The reply on stdout is data: newlines and
 // tabs are kept, control characters escaped; everything on stderr is
 // escaped and bounded.
 func TestScripted_PeerTextEscaped(t *testing.T) {
@@ -51,7 +52,7 @@ func TestScripted_PeerTextEscaped(t *testing.T) {
 	}{
 		{"reply text", enginetest.Script{Sentences: []string{"Hi" + hostileText + ".", "Tab\there, back\\slash."}},
 			exitOK, "Hi" + escapedHostile + ". Tab\there, back\\slash.\n", nil},
-		{"request.error", enginetest.Script{Error: hostileText + strings.Repeat("c", 1<<20), ErrorMessage: hostileText + strings.Repeat("m", 1<<20)},
+		{"request.error", enginetest.Script{Error: hostileText + strings.Repeat("c", 64<<10), ErrorMessage: hostileText + strings.Repeat("m", 64<<10)},
 			exitEngineError, "", []string{"engine error " + escapedHostile + "ccc", ": " + escapedHostile + "mmm", "…(+"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +60,7 @@ func TestScripted_PeerTextEscaped(t *testing.T) {
 			d := startDemo(t, false, "--port", "0", "--say", "hi", "--wait", "20s", "--no-playback")
 			url := "ws://127.0.0.1:" + strconv.Itoa(d.port()) + "/rp-engine/socket"
 			eng, err := enginetest.Dial(ctxT(t), url, &enginetest.Options{
-				ClientVersion: hostileText + strings.Repeat("v", 1<<20),
+				ClientVersion: hostileText + strings.Repeat("v", 64<<10),
 				Responder:     func(enginetest.Request) enginetest.Script { return tc.script },
 			})
 			testutil.Success(t, err)
@@ -100,7 +101,7 @@ func TestInteractive_PeerTextEscaped(t *testing.T) {
 		RequestID string `json:"requestId"`
 	}
 	testutil.Success(t, json.Unmarshal(start.Raw, &req))
-	_, err = eng.Send(ctx, "voice.capture.state", map[string]any{"requestId": req.RequestID, "state": hostileText + strings.Repeat("s", 1<<20), "seconds": 1})
+	_, err = eng.Send(ctx, "voice.capture.state", map[string]any{"requestId": req.RequestID, "state": hostileText + strings.Repeat("s", 64<<10), "seconds": 1})
 	testutil.Success(t, err)
 	d.waitStdoutLines(1)
 	d.closeStdin()
