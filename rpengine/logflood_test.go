@@ -112,7 +112,7 @@ func TestHostile_logBounded(t *testing.T) {
 	}
 	f := newRawLogServer(t)
 	c, sid := handshake(t, f)
-	readAcks(t, c) // keeps reading what the server sends
+	requests := drain(t, c)
 	tests := []struct {
 		name string
 		msgs [][]byte
@@ -143,18 +143,51 @@ func TestHostile_logBounded(t *testing.T) {
 	}
 	// A bad resolvedCardHash of 4 MiB, on a reply in flight.
 	t.Run("4 MiB resolvedCardHash", func(t *testing.T) {
-		ctx := ctxT(t)
+		ctx, cancel := context.WithCancel(ctxT(t))
 		mark := len(f.log.String())
-		r, err := f.srv.Reply(ctx, textReq(testCard(t), "hi"))
-		testutil.Success(t, err)
-		accepted := `,"requestId":` + q(r.RequestID()) + `,"eventId":"e","queueDepth":0,"resolvedCardHash":` + q(huge(4<<20))
+		req := textReq(testCard(t), "hi")
+		req.RequestID = "bad-hash"
+		done := make(chan error, 1)
+		go func() { _, err := f.srv.Reply(ctx, req); done <- err }() // returns once accepted
+		select {
+		case <-requests:
+		case <-ctx.Done():
+			t.Fatal("no reply.request")
+		}
+		accepted := `,"requestId":"bad-hash","eventId":"e","queueDepth":0,"resolvedCardHash":` + q(huge(4<<20))
 		testutil.Success(t, c.Write(ctx, websocket.MessageText, env("reply.accepted", "ra", sid, accepted)))
 		waitLog(t, f, mark, "bad resolvedCardHash")
 		checkLog(t, f, mark, 1024)
+		cancel()
+		<-done
 		hostileCases.Add(1)
 	})
 	info, _ := f.srv.Session()
 	testutil.Equal(t, "same session", info.ID, sid)
+}
+
+// drain reads what the server sends on c until the test ends, and signals
+// each reply.request on the returned channel.
+func drain(t *testing.T, c *websocket.Conn) <-chan struct{} {
+	requests := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, data, err := c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(data), `"type":"reply.request"`) {
+				select {
+				case requests <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() { c.CloseNow(); <-done })
+	return requests
 }
 
 // Issue #16: a hello from a client that is not the session yet, with
