@@ -2,11 +2,11 @@ package card
 
 import (
 	"bytes"
-	"math"
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
@@ -18,43 +18,99 @@ const maxDepth = 512
 // invalid UTF-8, lone surrogates, numbers beyond the IEEE-754 double range)
 // with a *[ParseError]. src is not modified or retained.
 func AppendCanonical(dst, src []byte) ([]byte, error) {
-	c := getCanon(src, dst)
-	err := c.run()
-	out := c.out
-	putCanon(c)
-	return out, err
+	c := getCanon(src)
+	defer putCanon(c)
+	if err := c.run(); err != nil {
+		return dst, err
+	}
+	return c.appendTo(dst), nil
 }
 
-// canon is a one-pass canonicalizer: it parses src and writes canonical
-// output straight into out, without a tree of interface values. An object's
-// members are written in source order, then reordered in place by their
-// unescaped keys in UTF-16 code unit order (RFC 8785 section 3.2.3).
+// canon is a two-pass canonicalizer that builds no tree of values.
+//
+// The first pass (run) parses src into its canonical tokens, with every
+// object's members in source order. Where those are the source's bytes
+// (compact JSON: everything but white space, \u and \/ escapes and numbers
+// that print differently), nothing is copied: the pass keeps a pending
+// run of source bytes and copies it to out only where the output departs
+// from the source, so a compact card is not copied at all. An object
+// whose keys are not in order gets its members sorted by their unescaped
+// keys in UTF-16 code unit order (RFC 8785 section 3.2.3), as offsets: no
+// bytes move. The second pass (appendTo) copies the output once, taking
+// the members of each such object in sorted order. Reordering in place at
+// each object, as an earlier version did, copied a member once per
+// enclosing object that was out of order.
 type canon struct {
 	src     []byte
 	pos     int
-	out     []byte
-	members []member  // stack of the members of the objects being written
-	keys    []byte    // unescaped keys that had escapes in the source
-	tmp     []byte    // reorder scratch
-	path    []pathTok // where the parser is, for error pointers
-	depth   int
-	unsafe  bool // a number that the engine may print differently was seen
+	pend    int      // src[pend:pos] is output not yet copied to out
+	out     []byte   // the first pass output before pend
+	res     []byte   // the first pass output once run returns: out, or src itself
+	frames  []frame  // the containers being parsed
+	members []member // the members of the objects being parsed
+	sorted  []piece  // the members of reordered objects, in key order
+	recs    []objRec // objects in document order (see objRec)
+	keys    []byte   // unescaped keys that had escapes in the source
+	scratch []member // reorder scratch
+	unsafe  bool     // a number that the engine may print differently was seen
+	moved   bool     // some object's members were reordered
 	err     *ParseError
-	buf     []byte // pooled output buffer for callers that only hash
+	buf     []byte // second pass scratch for callers that only hash
+
+	check   bool        // check the Character Card V2 rules (see check.go)
+	invalid bool        // a rule is broken
+	strArr  bool        // the array last closed holds only strings
+	shape   *orderEntry // the key order cache entry of the object last reordered, or nil
 
 	orders     orderCache
 	stopUnsafe bool   // fail at the first hash-unsafe number
 	unsafeLit  string // that number
 }
 
-// member is one object member written to out[start:end] as "key":value.
-// Its unescaped key is src[ka:kb], or keys[ka:kb] when the source had
-// escapes. Offsets, not slices: a pointer-free struct needs no GC write
-// barriers while members are sorted.
+// frame is a container being parsed. For an object, base is the index of
+// its first member in members, rec the index of its record, and cur the
+// member being parsed (noMember between members); for an array, index is
+// the element being parsed and strs whether all so far are strings.
+type frame struct {
+	obj   bool
+	strs  bool
+	level uint8 // the card rules that apply (check.go)
+	base  int
+	rec   int
+	cur   int
+	index int
+}
+
+const noMember = -1
+
+// member is one object member, output[start:end] as "key":value, its
+// value starting at output[vs] with kind (see kindOf). Its unescaped key
+// is src[ka:kb], or keys[ka:kb] when the source had escapes. rec is the
+// index in recs of the first object inside it. Offsets, not slices: a
+// pointer-free struct needs no GC write barriers while members are sorted.
 type member struct {
 	start, end int
+	vs         int
 	ka, kb     int
+	rec        int
 	esc        bool
+	strs       bool // the value is an array of strings only
+	kind       byte
+}
+
+// piece is a member of a reordered object, as the second pass needs it.
+type piece struct{ start, end, rec int }
+
+// objRec is an object that holds reordered members, or is one: its
+// members are output[start:end] and its sorted members sorted[m0:m1] (m1
+// == 0 when the object itself is in order); recs[i+1:next] are the objects
+// inside it. Records are made when an object opens, so recs is in
+// document order; an object in order with no reordered object inside
+// gives its record back when it closes.
+type objRec struct {
+	start, end int
+	m0, m1     int
+	next       int
 }
 
 func (c *canon) key(m *member) []byte {
@@ -64,40 +120,95 @@ func (c *canon) key(m *member) []byte {
 	return c.src[m.ka:m.kb]
 }
 
-type pathTok struct {
-	member int // index into members, -1 for an array index, or noMember
-	index  int
+// flush copies the pending source bytes before i to out; the caller then
+// writes what replaces src[i:] up to the new pend.
+func (c *canon) flush(i int) {
+	c.out = append(c.out, c.src[c.pend:i]...)
+	c.pend = i
 }
 
-const noMember = -2
-
-func (c *canon) run() error {
-	c.skipWS()
-	if c.value() {
-		c.skipWS()
-		if c.pos != len(c.src) {
-			c.fail("unexpected data after the JSON value")
+// output returns output[s:e] during the first pass.
+func (c *canon) output(s, e int) []byte {
+	if e > len(c.out) {
+		if s >= len(c.out) {
+			d := c.pend - len(c.out)
+			return c.src[s+d : e+d]
 		}
+		c.flush(c.pos)
 	}
-	if c.err != nil {
+	return c.out[s:e]
+}
+
+// run is the first pass.
+func (c *canon) run() error {
+	if !c.parse() {
 		return c.err
 	}
+	if len(c.out) == 0 && c.pend == 0 {
+		c.res = c.src // the source is its own canonical form, up to member order
+		return nil
+	}
+	c.flush(c.pos)
+	c.res = c.out
 	return nil
 }
 
-// pointer renders the current parser path as an RFC 6901 JSON Pointer.
+// same reports whether the first pass output is src itself.
+func (c *canon) same() bool { return len(c.res) > 0 && &c.res[0] == &c.src[0] }
+
+// appendTo is the second pass: it appends the canonical form to dst.
+func (c *canon) appendTo(dst []byte) []byte {
+	if !c.moved {
+		return append(dst, c.res...)
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, len(c.res))[:n+len(c.res)]
+	c.gather(dst[n:], 0, len(c.res), 0)
+	return dst
+}
+
+// gather copies res[s:e] to dst, taking the members of the reordered
+// objects recs[ri:] in it in key order, and returns the index of the first
+// record after e. dst is len(res[s:e]) bytes long.
+func (c *canon) gather(dst []byte, s, e, ri int) int {
+	n := 0
+	for ri < len(c.recs) && c.recs[ri].start < e {
+		r := &c.recs[ri]
+		if r.m1 == 0 {
+			ri++ // in order: the objects inside it follow
+			continue
+		}
+		n += copy(dst[n:], c.res[s:r.start])
+		for i, m := range c.sorted[r.m0:r.m1] {
+			if i > 0 {
+				dst[n] = ','
+				n++
+			}
+			if m.rec < r.next && c.recs[m.rec].start < m.end {
+				c.gather(dst[n:n+m.end-m.start], m.start, m.end, m.rec)
+			} else {
+				copy(dst[n:], c.res[m.start:m.end])
+			}
+			n += m.end - m.start
+		}
+		s, ri = r.end, r.next
+	}
+	copy(dst[n:], c.res[s:e])
+	return ri
+}
+
+// pointer renders the parser's position as an RFC 6901 JSON Pointer.
 func (c *canon) pointer() string {
 	var b strings.Builder
-	for _, t := range c.path {
-		if t.member == noMember {
-			continue
+	for _, f := range c.frames {
+		switch {
+		case !f.obj:
+			b.WriteByte('/')
+			b.WriteString(strconv.Itoa(f.index))
+		case f.cur != noMember:
+			b.WriteByte('/')
+			b.WriteString(escapeToken(string(c.key(&c.members[f.cur]))))
 		}
-		b.WriteByte('/')
-		if t.member < 0 {
-			b.WriteString(strconv.Itoa(t.index))
-			continue
-		}
-		b.WriteString(escapeToken(string(c.key(&c.members[t.member]))))
 	}
 	return b.String()
 }
@@ -109,177 +220,306 @@ func (c *canon) fail(msg string) bool {
 	return false
 }
 
-func (c *canon) skipWS() {
-	for c.pos < len(c.src) {
-		switch c.src[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
+var space = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// skipSpaces skips the white space at c.pos, which the output drops.
+func (c *canon) skipSpaces() {
+	c.flush(c.pos)
+	for c.pos < len(c.src) && space[c.src[c.pos]] {
+		c.pos++
 	}
+	c.pend = c.pos
 }
 
-func (c *canon) value() bool {
-	if c.pos >= len(c.src) {
+// parse is the first pass proper: a loop over values with an explicit
+// stack of containers, so that the position stays in a register instead
+// of being passed through a call per value. It is long because it is the
+// JSON grammar as a state machine; the rare cases (strings that need
+// rewriting, numbers that are not short integers, errors) are calls.
+// delta is c.pend - len(c.out), so that the output offset of pos is
+// pos - delta.
+func (c *canon) parse() bool {
+	src := c.src
+	pos, delta := 0, 0
+	level := lvNone
+	if c.check {
+		level = lvRoot
+	}
+	var f *frame // the innermost container, nil at the root
+	var b byte
+	// Before a method that works on the fields, c.pos = pos hands the
+	// position over; after it, pos and delta are taken back.
+
+value:
+	if pos >= len(src) {
+		c.pos = pos
 		return c.fail("unexpected end of input")
 	}
-	switch b := c.src[c.pos]; {
-	case b == '{':
-		return c.object()
-	case b == '[':
-		return c.array()
+	switch b = src[pos]; {
 	case b == '"':
-		_, ok := c.str()
-		return ok
+		if end, _, ok := scanString(src, pos); ok {
+			pos = end
+		} else {
+			c.pos = pos
+			if _, ok := c.str(); !ok {
+				return false
+			}
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+	case b == '{':
+		if len(c.frames) == maxDepth {
+			c.pos = pos
+			return c.fail("nesting deeper than " + strconv.Itoa(maxDepth))
+		}
+		pos++
+		if pos < len(src) && space[src[pos]] {
+			c.pos = pos
+			c.skipSpaces()
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+		if pos < len(src) && src[pos] == '}' {
+			pos++
+			if level != lvNone {
+				c.shape = nil
+				c.checkObject(level, nil)
+			}
+			break
+		}
+		c.frames = append(c.frames, frame{obj: true, level: level, base: len(c.members), rec: len(c.recs), cur: noMember})
+		c.recs = append(c.recs, objRec{start: pos - delta})
+		f = &c.frames[len(c.frames)-1]
+		goto key
+	case b == '[':
+		if len(c.frames) == maxDepth {
+			c.pos = pos
+			return c.fail("nesting deeper than " + strconv.Itoa(maxDepth))
+		}
+		pos++
+		if pos < len(src) && space[src[pos]] {
+			c.pos = pos
+			c.skipSpaces()
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+		if pos < len(src) && src[pos] == ']' {
+			pos++
+			c.strArr = true
+			break
+		}
+		c.frames = append(c.frames, frame{strs: true, level: elementLevel(level)})
+		f = &c.frames[len(c.frames)-1]
+		goto element
 	case b == '-' || (b >= '0' && b <= '9'):
-		return c.number()
-	case b == 't':
-		return c.literal("true")
-	case b == 'f':
-		return c.literal("false")
-	case b == 'n':
-		return c.literal("null")
+		if end := shortInt(src, pos); end > 0 {
+			pos = end // canonical as it is
+		} else {
+			c.pos = pos
+			if !c.number() {
+				return false
+			}
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+	case b == 't' && len(src)-pos >= 4 && string(src[pos:pos+4]) == "true":
+		pos += 4
+	case b == 'f' && len(src)-pos >= 5 && string(src[pos:pos+5]) == "false":
+		pos += 5
+	case b == 'n' && len(src)-pos >= 4 && string(src[pos:pos+4]) == "null":
+		pos += 4
+	case b == 't', b == 'f', b == 'n':
+		c.pos = pos
+		return c.fail("invalid literal, expected " + literalOf(b))
+	case space[b]:
+		c.pos = pos
+		c.skipSpaces()
+		pos, delta = c.pos, c.pend-len(c.out)
+		goto value
+	default:
+		c.pos = pos
+		return c.fail("invalid character " + strconv.QuoteRune(rune(b)) + " looking for a value")
 	}
-	return c.fail("invalid character " + strconv.QuoteRune(rune(c.src[c.pos])) + " looking for a value")
-}
 
-func (c *canon) literal(s string) bool {
-	if !bytes.HasPrefix(c.src[c.pos:], []byte(s)) {
-		return c.fail("invalid literal, expected " + s)
-	}
-	c.pos += len(s)
-	c.out = append(c.out, s...)
-	return true
-}
-
-func (c *canon) enter() bool {
-	c.depth++
-	if c.depth > maxDepth {
-		return c.fail("nesting deeper than " + strconv.Itoa(maxDepth))
-	}
-	return true
-}
-
-func (c *canon) array() bool {
-	if !c.enter() {
-		return false
-	}
-	c.pos++
-	c.out = append(c.out, '[')
-	c.skipWS()
-	if c.pos < len(c.src) && c.src[c.pos] == ']' {
-		c.pos++
-		c.out = append(c.out, ']')
-		c.depth--
+next: // after a value
+	if f == nil {
+		if pos < len(src) && space[src[pos]] {
+			c.pos = pos
+			c.skipSpaces()
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+		c.pos = pos
+		if pos != len(src) {
+			return c.fail("unexpected data after the JSON value")
+		}
 		return true
 	}
-	c.path = append(c.path, pathTok{member: -1})
-	for i := 0; ; i++ {
-		c.path[len(c.path)-1].index = i
-		c.skipWS()
-		if !c.value() {
-			return false
-		}
-		c.skipWS()
-		if c.pos >= len(c.src) {
-			return c.fail("unexpected end of input in array")
-		}
-		switch c.src[c.pos] {
-		case ',':
-			c.pos++
-			c.out = append(c.out, ',')
-		case ']':
-			c.pos++
-			c.out = append(c.out, ']')
-			c.path = c.path[:len(c.path)-1]
-			c.depth--
-			return true
-		default:
-			return c.fail("expected ',' or ']' in array")
-		}
+	if f.obj {
+		m := &c.members[len(c.members)-1]
+		m.end = pos - delta
+		m.strs = m.kind == '[' && c.strArr
 	}
-}
-
-// object is long because it is the parser's member loop plus the reorder.
-func (c *canon) object() bool {
-	if !c.enter() {
-		return false
-	}
-	c.pos++
-	c.out = append(c.out, '{')
-	base := len(c.members)
-	start := len(c.out)
-	c.skipWS()
-	if c.pos < len(c.src) && c.src[c.pos] == '}' {
-		c.pos++
-		c.out = append(c.out, '}')
-		c.depth--
-		return true
-	}
-	c.path = append(c.path, pathTok{})
-	for first := true; ; first = false {
-		c.path[len(c.path)-1].member = noMember // a key error points at the object
-		c.skipWS()
-		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
-			return c.fail("expected a string key in object")
-		}
-		if !first {
-			c.out = append(c.out, ',')
-		}
-		m := member{start: len(c.out), ka: c.pos + 1}
-		esc, ok := c.str()
-		if !ok {
-			return false
-		}
-		m.kb = c.pos - 1
-		if esc {
-			n := len(c.keys)
-			c.keys = appendUnescaped(c.keys, c.src[m.ka:m.kb])
-			m.ka, m.kb, m.esc = n, len(c.keys), true
-		}
-		c.members = append(c.members, m)
-		c.path[len(c.path)-1].member = len(c.members) - 1
-		c.skipWS()
-		if c.pos >= len(c.src) || c.src[c.pos] != ':' {
-			return c.fail("expected ':' after object key")
-		}
-		c.pos++
-		c.out = append(c.out, ':')
-		c.skipWS()
-		if !c.value() {
-			return false
-		}
-		c.members[len(c.members)-1].end = len(c.out)
-		c.skipWS()
-		if c.pos >= len(c.src) {
+ws:
+	if pos >= len(src) {
+		c.pos = pos
+		if f.obj {
 			return c.fail("unexpected end of input in object")
 		}
-		if c.src[c.pos] == ',' {
-			c.pos++
-			continue
-		}
-		if c.src[c.pos] != '}' {
-			return c.fail("expected ',' or '}' in object")
-		}
-		c.pos++
-		break
+		return c.fail("unexpected end of input in array")
 	}
-	if !c.reorder(base, start) {
+	switch b = src[pos]; {
+	case b == ',':
+		pos++
+		if f.obj {
+			f.cur = noMember
+			goto key
+		}
+		f.index++
+		goto element
+	case b == '}' && f.obj:
+		pos++
+		c.pos = pos
+		if !c.closeObject(f, pos-delta-1) {
+			return false
+		}
+	case b == ']' && !f.obj:
+		pos++
+		c.strArr = f.strs
+	case space[b]:
+		c.pos = pos
+		c.skipSpaces()
+		pos, delta = c.pos, c.pend-len(c.out)
+		goto ws
+	case f.obj:
+		c.pos = pos
+		return c.fail("expected ',' or '}' in object")
+	default:
+		c.pos = pos
+		return c.fail("expected ',' or ']' in array")
+	}
+	c.frames = c.frames[:len(c.frames)-1]
+	f = nil
+	if n := len(c.frames); n > 0 {
+		f = &c.frames[n-1]
+	}
+	goto next
+
+element: // an array element at pos
+	if pos < len(src) && space[src[pos]] {
+		c.pos = pos
+		c.skipSpaces()
+		pos, delta = c.pos, c.pend-len(c.out)
+	}
+	if pos >= len(src) {
+		c.pos = pos
+		return c.fail("unexpected end of input")
+	}
+	b = src[pos]
+	f.strs = f.strs && b == '"'
+	level = f.level
+	if level != lvNone && b != '{' {
+		c.invalid = true // an entry must be an object
+	}
+	goto value
+
+key: // an object member's key at pos
+	if pos >= len(src) || src[pos] != '"' {
+		if pos < len(src) && space[src[pos]] {
+			c.pos = pos
+			c.skipSpaces()
+			pos, delta = c.pos, c.pend-len(c.out)
+			goto key
+		}
+		c.pos = pos
+		return c.fail("expected a string key in object")
+	}
+	{
+		m := member{start: pos - delta, ka: pos + 1}
+		// Most keys are short and plain: their closing quote is the first
+		// byte of the next 16 that needs a look.
+		if i := pos + 1; i+16 <= len(src) {
+			w := src[i : i+16 : i+16]
+			if m0 := specialMask(binary.LittleEndian.Uint64(w)); m0 != 0 {
+				i += bits.TrailingZeros64(m0) >> 3
+			} else if m1 := specialMask(binary.LittleEndian.Uint64(w[8:])); m1 != 0 {
+				i += 8 + bits.TrailingZeros64(m1)>>3
+			}
+			if src[i] == '"' {
+				m.kb, pos = i, i+1
+			}
+		}
+		if m.kb == 0 {
+			end, esc, ok := scanString(src, pos)
+			if !ok {
+				c.pos = pos
+				if esc, ok = c.str(); !ok {
+					return false
+				}
+				pos, delta = c.pos, c.pend-len(c.out)
+				end = pos
+			}
+			m.kb, pos = end-1, end
+			if esc {
+				n := len(c.keys)
+				c.keys = appendUnescaped(c.keys, src[m.ka:m.kb])
+				m.ka, m.kb, m.esc = n, len(c.keys), true
+			}
+		}
+		if pos < len(src) && src[pos] != ':' && space[src[pos]] {
+			c.pos = pos
+			c.skipSpaces()
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+		f.cur = len(c.members)
+		if pos >= len(src) || src[pos] != ':' {
+			c.members = append(c.members, m)
+			c.pos = pos
+			return c.fail("expected ':' after object key")
+		}
+		pos++
+		if pos < len(src) && space[src[pos]] {
+			c.pos = pos
+			c.skipSpaces()
+			pos, delta = c.pos, c.pend-len(c.out)
+		}
+		if pos < len(src) {
+			m.kind = kindOf(src[pos])
+		}
+		m.vs, m.rec = pos-delta, len(c.recs)
+		c.members = append(c.members, m)
+		level = lvNone
+		if f.level != lvNone {
+			level = memberLevel(f.level, c.key(&m))
+		}
+	}
+	goto value
+}
+
+func literalOf(b byte) string {
+	switch b {
+	case 't':
+		return "true"
+	case 'f':
+		return "false"
+	}
+	return "null"
+}
+
+// closeObject reorders and checks the object of frame f, whose '}' is at
+// output offset end.
+func (c *canon) closeObject(f *frame, end int) bool {
+	if !c.reorder(f, end) {
 		return false
 	}
-	c.path = c.path[:len(c.path)-1]
-	c.members = c.members[:base]
-	c.depth--
-	c.out = append(c.out, '}')
+	if f.level != lvNone {
+		c.checkObject(f.level, c.members[f.base:])
+	}
+	c.members = c.members[:f.base]
 	return true
 }
 
-// reorder sorts the members written since start by key, rejects duplicate
-// keys, and rewrites them comma-separated. Members already in order (as in
-// canonical input) are left where they are.
-func (c *canon) reorder(base, start int) bool {
-	ms := c.members[base:]
+// reorder sorts the members of the object of frame f by key, rejects
+// duplicate keys, and completes or gives back its record. The members stay
+// in source order in c.members; the sorted order goes to c.sorted.
+func (c *canon) reorder(f *frame, end int) bool {
+	ms := c.members[f.base:]
+	c.shape = nil
 	sorted := true
 	for i := 1; i < len(ms); i++ {
 		if compareUTF16(c.key(&ms[i-1]), c.key(&ms[i])) >= 0 {
@@ -287,29 +527,43 @@ func (c *canon) reorder(base, start int) bool {
 			break
 		}
 	}
+	r := &c.recs[f.rec]
+	r.end = end
 	if sorted {
+		if len(c.recs) == f.rec+1 {
+			c.recs = c.recs[:f.rec] // nothing reordered in it
+		} else {
+			r.next = len(c.recs)
+		}
 		return true
 	}
-	if !c.orders.apply(c, ms) {
-		c.orders.remember(c, ms)
-		slices.SortStableFunc(ms, func(a, b member) int { return compareUTF16(c.key(&a), c.key(&b)) })
-		for i := 1; i < len(ms); i++ {
-			if bytes.Equal(c.key(&ms[i-1]), c.key(&ms[i])) {
+	r.m0 = len(c.sorted)
+	if e := c.orders.find(c, ms); e != nil {
+		c.shape = e
+		for _, j := range e.perm {
+			m := &ms[j]
+			c.sorted = append(c.sorted, piece{m.start, m.end, m.rec})
+		}
+	} else {
+		c.scratch = append(c.scratch[:0], ms...)
+		o := c.scratch
+		c.orders.remember(c, o)
+		slices.SortStableFunc(o, func(a, b member) int { return compareUTF16(c.key(&a), c.key(&b)) })
+		for i := 1; i < len(o); i++ {
+			if bytes.Equal(c.key(&o[i-1]), c.key(&o[i])) {
 				c.orders.forget()
-				c.path[len(c.path)-1].member = base + i
-				return c.fail("duplicate key " + strconv.Quote(string(c.key(&ms[i]))))
+				f.cur = f.base + slices.IndexFunc(ms, func(m member) bool { return m.start == o[i].start })
+				return c.fail("duplicate key " + strconv.Quote(string(c.key(&o[i]))))
 			}
 		}
-		c.orders.learn(ms)
-	}
-	c.tmp = append(c.tmp[:0], c.out[start:]...)
-	c.out = c.out[:start]
-	for i := range ms {
-		if i > 0 {
-			c.out = append(c.out, ',')
+		c.orders.learn(o)
+		for i := range o {
+			c.sorted = append(c.sorted, piece{o[i].start, o[i].end, o[i].rec})
 		}
-		c.out = append(c.out, c.tmp[ms[i].start-start:ms[i].end-start]...)
 	}
+	r.m1 = len(c.sorted)
+	r.next = len(c.recs)
+	c.moved = true
 	return true
 }
 
@@ -335,300 +589,4 @@ func compareUTF16(a, b []byte) int {
 		return 1
 	}
 	return int(x) - int(y)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// str writes the canonical form of the string at c.pos and reports whether
-// the source had escapes.
-func (c *canon) str() (esc, ok bool) {
-	c.pos++
-	c.out = append(c.out, '"')
-	src := c.src
-	for {
-		run := c.pos
-		for c.pos < len(src) {
-			b := src[c.pos]
-			if b < 0x20 || b == '"' || b == '\\' {
-				break
-			}
-			if b < utf8.RuneSelf {
-				c.pos++
-				continue
-			}
-			r, size := utf8.DecodeRune(src[c.pos:])
-			if r == utf8.RuneError && size == 1 {
-				c.out = append(c.out, src[run:c.pos]...)
-				return esc, c.fail("invalid UTF-8 in string")
-			}
-			c.pos += size
-		}
-		c.out = append(c.out, src[run:c.pos]...)
-		if c.pos >= len(src) {
-			return esc, c.fail("unterminated string")
-		}
-		switch b := src[c.pos]; {
-		case b == '"':
-			c.pos++
-			c.out = append(c.out, '"')
-			return esc, true
-		case b < 0x20:
-			return esc, c.fail("control character in string must be escaped")
-		}
-		esc = true
-		r, ok := c.escape()
-		if !ok {
-			return esc, false
-		}
-		c.out = appendEscapedRune(c.out, r)
-	}
-}
-
-// escape decodes the escape sequence at c.pos (a backslash).
-func (c *canon) escape() (rune, bool) {
-	src := c.src
-	if c.pos+1 >= len(src) {
-		return 0, c.fail("unterminated escape")
-	}
-	c.pos += 2
-	switch src[c.pos-1] {
-	case '"':
-		return '"', true
-	case '\\':
-		return '\\', true
-	case '/':
-		return '/', true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	case 'u':
-	default:
-		c.pos -= 2
-		return 0, c.fail("invalid escape")
-	}
-	r, ok := hex4(src, c.pos)
-	if !ok {
-		return 0, c.fail("invalid \\u escape")
-	}
-	c.pos += 4
-	if r < 0xD800 || r > 0xDFFF {
-		return r, true
-	}
-	if r <= 0xDBFF && c.pos+1 < len(src) && src[c.pos] == '\\' && src[c.pos+1] == 'u' {
-		lo, ok := hex4(src, c.pos+2)
-		if ok && lo >= 0xDC00 && lo <= 0xDFFF {
-			c.pos += 6
-			return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), true
-		}
-	}
-	return 0, c.fail("lone surrogate in string")
-}
-
-func hex4(src []byte, i int) (rune, bool) {
-	if i+4 > len(src) {
-		return 0, false
-	}
-	var r rune
-	for _, b := range src[i : i+4] {
-		switch {
-		case b >= '0' && b <= '9':
-			b -= '0'
-		case b >= 'a' && b <= 'f':
-			b -= 'a' - 10
-		case b >= 'A' && b <= 'F':
-			b -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(b)
-	}
-	return r, true
-}
-
-// appendEscapedRune writes r as RFC 8785 requires: the short escapes, other
-// controls as \u00xx, everything else raw.
-func appendEscapedRune(dst []byte, r rune) []byte {
-	switch r {
-	case '"':
-		return append(dst, '\\', '"')
-	case '\\':
-		return append(dst, '\\', '\\')
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
-	}
-	if r < 0x20 {
-		return append(dst, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xF])
-	}
-	return utf8.AppendRune(dst, r)
-}
-
-// appendUnescaped decodes the body of a string already validated by str.
-func appendUnescaped(dst, s []byte) []byte {
-	c := canon{src: s}
-	for c.pos < len(s) {
-		if s[c.pos] != '\\' {
-			dst = append(dst, s[c.pos])
-			c.pos++
-			continue
-		}
-		r, _ := c.escape()
-		dst = utf8.AppendRune(dst, r)
-	}
-	return dst
-}
-
-// number writes the canonical form of the number at c.pos: integers of up
-// to 15 digits are copied, everything else goes through float64 and the
-// ECMAScript Number-to-string rules (RFC 8785 section 3.2.2.3). It is long
-// because it is the JSON number grammar, spelled out to avoid a regexp.
-func (c *canon) number() bool {
-	src := c.src
-	start := c.pos
-	i := start
-	if src[i] == '-' {
-		i++
-	}
-	digits := i
-	switch {
-	case i < len(src) && src[i] == '0':
-		i++
-	case i < len(src) && src[i] >= '1' && src[i] <= '9':
-		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-			i++
-		}
-	default:
-		return c.fail("invalid number")
-	}
-	intEnd := i
-	if i < len(src) && src[i] == '.' {
-		i++
-		if i >= len(src) || src[i] < '0' || src[i] > '9' {
-			c.pos = i
-			return c.fail("invalid number: digit expected after '.'")
-		}
-		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
-		i++
-		if i < len(src) && (src[i] == '+' || src[i] == '-') {
-			i++
-		}
-		if i >= len(src) || src[i] < '0' || src[i] > '9' {
-			c.pos = i
-			return c.fail("invalid number: digit expected in exponent")
-		}
-		for i < len(src) && src[i] >= '0' && src[i] <= '9' {
-			i++
-		}
-	}
-	c.pos = i
-	lit := src[start:i]
-	if intEnd != i || !intHashSafe(src[digits:i], digits > start) {
-		c.unsafe = true
-		if c.stopUnsafe {
-			c.unsafeLit = string(lit)
-			c.pos = start
-			return c.fail("hash-unsafe number")
-		}
-	}
-	if intEnd == i {
-		if i-digits <= 15 {
-			if digits > start && i-digits == 1 && src[digits] == '0' {
-				lit = lit[1:] // -0 is 0
-			}
-			c.out = append(c.out, lit...)
-			return true
-		}
-	}
-	f, err := strconv.ParseFloat(string(lit), 64)
-	if err != nil || math.IsInf(f, 0) {
-		c.pos = start
-		return c.fail("number " + string(lit) + " is out of the IEEE-754 double range")
-	}
-	c.out = appendES6(c.out, f)
-	return true
-}
-
-// intHashSafe reports whether an integer literal prints the same in JCS and
-// in the engine: |n| <= 2^53 and not negative zero.
-func intHashSafe(digits []byte, neg bool) bool {
-	const limit = "9007199254740992"
-	switch {
-	case neg && len(digits) == 1 && digits[0] == '0':
-		return false
-	case len(digits) < len(limit):
-		return true
-	case len(digits) > len(limit):
-		return false
-	}
-	return string(digits) <= limit
-}
-
-// appendES6 formats f as ECMAScript's Number.prototype.toString does.
-func appendES6(dst []byte, f float64) []byte {
-	if f == 0 {
-		return append(dst, '0')
-	}
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
-	if e[0] == '-' {
-		dst = append(dst, '-')
-		e = e[1:]
-	}
-	// e is d[.ddd]e±x
-	ei := bytes.IndexByte(e, 'e')
-	var digs [20]byte
-	nd := copy(digs[:], e[:1])
-	if ei > 1 {
-		nd += copy(digs[nd:], e[2:ei])
-	}
-	x, _ := strconv.Atoi(string(e[ei+1:]))
-	n := x + 1 // decimal point position
-	d := digs[:nd]
-	switch {
-	case nd <= n && n <= 21:
-		dst = append(dst, d...)
-		for i := nd; i < n; i++ {
-			dst = append(dst, '0')
-		}
-	case 0 < n && n <= 21:
-		dst = append(dst, d[:n]...)
-		dst = append(dst, '.')
-		dst = append(dst, d[n:]...)
-	case -6 < n && n <= 0:
-		dst = append(dst, '0', '.')
-		for i := n; i < 0; i++ {
-			dst = append(dst, '0')
-		}
-		dst = append(dst, d...)
-	default:
-		dst = append(dst, d[0])
-		if nd > 1 {
-			dst = append(dst, '.')
-			dst = append(dst, d[1:]...)
-		}
-		dst = append(dst, 'e')
-		if n-1 >= 0 {
-			dst = append(dst, '+')
-		}
-		dst = strconv.AppendInt(dst, int64(n-1), 10)
-	}
-	return dst
 }

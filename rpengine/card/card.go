@@ -25,6 +25,13 @@ type Card struct {
 	key    memoKey128
 	valid  bool // no violation of the V2 rules
 
+	// canon is the RFC 8785 form when Parse computed it (the same array
+	// as raw when raw is canonical), else nil and lazy is computed on
+	// first use: a card found in the hash memo skipped canonicalization.
+	canon    []byte
+	lazyOnce sync.Once
+	lazy     []byte
+
 	validOnce  sync.Once
 	violations []Violation
 
@@ -54,21 +61,12 @@ func Parse(data []byte) (*Card, error) {
 		return nil, &ParseError{Msg: "a card must be a JSON object"}
 	}
 	key := memoKey(data)
-	c := &Card{raw: append([]byte(nil), data...), key: key}
 	if e, ok := memo.get(key); ok {
+		c := &Card{raw: append([]byte(nil), data...), key: key}
 		c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
 		return c, nil
 	}
-	e, violations, err := parseDocument(data)
-	if err != nil {
-		return nil, err
-	}
-	c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
-	if !e.valid {
-		c.validOnce.Do(func() { c.violations = violations })
-	}
-	memo.put(key, e)
-	return c, nil
+	return parseCold(data, key)
 }
 
 var utf8BOM = []byte("\xef\xbb\xbf")
@@ -84,33 +82,86 @@ func rootIsObject(data []byte) bool {
 	return false
 }
 
-// parseDocument canonicalizes data, hashes the canonical form and checks
-// the V2 rules on it.
-func parseDocument(data []byte) (memoEntry, []Violation, error) {
-	c := getCanon(data, nil)
-	defer putCanon(c)
-	c.out = c.buf[:0]
-	err := c.run()
-	defer func() { c.buf = c.out[:0] }()
-	if err != nil {
-		return memoEntry{}, nil, err
+// parseCold canonicalizes data, checking the V2 rules on the way, keeps
+// the copy of data and its canonical form in one allocation, and hashes
+// the canonical form.
+func parseCold(data []byte, key memoKey128) (*Card, error) {
+	cn := getCanon(data)
+	defer putCanon(cn)
+	cn.check = true
+	if err := cn.run(); err != nil {
+		return nil, err
 	}
-	violations := validateCanonical(c.out)
-	e := memoEntry{digest: sha256.Sum256(c.out), unsafe: c.unsafe, valid: len(violations) == 0}
-	return e, violations, nil
+	c := &Card{key: key, unsafe: cn.unsafe, valid: !cn.invalid}
+	c.raw, c.canon = cardBytes(data, cn)
+	c.digest = sha256.Sum256(c.canon)
+	if !c.valid {
+		violations := validateCanonical(c.canon)
+		c.validOnce.Do(func() { c.violations = violations })
+	}
+	memo.put(key, memoEntry{digest: c.digest, unsafe: c.unsafe, valid: c.valid})
+	return c, nil
+}
+
+// cardBytes returns a copy of data and its canonical form from cn's first
+// pass. They share one array of exactly their size, allocated without
+// zeroing (bytes.Join does not zero what it copies over; make would, and
+// append would round the capacity up by a quarter), or are one slice when
+// data is canonical. Reordered members are gathered into the pooled
+// scratch first: its cache lines are warm, and the new array is then
+// written once, in two sequential copies.
+func cardBytes(data []byte, cn *canon) (raw, canon []byte) {
+	n := len(data)
+	if !cn.moved && cn.same() {
+		raw = append([]byte(nil), data...)
+		return raw[:n:n], raw[:n:n]
+	}
+	res := cn.res
+	if cn.moved {
+		cn.buf = cn.appendTo(cn.buf[:0])
+		res = cn.buf
+	}
+	m := len(res)
+	buf := bytes.Join([][]byte{data, res}, nil)
+	return buf[:n:n], buf[n : n+m : n+m]
+}
+
+// canonical returns the card's RFC 8785 form. The caller must not modify
+// it.
+func (c *Card) canonical() []byte {
+	if c.canon != nil {
+		return c.canon
+	}
+	c.lazyOnce.Do(func() {
+		// Parse accepted c.raw, so it canonicalizes.
+		c.lazy, _ = AppendCanonical(nil, c.raw)
+	})
+	return c.lazy
+}
+
+// size is the memory the card holds for its bytes.
+func (c *Card) size() int {
+	n := len(c.raw)
+	if cn := c.canonical(); len(cn) > 0 && &cn[0] != &c.raw[0] {
+		n += len(cn)
+	}
+	return n
 }
 
 // hashDocument canonicalizes data and returns its SHA-256 and whether it
 // holds a hash-unsafe number.
 func hashDocument(data []byte) (Digest, bool, error) {
-	c := getCanon(data, nil)
-	c.out = c.buf[:0]
-	err := c.run()
-	d := Digest(sha256.Sum256(c.out))
-	unsafe := c.unsafe
-	c.buf = c.out[:0]
-	putCanon(c)
-	return d, unsafe, err
+	c := getCanon(data)
+	defer putCanon(c)
+	if err := c.run(); err != nil {
+		return Digest{}, false, err
+	}
+	canon := c.res
+	if c.moved {
+		c.buf = c.appendTo(c.buf[:0])
+		canon = c.buf
+	}
+	return sha256.Sum256(canon), c.unsafe, nil
 }
 
 // Bytes returns the card's JSON document as parsed. The caller must not
@@ -136,12 +187,10 @@ func (c *Card) HashSafe() error {
 
 // firstUnsafe walks data and reports its first hash-unsafe number.
 func firstUnsafe(data []byte) error {
-	c := getCanon(data, nil)
+	c := getCanon(data)
 	defer putCanon(c)
 	c.stopUnsafe = true
-	c.out = c.buf[:0]
 	_ = c.run()
-	c.buf = c.out[:0]
 	if c.err == nil {
 		return nil
 	}

@@ -16,11 +16,19 @@ import (
 // equals the rest of b (the common suffix, aligned), nothing is left to
 // do, so a one-field edit stops right after the changed field instead of
 // scanning the remaining members of every enclosing container.
+//
+// The containers open at the end of the common prefix (the path to the
+// first difference) are found by one scan of the prefix, with the child of
+// each that holds the difference. The differ jumps straight to that child:
+// the members and elements before it are equal, and skipping them one by
+// one at each level scanned the prefix once per level.
 type differ struct {
 	a, b  []byte
 	pre   int // length of the common prefix
 	suf   int // length of the common suffix, not overlapping pre
 	shift int // len(b) - len(a)
+	ppath []prefixEntry
+	depth int // of the container being diffed
 	kids  []span
 	path  []byte // current pointer, tokens escaped
 	out   []byte
@@ -44,7 +52,44 @@ func newDiffer(a, b []byte, limit int) *differ {
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	return &differ{a: a, b: b, pre: pre, suf: suf, shift: len(b) - len(a), limit: limit, out: []byte{'['}}
+	g := &differ{a: a, b: b, pre: pre, suf: suf, shift: len(b) - len(a), limit: limit, out: []byte{'['}}
+	g.ppath = prefixPath(a, pre, nil)
+	return g
+}
+
+// prefixEntry is a container open at the end of the common prefix: where
+// it starts, and the start (a member's key, or an element) and index of
+// its child that holds the end of the prefix.
+type prefixEntry struct{ start, child, index int }
+
+// prefixPath lists the containers of the canonical doc open at offset pre,
+// outermost first.
+func prefixPath(doc []byte, pre int, out []prefixEntry) []prefixEntry {
+	for i := 0; i < pre; {
+		switch doc[i] {
+		case '"':
+			i = skipString(doc, i)
+			continue
+		case '{', '[':
+			out = append(out, prefixEntry{start: i, child: i + 1})
+		case '}', ']':
+			out = out[:len(out)-1]
+		case ',':
+			e := &out[len(out)-1]
+			e.child, e.index = i+1, e.index+1
+		}
+		i++
+	}
+	return out
+}
+
+// onPath returns the entry of the container at xs when it is open at the
+// end of the common prefix.
+func (g *differ) onPath(xs int) (prefixEntry, bool) {
+	if g.depth < len(g.ppath) && g.ppath[g.depth].start == xs {
+		return g.ppath[g.depth], true
+	}
+	return prefixEntry{}, false
 }
 
 // rest reports whether everything from a[i] on equals everything from b[j].
@@ -104,9 +149,12 @@ func (g *differ) value(xs, ys int) (xe, ye int, done bool) {
 	if xs == ys && xs < g.pre {
 		// The value is b's too only if the byte after it is common as
 		// well: a number has no closing delimiter, so a's 1 may be the
-		// start of b's 10 (found by FuzzDiff).
-		if xe = skipValue(g.a, xs); xe < g.pre {
-			return xe, xe, false // inside the common prefix
+		// start of b's 10 (found by FuzzDiff). A container on the path
+		// to the first difference is not: it holds it.
+		if _, ok := g.onPath(xs); !ok {
+			if xe = skipValue(g.a, xs); xe < g.pre {
+				return xe, xe, false // inside the common prefix
+			}
 		}
 	}
 	switch ca, cb := g.a[xs], g.b[ys]; {
@@ -126,6 +174,11 @@ func (g *differ) value(xs, ys int) (xe, ye int, done bool) {
 func (g *differ) object(xs, ys int) (xe, ye int, done bool) {
 	a, b := g.a, g.b
 	i, j := xs+1, ys+1
+	if p, ok := g.onPath(xs); ok && xs == ys {
+		i, j = p.child, p.child // the members before it are equal
+	}
+	g.depth++
+	defer func() { g.depth-- }()
 	for {
 		if g.rest(i, j) {
 			return 0, 0, true
@@ -191,7 +244,15 @@ func (g *differ) elements(doc []byte, i int) ([]span, int) {
 func (g *differ) array(xs, ys int) (xe, ye int, done bool) {
 	a, b := g.a, g.b
 	i, j, idx := xs+1, ys+1, 0
+	if p, ok := g.onPath(xs); ok && xs == ys {
+		i, j, idx = p.child, p.child, p.index // the elements before it are equal
+	}
+	g.depth++
+	defer func() { g.depth-- }()
 	for a[i] != ']' && b[j] != ']' && i == j && i < g.pre {
+		if _, ok := g.onPath(i); ok {
+			break // it holds the first difference
+		}
 		e := skipValue(a, i)
 		if e >= g.pre { // as in value: the byte after it must be common too
 			break

@@ -200,6 +200,9 @@ func FuzzParse(f *testing.F) {
 		if d, _ := c.Hash(); d != Digest(sha256.Sum256(want)) {
 			t.Fatal("hash differs from jcs + SHA-256")
 		}
+		if (c.Validate() == nil) != (len(validateCanonical(want)) == 0) {
+			t.Fatalf("Parse's rule check and the validator disagree: %v", c.Validate())
+		}
 		if r, _, err := Repair(in); err == nil {
 			testutil.Success(t, r.Validate())
 		}
@@ -347,14 +350,12 @@ func Test_orderCache(t *testing.T) {
 	long := strings.Repeat("k", maxOrderKeyBytes)
 	in := `[{"` + long + `b":1,"` + long + `a":2},{"` + long + `b":1,"` + long + `a":2}]`
 	checkAgainstJCS(t, []byte(in))
-	c := getCanon([]byte(in), nil)
-	c.out = c.buf[:0]
+	c := getCanon([]byte(in))
 	testutil.Success(t, c.run())
 	for i := range c.orders.e {
 		if n := len(c.orders.e[i].keys); n > maxOrderKeyBytes {
 			t.Fatalf("order cache entry %d keeps %d key bytes", i, n)
 		}
 	}
-	c.buf = c.out[:0]
 	putCanon(c)
 }

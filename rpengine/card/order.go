@@ -1,7 +1,5 @@
 package card
 
-import "bytes"
-
 // orderCache remembers how the last few key sequences sort. Cards repeat
 // the same object shape many times (every lorebook entry has its keys in
 // the same source order), and checking that a sequence is the same costs
@@ -10,14 +8,16 @@ import "bytes"
 type orderCache struct {
 	e    [16]orderEntry
 	next int
+	hit  int         // the entry found last
 	cur  *orderEntry // the entry being learned
 }
 
 type orderEntry struct {
-	keys   []byte // the keys in source order, concatenated
-	ends   []int  // end of each key in keys
-	starts []int  // source order start offsets (scratch for learn)
-	perm   []int  // perm[j] = source index of the j-th key in sorted order
+	keys   []byte  // the keys in source order, concatenated
+	ends   []int   // end of each key in keys
+	starts []int   // source order start offsets (scratch for learn)
+	perm   []int   // perm[j] = source index of the j-th key in sorted order
+	fields []uint8 // the keys' fields for the card rules (check.go), once known
 }
 
 const maxOrderKeys = 64 // larger objects are sorted each time
@@ -27,28 +27,26 @@ const maxOrderKeys = 64 // larger objects are sorted each time
 // pinned there. Such objects are sorted each time.
 const maxOrderKeyBytes = 4 << 10
 
-func (o *orderCache) apply(c *canon, ms []member) bool {
-	for i := range o.e {
-		e := &o.e[i]
-		if len(e.perm) != len(ms) || !e.matches(c, ms) {
-			continue
-		}
-		// Reorder ms by perm using the starts scratch: members are in
-		// source order, so copy them out first.
-		var buf [maxOrderKeys]member
-		copy(buf[:len(ms)], ms)
-		for j, src := range e.perm {
-			ms[j] = buf[src]
-		}
-		return true
+// find returns the entry whose keys are those of ms, in the same order,
+// or nil. The entry found last is tried first: objects of one shape come
+// in runs.
+func (o *orderCache) find(c *canon, ms []member) *orderEntry {
+	if e := &o.e[o.hit]; len(e.perm) == len(ms) && e.matches(c, ms) {
+		return e
 	}
-	return false
+	for i := range o.e {
+		if e := &o.e[i]; len(e.perm) == len(ms) && e.matches(c, ms) {
+			o.hit = i
+			return e
+		}
+	}
+	return nil
 }
 
 func (e *orderEntry) matches(c *canon, ms []member) bool {
 	prev := 0
 	for i := range ms {
-		if !bytes.Equal(e.keys[prev:e.ends[i]], c.key(&ms[i])) {
+		if string(e.keys[prev:e.ends[i]]) != string(c.key(&ms[i])) {
 			return false
 		}
 		prev = e.ends[i]
@@ -71,7 +69,7 @@ func (o *orderCache) remember(c *canon, ms []member) {
 	}
 	e := &o.e[o.next]
 	o.next = (o.next + 1) % len(o.e)
-	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
+	e.keys, e.ends, e.starts, e.perm, e.fields = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0], e.fields[:0]
 	for i := range ms {
 		e.keys = append(e.keys, c.key(&ms[i])...)
 		e.ends = append(e.ends, len(e.keys))

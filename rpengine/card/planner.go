@@ -47,15 +47,15 @@ func (o *PlannerOptions) withDefaults() PlannerOptions {
 type keyState struct {
 	engineHash Digest // the authority: the hash the engine reported
 	card       *Card  // the card it accepted, when the caller told us
-	canonical  []byte // card's canonical JSON, computed on first patch
 }
 
-// size is what st counts toward MaxBytes.
+// size is what st counts toward MaxBytes: the card's bytes and its
+// canonical form.
 func (st *keyState) size() int {
 	if st.card == nil {
 		return 0
 	}
-	return len(st.card.raw) + len(st.canonical)
+	return st.card.size()
 }
 
 // Planner chooses the cheapest transfer that can succeed for each card a
@@ -148,16 +148,7 @@ func (p *Planner) patch(k Key, st *keyState, c *Card) (Transfer, bool) {
 	if p.opts.DisablePatches || st.card == nil || !p.trusted(c) || !p.trusted(st.card) || st.engineHash != st.card.digest {
 		return Transfer{}, false
 	}
-	if st.canonical == nil {
-		canon, err := AppendCanonical(nil, st.card.raw)
-		if err != nil {
-			return Transfer{}, false
-		}
-		st.canonical = canon
-		p.bytes += len(canon)
-		p.trim(k)
-	}
-	ops, ok := planPatch(st.canonical, c, len(c.raw))
+	ops, ok := planPatch(st.card.canonical(), c, len(c.raw))
 	if !ok {
 		return Transfer{}, false
 	}
@@ -183,9 +174,6 @@ func (p *Planner) Accepted(k Key, c *Card, h Digest) {
 		p.keys[k] = st
 	}
 	p.bytes -= st.size()
-	if st.card != c || st.engineHash != h {
-		st.canonical = nil
-	}
 	st.engineHash, st.card = h, c
 	p.bytes += st.size()
 	p.trim(k)
@@ -211,7 +199,7 @@ func (p *Planner) trim(keep Key) {
 		}
 		if k != keep {
 			p.bytes -= st.size()
-			st.card, st.canonical = nil, nil
+			st.card = nil
 		}
 	}
 }

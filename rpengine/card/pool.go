@@ -5,20 +5,30 @@ import "sync"
 var canonPool = sync.Pool{New: func() any { return new(canon) }}
 
 // maxPooled caps the scratch a pooled canonicalizer keeps, so that one huge
-// document does not pin memory for the life of the process.
+// document does not pin memory for the life of the process: up to
+// 4 MiB of output and of sorted members (a card of a few megabytes) and
+// 1 MiB of each other slice.
 const maxPooled = 1 << 20
 
-func getCanon(src, dst []byte) *canon {
+// getCanon returns a canonicalizer for src from the pool.
+func getCanon(src []byte) *canon {
 	c := canonPool.Get().(*canon)
-	c.src, c.out, c.pos, c.depth, c.unsafe, c.err = src, dst, 0, 0, false, nil
-	c.stopUnsafe, c.unsafeLit = false, ""
+	c.src = src
 	return c
 }
 
+// putCanon resets c and returns it to the pool, unless it holds more
+// scratch than the pool keeps.
 func putCanon(c *canon) {
-	c.src, c.out, c.err = nil, nil, nil
-	c.members, c.keys, c.tmp, c.path = c.members[:0], c.keys[:0], c.tmp[:0], c.path[:0]
-	if cap(c.buf) > 4*maxPooled || cap(c.tmp) > maxPooled || cap(c.keys) > maxPooled || cap(c.members) > maxPooled/32 {
+	c.src, c.err, c.unsafeLit, c.res, c.shape = nil, nil, "", nil, nil
+	c.pos, c.pend = 0, 0
+	c.unsafe, c.moved, c.check, c.invalid, c.strArr, c.stopUnsafe = false, false, false, false, false, false
+	c.out, c.buf, c.keys = c.out[:0], c.buf[:0], c.keys[:0]
+	c.frames, c.members, c.sorted, c.recs, c.scratch = c.frames[:0], c.members[:0], c.sorted[:0], c.recs[:0], c.scratch[:0]
+	const memberSize, pieceSize, recSize = 56, 24, 40
+	if cap(c.out) > 4*maxPooled || cap(c.buf) > 4*maxPooled || cap(c.keys) > maxPooled ||
+		cap(c.members)*memberSize > maxPooled || cap(c.scratch)*memberSize > maxPooled ||
+		cap(c.sorted)*pieceSize > 4*maxPooled || cap(c.recs)*recSize > maxPooled {
 		return
 	}
 	canonPool.Put(c)

@@ -17,12 +17,7 @@ func (c *Card) Validate() error {
 	c.validOnce.Do(func() {
 		// Parse found the card in the memo as invalid: check it again to
 		// list the violations.
-		canon, err := AppendCanonical(nil, c.raw)
-		if err != nil {
-			c.violations = []Violation{{Message: err.Error()}}
-			return
-		}
-		c.violations = validateCanonical(canon)
+		c.violations = validateCanonical(c.canonical())
 	})
 	return &ValidationError{Violations: c.violations}
 }
