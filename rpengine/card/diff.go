@@ -38,14 +38,11 @@ type differ struct {
 
 func newDiffer(a, b []byte, limit int) *differ {
 	n := min(len(a), len(b))
-	pre := 0
-	for pre+8 <= n && binary.LittleEndian.Uint64(a[pre:]) == binary.LittleEndian.Uint64(b[pre:]) {
-		pre += 8 // a word at a time: cards are mostly equal
-	}
-	for pre < n && a[pre] == b[pre] {
-		pre++
-	}
+	pre := commonPrefix(a, b)
 	suf := 0
+	for suf+diffBlock <= n-pre && bytes.Equal(a[len(a)-suf-diffBlock:len(a)-suf], b[len(b)-suf-diffBlock:len(b)-suf]) {
+		suf += diffBlock
+	}
 	for suf+8 <= n-pre && binary.LittleEndian.Uint64(a[len(a)-suf-8:]) == binary.LittleEndian.Uint64(b[len(b)-suf-8:]) {
 		suf += 8
 	}
@@ -55,6 +52,26 @@ func newDiffer(a, b []byte, limit int) *differ {
 	g := &differ{a: a, b: b, pre: pre, suf: suf, shift: len(b) - len(a), limit: limit, out: []byte{'['}}
 	g.ppath = prefixPath(a, pre, nil)
 	return g
+}
+
+// diffBlock is the step of the common prefix and suffix search: blocks
+// are compared with bytes.Equal (vectorized), then words, then bytes.
+const diffBlock = 256
+
+// commonPrefix returns the length of the common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	pre := 0
+	for pre+diffBlock <= n && bytes.Equal(a[pre:pre+diffBlock], b[pre:pre+diffBlock]) {
+		pre += diffBlock
+	}
+	for pre+8 <= n && binary.LittleEndian.Uint64(a[pre:]) == binary.LittleEndian.Uint64(b[pre:]) {
+		pre += 8
+	}
+	for pre < n && a[pre] == b[pre] {
+		pre++
+	}
+	return pre
 }
 
 // prefixEntry is a container open at the end of the common prefix: where

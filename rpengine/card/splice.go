@@ -134,7 +134,9 @@ func children(doc []byte, s int, out []span) []span {
 // a lookup costs the bytes before its target, not the whole container.
 // When the child is not there, c.ks is where it would be inserted: the
 // start of the child it goes before, or the container's closing bracket.
-func locate(doc []byte, s int, tok string) (c span, found bool, err error) {
+// The end of the child found (c.e) is only read when end is set: finding
+// it costs the bytes of the child, the whole card for /data.
+func locate(doc []byte, s int, tok string, end bool) (c span, found bool, err error) {
 	obj := doc[s] == '{'
 	want := -1 // array index; -1 for "-"
 	if !obj && tok != "-" {
@@ -153,11 +155,15 @@ func locate(doc []byte, s int, tok string) (c span, found bool, err error) {
 			case cmp > 0:
 				return span{ks: i}, false, nil
 			case cmp == 0:
-				c.e = skipValue(doc, c.s)
+				if end {
+					c.e = skipValue(doc, c.s)
+				}
 				return c, true, nil
 			}
 		} else if n == want {
-			c.e = skipValue(doc, i)
+			if end {
+				c.e = skipValue(doc, i)
+			}
 			return c, true, nil
 		}
 		i = next(doc, skipValue(doc, c.s))
@@ -170,13 +176,17 @@ func locate(doc []byte, s int, tok string) (c span, found bool, err error) {
 }
 
 // lookup returns the span of the value at toks.
-func (sp *splicer) lookup(toks []string) (span, error) {
+func (sp *splicer) lookup(toks []string) (span, error) { return sp.find(toks, true) }
+
+// find returns the span of the value at toks; its end (e) only when end
+// is set.
+func (sp *splicer) find(toks []string, end bool) (span, error) {
 	v := span{0, 0, len(sp.doc)}
-	for _, tok := range toks {
+	for k, tok := range toks {
 		if sp.doc[v.s] != '{' && sp.doc[v.s] != '[' {
 			return v, fmt.Errorf("%w: %q is inside a scalar", errPathMissing, tok)
 		}
-		c, ok, err := locate(sp.doc, v.s, tok)
+		c, ok, err := locate(sp.doc, v.s, tok, end && k == len(toks)-1)
 		if err != nil {
 			return v, err
 		}
@@ -210,7 +220,7 @@ func (sp *splicer) add(toks []string, value []byte, replace bool) error {
 	if len(toks) == 0 {
 		return sp.splice(0, len(sp.doc), value)
 	}
-	parent, err := sp.lookup(toks[:len(toks)-1])
+	parent, err := sp.find(toks[:len(toks)-1], false)
 	if err != nil {
 		return err
 	}
@@ -222,7 +232,7 @@ func (sp *splicer) add(toks []string, value []byte, replace bool) error {
 	if replace && !obj && tok == "-" {
 		return fmt.Errorf("%w: '-' names no element", errPathMissing)
 	}
-	c, found, err := locate(sp.doc, parent.s, tok)
+	c, found, err := locate(sp.doc, parent.s, tok, true)
 	if err != nil {
 		return err
 	}
@@ -251,14 +261,14 @@ func (sp *splicer) remove(toks []string) error {
 	if len(toks) == 0 {
 		return fmt.Errorf("%w: cannot remove the root", errPatchInvalid)
 	}
-	parent, err := sp.lookup(toks[:len(toks)-1])
+	parent, err := sp.find(toks[:len(toks)-1], false)
 	if err != nil {
 		return err
 	}
 	if sp.doc[parent.s] != '{' && sp.doc[parent.s] != '[' {
 		return fmt.Errorf("%w: parent is not a container", errPathMissing)
 	}
-	c, found, err := locate(sp.doc, parent.s, toks[len(toks)-1])
+	c, found, err := locate(sp.doc, parent.s, toks[len(toks)-1], true)
 	if err != nil {
 		return err
 	}
