@@ -147,10 +147,23 @@ func AppendFloat32(dst []float32, src []int16) []float32 {
 	start := len(dst)
 	dst = slices.Grow(dst, len(src))[:start+len(src)]
 	out := dst[start:]
+	n := 0
+	if hasAVX2 {
+		n = len(src) &^ 7
+		int16ToFloat32AVX2(out[:n], src[:n])
+	}
+	float32Generic(out[n:], src[n:])
+	return dst
+}
+
+// float32Generic is AppendFloat32's conversion in pure Go, the reference
+// for the assembly kernel. Both are exact: an int16 is a float32, and
+// 1/32768 is a power of two.
+func float32Generic(out []float32, src []int16) {
+	out = out[:len(src)]
 	for i, v := range src {
 		out[i] = float32(v) * (1.0 / 32768)
 	}
-	return dst
 }
 
 // AppendDownmix averages each frame of the interleaved src (channels

@@ -286,3 +286,28 @@ func FuzzDecodeWAV(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendFloat32_kernelsAgree checks the AVX2 conversion (when the CPU
+// has it) bit for bit against the pure-Go one, on every int16 and on
+// lengths that leave every tail. Issue #24.
+func TestAppendFloat32_kernelsAgree(t *testing.T) {
+	t.Parallel()
+	all := make([]int16, 65536)
+	for i := range all {
+		all[i] = int16(i - 32768)
+	}
+	want := make([]float32, len(all))
+	float32Generic(want, all)
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 65535, 65536} {
+		got := AppendFloat32([]float32{42}, all[:n])
+		testutil.Equal(t, "length", len(got), n+1)
+		for i := range n {
+			if math.Float32bits(got[i+1]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: sample %d (%d) is %v, want %v", n, i, all[i], got[i+1], want[i])
+			}
+		}
+	}
+	if want[0] != -1 || want[32768] != 0 || want[65535] != 32767.0/32768 {
+		t.Fatalf("reference: %v %v %v", want[0], want[32768], want[65535])
+	}
+}

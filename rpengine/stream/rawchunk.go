@@ -173,8 +173,8 @@ func (f *rawFields) scan(msg []byte) bool {
 		return skipSpace(msg, i+1) == len(msg)
 	}
 	for {
-		key, j, ok := scanString(msg, i)
-		if !ok || hasControl(key) {
+		key, j, ok, plain := scanString(msg, i)
+		if !ok || (!plain && hasControl(key)) {
 			return false
 		}
 		field, ok := lookupKey(key)
@@ -228,8 +228,8 @@ func (f *rawFields) value(msg []byte, i, field int) (int, bool) {
 		}
 		return end, ok
 	case fieldProtocol, fieldType, fieldMessageID, fieldSessionID, fieldTimestamp, fieldRequestID, fieldData:
-		s, end, ok := scanString(msg, i)
-		if !ok || !validText(s) {
+		s, end, ok, plain := scanString(msg, i)
+		if !ok || (!plain && !validText(s)) {
 			return 0, false
 		}
 		*f.stringField(field) = s
@@ -298,20 +298,26 @@ func skipSpace(msg []byte, i int) int {
 
 // scanString returns the contents of the string at msg[i:] and the index
 // after its closing quote. ok is false when there is no string there or it
-// holds an escape (the slow path unescapes).
-func scanString(msg []byte, i int) (s []byte, end int, ok bool) {
+// holds an escape (the slow path unescapes). plain reports contents that
+// are all printable ASCII, which need no further check: one pass finds
+// the end of such a string and checks it (see plainLen).
+func scanString(msg []byte, i int) (s []byte, end int, ok, plain bool) {
 	if i >= len(msg) || msg[i] != '"' {
-		return nil, 0, false
+		return nil, 0, false, false
 	}
-	n := bytes.IndexByte(msg[i+1:], '"')
+	n := plainLen(msg[i+1:])
+	if j := i + 1 + n; j < len(msg) && msg[j] == '"' {
+		return msg[i+1 : j], j + 1, true, true
+	}
+	n = bytes.IndexByte(msg[i+1:], '"')
 	if n < 0 {
-		return nil, 0, false
+		return nil, 0, false, false
 	}
 	s = msg[i+1 : i+1+n]
 	if bytes.IndexByte(s, '\\') >= 0 {
-		return nil, 0, false
+		return nil, 0, false, false
 	}
-	return s, i + 2 + n, true
+	return s, i + 2 + n, true, false
 }
 
 // validText reports whether s is a string encoding/json would decode as
@@ -358,8 +364,8 @@ func slowText(s []byte) bool {
 func skipScalar(msg []byte, i int) (int, bool) {
 	switch msg[i] {
 	case '"':
-		s, end, ok := scanString(msg, i)
-		return end, ok && !hasControl(s)
+		s, end, ok, plain := scanString(msg, i)
+		return end, ok && (plain || !hasControl(s))
 	case 't':
 		return i + 4, bytes.HasPrefix(msg[i:], []byte("true"))
 	case 'f':

@@ -1,0 +1,16 @@
+//go:build amd64 && !purego
+
+package stream
+
+import "golang.org/x/sys/cpu"
+
+// plainAVX2 is plainGeneric with AVX2 over the whole 32-byte blocks of s:
+// it returns the index of the first byte that is not plain, or the length
+// of those blocks when they all are.
+//
+//go:noescape
+func plainAVX2(s []byte) int
+
+// hasAVX2 selects the assembly kernel; without AVX2 (or with the purego
+// tag) the pure-Go one runs.
+var hasAVX2 = cpu.X86.HasAVX2
