@@ -4,13 +4,20 @@ package audio
 
 import "golang.org/x/sys/cpu"
 
-// dotAVX2 is dotGeneric with AVX2 and FMA: 4×8 float32 lanes per step.
+// dotsAVX2 is dotsGeneric with AVX2 and FMA: 4×8 float32 lanes per step.
 // Its sums are rounded differently (fused multiply-adds, another order),
-// so it agrees with dotGeneric to float32 precision, not bit for bit.
+// so it agrees with dotsGeneric to float32 precision, not bit for bit.
 //
 //go:noescape
-func dotAVX2(a, b []float32) float32
+func dotsAVX2(out []float32, stride int, coef []float32, taps int, buf []float32, rows, wins []int32)
 
-// hasAVX2 selects the assembly kernel; without AVX2 and FMA (or with the
-// purego tag) the pure-Go kernel runs.
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasDotsAsm selects the assembly kernel; without AVX2 and FMA (or with
+// the purego tag) the pure-Go kernel runs.
+var hasDotsAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// hasAVX2 also selects the other AVX2 kernels of the package.
+var hasAVX2 = hasDotsAsm
+
+func dotsAsm(out []float32, stride int, coef []float32, taps int, buf []float32, rows, wins []int32) {
+	dotsAVX2(out, stride, coef, taps, buf, rows, wins)
+}

@@ -1,7 +1,11 @@
-//go:build !amd64 || purego
+//go:build !(amd64 || arm64) || purego
 
 package audio
 
-const hasAVX2 = false
+const hasDotsAsm, hasAVX2 = false, false
 
-func dotAVX2(a, b []float32) float32 { return dotGeneric(a, b) }
+func dotsAsm(out []float32, stride int, coef []float32, taps int, buf []float32, rows, wins []int32) {
+	dotsGeneric(out, stride, coef, taps, buf, rows, wins)
+}
+
+func int16ToFloat32AVX2(out []float32, src []int16) { float32Generic(out, src) }
