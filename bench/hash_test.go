@@ -41,6 +41,7 @@ func BenchmarkHash(b *testing.B) {
 				}
 			}
 			cpu.report(b)
+			b.ReportMetric(float64(len(doc)), "card_B")
 		})
 		b.Run(c.Name+"/memo-parse", func(b *testing.B) {
 			if _, err := card.Parse(c.JSON); err != nil {

@@ -80,11 +80,13 @@ func (r results) get(name, unit string) (float64, bool) {
 type cmp struct {
 	ref, label string
 	target     float64 // the row must be at least this many times faster; 0: none
+	slower     float64 // or at most this many times slower; 0: none
 }
 
 type row struct {
 	name, what, variant string
 	cmps                []cmp
+	maxAlloc            float64 // allocated bytes per op at most this many times card_B; 0: none
 }
 
 func rows() []row {
@@ -93,36 +95,40 @@ func rows() []row {
 		p := "Hash/" + c + "/"
 		what := "card hash, " + c
 		rs = append(rs,
-			row{p + "cold", what, "**ours, cold** (card.Parse, new bytes)", []cmp{{p + "jcs", "jcs+sha256", 4}, {p + "node", "Node canonicalize", 0}, {p + "sha256", "sha256 alone (floor)", 0}}},
-			row{p + "memo-hash", what, "**ours, memoized** (Card.Hash)", []cmp{{p + "cold", "cold", 1000}}},
-			row{p + "memo-parse", what, "ours, Parse of bytes seen before", []cmp{{p + "cold", "cold", 0}}},
-			row{p + "jcs", what, "ref: jcs.Transform + sha256", nil},
-			row{p + "node", what, "ref: Node.js canonicalize + crypto", nil},
-			row{p + "sha256", what, "floor: sha256 of canonical bytes", nil},
+			row{p + "cold", what, "**ours, cold** (card.Parse, new bytes)", []cmp{{ref: p + "jcs", label: "jcs+sha256", target: 6}, {ref: p + "node", label: "Node canonicalize", target: 3}, {ref: p + "sha256", label: "sha256 alone (floor)", slower: 3}}, 2},
+			row{p + "memo-hash", what, "**ours, memoized** (Card.Hash)", []cmp{{ref: p + "cold", label: "cold", target: 1000}}, 0},
+			row{p + "memo-parse", what, "ours, Parse of bytes seen before", []cmp{{ref: p + "cold", label: "cold"}}, 0},
+			row{name: p + "jcs", what: what, variant: "ref: jcs.Transform + sha256"},
+			row{name: p + "node", what: what, variant: "ref: Node.js canonicalize + crypto"},
+			row{name: p + "sha256", what: what, variant: "floor: sha256 of canonical bytes"},
 		)
 	}
 	rs = append(rs,
-		row{"Plan/typical/one-field-edit", "transfer planning", "**ours**: Plan, one-field edit (diff + verify)", []cmp{{"Hash/typical/cold", "a cold hash", 0}}},
-		row{"Plan/typical/unchanged", "transfer planning", "ours: Plan, unchanged card (reference)", nil},
-		row{"ReplyPCM/decoder", "reply PCM path, per 32 KiB chunk", "**ours**: stream.ChunkDecoder + Assembler", []cmp{{"ReplyPCM/naive", "naive", 6}, {"ReplyPCM/json+assembler", "encoding/json + Assembler", 0}, {"ReplyPCM/base64", "base64 alone (floor)", 0}}},
-		row{"ReplyPCM/json+assembler", "reply PCM path, per 32 KiB chunk", "encoding/json (envelope, payload) + Assembler", nil},
-		row{"ReplyPCM/naive", "reply PCM path, per 32 KiB chunk", "ref: encoding/json struct + base64.Decode", nil},
-		row{"ReplyPCM/base64", "reply PCM path, per 32 KiB chunk", "floor: base64 decode of the data", nil},
-		row{"Capture", "capture, 5 s push to talk", "**ours**: 48 kHz stereo f32 → base64 16 kHz s16le", nil},
+		row{name: "Plan/typical/one-field-edit", what: "transfer planning", variant: "**ours**: Plan, one-field edit (diff + verify)", cmps: []cmp{{ref: "Hash/typical/cold", label: "a cold hash", target: 2}}},
+		row{name: "Plan/typical/unchanged", what: "transfer planning", variant: "ours: Plan, unchanged card (reference)"},
+		row{name: "ReplyPCM/decoder", what: "reply PCM path, per 32 KiB chunk", variant: "**ours**: stream.ChunkDecoder + Assembler", cmps: []cmp{{ref: "ReplyPCM/naive", label: "naive", target: 6}, {ref: "ReplyPCM/json+assembler", label: "encoding/json + Assembler"}, {ref: "ReplyPCM/base64", label: "base64 alone (floor)", slower: 1.3}}},
+		row{name: "ReplyPCM/json+assembler", what: "reply PCM path, per 32 KiB chunk", variant: "encoding/json (envelope, payload) + Assembler"},
+		row{name: "ReplyPCM/naive", what: "reply PCM path, per 32 KiB chunk", variant: "ref: encoding/json struct + base64.Decode"},
+		row{name: "ReplyPCM/base64", what: "reply PCM path, per 32 KiB chunk", variant: "floor: base64 decode of the data"},
+		row{name: "Capture", what: "capture, 5 s push to talk", variant: "**ours**: 48 kHz stereo f32 → base64 16 kHz s16le"},
 	)
 	for _, rate := range []struct{ name, what string }{{"48k-16k", "resampler 48 → 16 kHz"}, {"44k1-16k", "resampler 44.1 → 16 kHz"}} {
 		p := "Resampler/" + rate.name + "/"
+		g := "ResamplerPureGo/" + rate.name + "/"
 		rs = append(rs,
-			row{p + "ours", rate.what, "**ours**: audio.Resampler", []cmp{{p + "speexdsp-q5", "speexdsp q5", 1}, {p + "speexdsp-q3", "speexdsp q3", 0}, {p + "soxr-hq", "soxr HQ", 0}, {p + "lsr-best", "libsamplerate best", 0}}},
-			row{p + "speexdsp-q3", rate.what, "ref: speexdsp q3", nil},
-			row{p + "speexdsp-q5", rate.what, "ref: speexdsp q5", nil},
-			row{p + "soxr-hq", rate.what, "ref: soxr HQ", nil},
-			row{p + "lsr-best", rate.what, "ref: libsamplerate sinc best", nil},
+			row{name: p + "ours", what: rate.what, variant: "**ours**: audio.Resampler", cmps: []cmp{{ref: p + "soxr-hq", label: "soxr HQ", target: 1}, {ref: p + "speexdsp-q5", label: "speexdsp q5", target: 1}, {ref: p + "speexdsp-q3", label: "speexdsp q3"}, {ref: p + "lsr-best", label: "libsamplerate best"}}},
+			row{name: g + "ours", what: rate.what, variant: "**ours, pure Go** (-tags purego, own process)", cmps: []cmp{{ref: g + "speexdsp-q5", label: "speexdsp q5 in that process", target: 1}}},
+			row{name: p + "speexdsp-q3", what: rate.what, variant: "ref: speexdsp q3"},
+			row{name: p + "speexdsp-q5", what: rate.what, variant: "ref: speexdsp q5"},
+			row{name: g + "speexdsp-q5", what: rate.what, variant: "ref: speexdsp q5 (the pure-Go process)"},
+			row{name: p + "soxr-hq", what: rate.what, variant: "ref: soxr HQ"},
+			row{name: p + "lsr-best", what: rate.what, variant: "ref: libsamplerate sinc best"},
 		)
 	}
 	rs = append(rs,
-		row{"Loopback/latency", "end to end, loopback WebSocket", "**ours**: chunk sent → samples queued", nil},
-		row{"Loopback/throughput", "end to end, loopback WebSocket", "**ours**: chunks back to back", nil},
+		row{name: "PlaybackLatency", what: "playback latency, game-added", variant: "**ours**: chunk read → first sample in the device callback"},
+		row{name: "Loopback/latency", what: "end to end, loopback WebSocket", variant: "**ours**: chunk sent → samples queued"},
+		row{name: "Loopback/throughput", what: "end to end, loopback WebSocket", variant: "**ours**: chunks back to back"},
 	)
 	return rs
 }
@@ -148,7 +154,7 @@ func run(files []string, w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.what, r.variant, timeCell(res, r.name, t),
-			speedCell(res, r.name), allocCell(res, r.name), cmpCell(res, r, t), qualityCells(res, r.name))
+			speedCell(res, r.name), allocCell(res, r), cmpCell(res, r, t), qualityCells(res, r.name))
 	}
 	return nil
 }
@@ -196,10 +202,15 @@ func speedCell(res results, name string) string {
 		s, _ := res.get(name, "snapshot_B")
 		parts = append(parts, fmt.Sprintf("patch %.0f B vs snapshot %.0f B", v, s))
 	}
+	if v, ok := res.get(name, "work_us"); ok {
+		p, _ := res.get(name, "period_ms")
+		parts = append(parts, fmt.Sprintf("game's work %s, device period %s", dur(v*1e3), dur(p*1e6)))
+	}
 	return strings.Join(parts, "; ")
 }
 
-func allocCell(res results, name string) string {
+func allocCell(res results, r row) string {
+	name := r.name
 	a, ok := res.get(name, "allocs/op")
 	if !ok {
 		return ""
@@ -208,8 +219,17 @@ func allocCell(res results, name string) string {
 	if c, ok := res.get(name, "allocs/chunk"); ok {
 		s = fmt.Sprintf("%.2f per chunk", c)
 	}
-	if b, ok := res.get(name, "B/op"); ok {
+	b, ok := res.get(name, "B/op")
+	if ok {
 		s += fmt.Sprintf(" (%s)", bytes(b))
+	}
+	if card, cok := res.get(name, "card_B"); ok && cok && card > 0 && r.maxAlloc > 0 {
+		x := b / card
+		verdict := "met"
+		if x > r.maxAlloc {
+			verdict = "NOT met"
+		}
+		s += fmt.Sprintf("; %.3f× the card's %s (target ≤%.0f×: %s)", x, bytes(card), r.maxAlloc, verdict)
 	}
 	return s
 }
@@ -226,6 +246,16 @@ func bytes(b float64) string {
 
 func cmpCell(res results, r row, t float64) string {
 	var parts []string
+	if p99, ok := res.get(r.name, "p99_us"); ok {
+		if period, ok := res.get(r.name, "period_ms"); ok {
+			limit := period*1000 + 2000
+			verdict := "met"
+			if p99 >= limit {
+				verdict = "NOT met"
+			}
+			parts = append(parts, fmt.Sprintf("p99 %s (target < one period + 2 ms = %s: %s)", dur(p99*1e3), dur(limit*1e3), verdict))
+		}
+	}
 	for _, c := range r.cmps {
 		ref, ok := res.get(c.ref, "ns/op")
 		if !ok {
@@ -249,14 +279,18 @@ func cmpCell(res results, r row, t float64) string {
 			s = fmt.Sprintf("%s slower than %s", times(1/ratio), c.label)
 		}
 		s += cpuNote
-		if c.target > 0 {
+		if c.target > 0 || c.slower > 0 {
+			floor, label := c.target, "≥"+times(c.target)
+			if c.slower > 0 {
+				floor, label = 1/c.slower, "≤"+times(c.slower)+" slower"
+			}
 			verdict := func(x float64) string {
-				if x >= c.target {
+				if x >= floor {
 					return "met"
 				}
 				return "NOT met"
 			}
-			s += fmt.Sprintf(" (target ≥%s: wall %s", times(c.target), verdict(ratio))
+			s += fmt.Sprintf(" (target %s: wall %s", label, verdict(ratio))
 			if !math.IsNaN(cr) {
 				s += ", CPU " + verdict(cr)
 			}

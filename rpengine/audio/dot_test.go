@@ -80,7 +80,7 @@ func TestResampler_kernelsAgree(t *testing.T) {
 			fast, err := NewResampler(p.in, p.out, ch)
 			testutil.Success(t, err)
 			ref, _ := NewResampler(p.in, p.out, ch)
-			ref.dots = kernel(true)
+			ref.setKernel(true)
 			a, _ := fast.Append(nil, x)
 			b, _ := ref.Append(nil, x)
 			testutil.Equal(t, "length", len(a), len(b))

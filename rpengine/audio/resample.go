@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -69,11 +70,14 @@ func NewResampler(inRate, outRate, channels int) (*Resampler, error) {
 	}
 	g := gcd(inRate, outRate)
 	r := &Resampler{inRate: inRate, outRate: outRate, channels: channels, l: outRate / g, m: inRate / g}
-	r.design()
-	if r.exact {
-		r.steps()
+	if !tables.get(r) {
+		r.design()
+		if r.exact {
+			r.steps()
+		}
+		tables.put(r)
 	}
-	r.dots = kernel(false)
+	r.setKernel(false)
 	r.bufs = make([][]float32, channels)
 	for c := range r.bufs {
 		r.bufs[c] = make([]float32, r.taps-1, r.taps-1+1024)
@@ -81,6 +85,79 @@ func NewResampler(inRate, outRate, channels int) (*Resampler, error) {
 	r.Reset()
 	return r, nil
 }
+
+// filterTable is a designed polyphase filter, shared read-only by every
+// Resampler of the same two rates. Designing one costs about a millisecond
+// (44.1 to 48 kHz: 160 rows of 80 taps, a Bessel series each), and a Player
+// makes a Resampler for every reply, so the first sentence of each reply
+// waited that long to be queued (bench/, issue #24).
+type filterTable struct {
+	taps, phases int
+	exact        bool
+	coef         []float32
+	inc          []int32
+}
+
+// tableCache keeps the tables of the last maxTables rate pairs used, up
+// to maxTableBytes of coefficients; a table over a quarter of that is not
+// kept (rare rates whose ratio needs a long filter).
+type tableCache struct {
+	mu    sync.Mutex // guards following
+	m     map[[2]int]*filterTable
+	order [][2]int // oldest first
+	bytes int
+}
+
+const (
+	maxTables     = 64
+	maxTableBytes = 4 << 20
+)
+
+var tables tableCache
+
+// get gives r the shared table of its rates and reports whether there was
+// one.
+func (c *tableCache) get(r *Resampler) bool {
+	c.mu.Lock()
+	t := c.m[[2]int{r.inRate, r.outRate}]
+	c.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	r.taps, r.phases, r.exact, r.coef, r.inc = t.taps, t.phases, t.exact, t.coef, t.inc
+	return true
+}
+
+// put keeps r's table for the next Resampler of its rates.
+func (c *tableCache) put(r *Resampler) {
+	t := &filterTable{taps: r.taps, phases: r.phases, exact: r.exact, coef: r.coef, inc: r.inc}
+	size := 4*len(t.coef) + 4*len(t.inc)
+	if size > maxTableBytes/4 {
+		return
+	}
+	k := [2]int{r.inRate, r.outRate}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[[2]int]*filterTable)
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	for (c.bytes+size > maxTableBytes || len(c.order) >= maxTables) && len(c.order) > 0 {
+		old := c.m[c.order[0]]
+		c.bytes -= 4*len(old.coef) + 4*len(old.inc)
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[k] = t
+	c.order = append(c.order, k)
+	c.bytes += size
+}
+
+// setKernel chooses the fastest kernel, or the pure-Go one when generic is
+// set (tests compare the two).
+func (r *Resampler) setKernel(generic bool) { r.dots = kernel(generic) }
 
 func gcd(a, b int) int {
 	for b != 0 {

@@ -23,7 +23,7 @@ func BenchmarkResampler(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r.dots = kernel(generic)
+				r.setKernel(generic)
 				x := sine(float64(p.in), 1000, 0.5, p.in)
 				chunk := p.in / 100
 				dst := make([]float32, 0, r.MaxOutFrames(chunk))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -147,4 +148,31 @@ func TestResampler_allocs(t *testing.T) {
 		allocs := testing.AllocsPerRun(50, func() { dst, _ = r.Append(dst[:0], x) })
 		testutil.Equal(t, fmt.Sprintf("%d-%d allocs", p.in, p.out), allocs, 0.0)
 	}
+}
+
+// TestResampler_sharedTable checks that Resamplers of the same rates share
+// one designed filter, that it gives what a new design gives, and that the
+// cache of tables stays bounded. Issue #24: designing the 44.1 to 48 kHz
+// filter took a millisecond of every reply's first sentence.
+func TestResampler_sharedTable(t *testing.T) {
+	a, err := NewResampler(44100, 48000, 1)
+	testutil.Success(t, err)
+	b, _ := NewResampler(44100, 48000, 2)
+	testutil.Equal(t, "shared coefficients", &a.coef[0] == &b.coef[0], true)
+	fresh := &Resampler{inRate: 44100, outRate: 48000, l: a.l, m: a.m}
+	fresh.design()
+	fresh.steps()
+	testutil.Equal(t, "taps", fresh.taps, a.taps)
+	testutil.Equal(t, "rows", slices.Equal(fresh.coef, a.coef), true)
+	testutil.Equal(t, "steps", slices.Equal(fresh.inc, a.inc), true)
+
+	var c tableCache
+	for in := 8000; in < 8000+2*maxTables; in++ {
+		r := &Resampler{inRate: in, outRate: 16000, taps: 8, phases: 1, coef: make([]float32, 8)}
+		c.put(r)
+	}
+	testutil.Equal(t, "tables kept", len(c.m), maxTables)
+	big := &Resampler{inRate: 1, outRate: 2, coef: make([]float32, maxTableBytes)}
+	c.put(big)
+	testutil.Equal(t, "a large table is not kept", c.get(&Resampler{inRate: 1, outRate: 2}), false)
 }
