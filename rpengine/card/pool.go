@@ -1,8 +1,20 @@
 package card
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
-var canonPool = sync.Pool{New: func() any { return new(canon) }}
+// A canonicalizer's scratch grows to the size of the largest card it has
+// parsed (a 1 MB lorebook card: about 2 MB), and a sync.Pool forgets its
+// objects after two garbage collections, which large cards trigger every
+// few parses; each loss cost the next parse its growth again. One
+// canonicalizer is therefore kept in a slot the collector leaves alone,
+// and the pool holds the others.
+var (
+	canonSlot atomic.Pointer[canon]
+	canonPool = sync.Pool{New: func() any { return new(canon) }}
+)
 
 // maxPooled caps the scratch a pooled canonicalizer keeps, so that one huge
 // document does not pin memory for the life of the process: up to
@@ -12,7 +24,10 @@ const maxPooled = 1 << 20
 
 // getCanon returns a canonicalizer for src from the pool.
 func getCanon(src []byte) *canon {
-	c := canonPool.Get().(*canon)
+	c := canonSlot.Swap(nil)
+	if c == nil {
+		c = canonPool.Get().(*canon)
+	}
 	c.src = src
 	return c
 }
@@ -31,5 +46,7 @@ func putCanon(c *canon) {
 		cap(c.sorted)*pieceSize > 4*maxPooled || cap(c.recs)*recSize > maxPooled {
 		return
 	}
-	canonPool.Put(c)
+	if !canonSlot.CompareAndSwap(nil, c) {
+		canonPool.Put(c)
+	}
 }
