@@ -85,7 +85,11 @@ func prefixPath(doc []byte, pre int, out []prefixEntry) []prefixEntry {
 	for i := 0; i < pre; {
 		switch doc[i] {
 		case '"':
-			i = skipString(doc, i)
+			if e := skipShort(doc, i); e > 0 {
+				i = e
+			} else {
+				i = skipString(doc, i)
+			}
 			continue
 		case '{', '[':
 			out = append(out, prefixEntry{start: i, child: i + 1})

@@ -46,7 +46,11 @@ func skipValue(doc []byte, i int) int {
 			}
 			switch doc[i] {
 			case '"':
-				i = skipString(doc, i)
+				if e := skipShort(doc, i); e > 0 {
+					i = e
+				} else {
+					i = skipString(doc, i)
+				}
 				continue
 			case '{', '[':
 				depth++
@@ -149,7 +153,10 @@ func locate(doc []byte, s int, tok string, end bool) (c span, found bool, err er
 	for doc[i] != '}' && doc[i] != ']' {
 		c = span{ks: i, s: i}
 		if obj {
-			ke := skipString(doc, i)
+			ke := skipShort(doc, i)
+			if ke == 0 {
+				ke = skipString(doc, i)
+			}
 			c.s = ke + 1 // past ':'
 			switch cmp := compareUTF16(key(doc, i, ke), []byte(tok)); {
 			case cmp > 0:
@@ -339,4 +346,23 @@ func appendCanonicalString(dst []byte, s string) []byte {
 		dst = appendEscapedRune(dst, r)
 	}
 	return append(dst, '"')
+}
+
+// skipShort returns the end of the string at doc[i] when it closes within
+// its first 8 bytes without a backslash (most keys and many values), else
+// 0. It is small enough to be inlined into the scanning loops, which then
+// call skipString only for the other strings.
+func skipShort(doc []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if i+9 > len(doc) {
+		return 0
+	}
+	w := binary.LittleEndian.Uint64(doc[i+1:])
+	q, e := w^(ones*'"'), w^(ones*'\\')
+	if m := ((q-ones)&^q | (e-ones)&^e) & highs; m != 0 {
+		if j := i + 1 + bits.TrailingZeros64(m)>>3; doc[j] == '"' {
+			return j + 1
+		}
+	}
+	return 0
 }
