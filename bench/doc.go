@@ -22,7 +22,11 @@
 //     event.audio payload.
 //   - BenchmarkResampler: audio.Resampler at 48 and 44.1 to 16 kHz with quality
 //     metrics; with -tags srcref (cgo) also speexdsp q3/q5, soxr HQ and
-//     libsamplerate best through the same harness.
+//     libsamplerate best through the same harness. bench/run runs it a
+//     second time with -tags purego for the pure-Go path.
+//   - BenchmarkPlaybackLatency: the game-added playback latency, from a
+//     chunk message in memory to its first sample taken by a device (an
+//     audio.Mixer read every 10 ms), p50 and p99.
 //   - BenchmarkLoopback: rpengine.Server and an enginetest engine over
 //     loopback WebSocket: chunk send to samples queued (p50/p99), and
 //     chunk messages per second.
