@@ -81,17 +81,3 @@ func kernel(generic bool) dotsFunc {
 	}
 	return dotsGeneric
 }
-
-// checkDots panics unless a batch is within its slices; the assembly
-// kernels trust their callers, so the resampler checks its batches once
-// (cheaply: every row and window, not every tap).
-func checkDots(out []float32, stride int, coef []float32, taps int, buf []float32, rows, wins []int32) {
-	if taps <= 0 || taps%8 != 0 || len(rows) != len(wins) || (len(rows) > 0 && (len(rows)-1)*stride >= len(out)) {
-		panic("audio: bad dot-product batch")
-	}
-	for k := range rows {
-		if rows[k] < 0 || int(rows[k])+taps > len(coef) || wins[k] < 0 || int(wins[k])+taps > len(buf) {
-			panic("audio: dot-product batch out of range")
-		}
-	}
-}

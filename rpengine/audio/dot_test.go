@@ -111,3 +111,17 @@ func Test_checkDots(t *testing.T) {
 	testutil.Equal(t, "output past the end", ok([]int32{0, 0}, []int32{0, 0}, 8, 4), false)
 	testutil.Equal(t, "rows and windows differ", ok([]int32{0}, []int32{0, 0}, 8, 1), false)
 }
+
+// checkDots panics unless a batch is within its slices: the contract of
+// dotsFunc, which the assembly kernels do not check (the resampler checks
+// its own batches with checkPlan).
+func checkDots(out []float32, stride int, coef []float32, taps int, buf []float32, rows, wins []int32) {
+	if taps <= 0 || taps%8 != 0 || len(rows) != len(wins) || (len(rows) > 0 && (len(rows)-1)*stride >= len(out)) {
+		panic("audio: bad dot-product batch")
+	}
+	for k := range rows {
+		if rows[k] < 0 || int(rows[k])+taps > len(coef) || wins[k] < 0 || int(wins[k])+taps > len(buf) {
+			panic("audio: dot-product batch out of range")
+		}
+	}
+}

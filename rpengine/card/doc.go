@@ -30,15 +30,19 @@
 //
 // The hash is SHA-256 over the RFC 8785 (JCS) canonical JSON of the whole
 // card, 64 lowercase hex ([Digest]). The canonicalizer ([AppendCanonical])
-// is one pass with no tree of values: it writes canonical output while it
-// parses, then reorders each object's members in place by UTF-16 code units
-// (RFC 8785 section 3.2.3), reusing the order learned for a repeated object
-// shape. Numbers follow ECMAScript (section 3.2.2.3). It equals
-// github.com/gowebpki/jcs byte for byte on the RFC 8785 vectors, 10,000 ES6
-// number lines, every test card and in differential and fuzz tests. Parse
-// hashes once; results are memoized by a 128-bit xxh3 of the input in a
-// bounded, process-wide cache, so re-parsing unchanged bytes is about a
-// copy.
+// builds no tree of values: a first pass parses, keeps the source's bytes
+// wherever they already are canonical (compact JSON copies nothing) and
+// sorts each object's members by UTF-16 code units (RFC 8785 section
+// 3.2.3) as offsets, reusing the order learned for a repeated object shape;
+// a second pass copies the output once in that order. Numbers follow
+// ECMAScript (section 3.2.2.3). It equals github.com/gowebpki/jcs byte for
+// byte on the RFC 8785 vectors, 10,000 ES6 number lines, every test card and
+// in differential and fuzz tests. Parse canonicalizes, checks the V2 rules
+// and hashes in one walk and keeps the card's canonical form beside its
+// bytes (one array of exactly their size, or one slice when the card is
+// canonical), which the Planner diffs without canonicalizing again; results
+// are memoized by a 128-bit xxh3 of the input in a bounded, process-wide
+// cache, so re-parsing unchanged bytes is about a copy.
 //
 // The engine canonicalizes numbers with its own JSON library: for
 // non-integers, exponents, -0 and integers beyond ±2^53 its hash may differ
@@ -53,8 +57,8 @@
 // at their common suffix (a one-field edit reads little beyond the field).
 // Arrays keep their common head and tail and change the middle, so one
 // insertion or removal is one operation. Every generated patch is
-// verified: applied to the base it must give the target's hash, or there
-// is no patch. (Library generators were considered: gomodules.xyz/jsonpatch
+// verified: applied to the base it must give the target's canonical form
+// (whose hash is the target's), or there is no patch. (Library generators were considered: gomodules.xyz/jsonpatch
 // is correct but writes verbose array diffs; wI2L/jsondiff re-encodes
 // numbers through float64 and its Factorize mode emits wrong copy and move
 // operations. Both decode into trees of values and add a dependency, while
