@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/cmdline"
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/neuro"
 	"github.com/gamelink-go/gamelink/neuro/neurotest"
@@ -123,7 +124,7 @@ func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (co
 			usage(fs, stdout)
 			return c, err
 		}
-		return c, usagef("%v", err)
+		return c, usagef("%s", cmdline.FlagMistake(err, args))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -163,7 +164,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "neuro-demo: %v (run 'neuro-demo --help' for usage)\n", err)
+		cmdline.Usage(stderr, "neuro-demo", err.Error())
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)

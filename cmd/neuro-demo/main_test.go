@@ -202,7 +202,7 @@ func TestDemo_exitStatus(t *testing.T) {
 	testutil.Equal(t, "unknown flag exit", code, 2)
 	testutil.Equal(t, "unknown flag stdout", stdout, "")
 	testutil.Equal(t, "unknown flag stderr",
-		stderr, "neuro-demo: flag provided but not defined: -bogus (run 'neuro-demo --help' for usage)\n")
+		stderr, "neuro-demo: unknown flag --bogus; run 'neuro-demo --help' for usage\n")
 }
 
 // TestRun_help: -h, -help and --help print the usage on stdout and exit 0.
@@ -227,9 +227,9 @@ func TestRun_usageErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"--bogus"}, nil, "flag provided but not defined: -bogus"},
+		{[]string{"--bogus"}, nil, "unknown flag --bogus"},
 		{[]string{"-games", "x"}, nil, `invalid value "x" for flag -games`},
-		{[]string{"--url"}, nil, "flag needs an argument: -url"},
+		{[]string{"--url"}, nil, "flag needs a value: --url"},
 		{[]string{"--games", "0"}, nil, "--games 0: want 1 or more"},
 		{[]string{"--delay", "-1s"}, nil, "--delay -1s: want 0 or more"},
 		{[]string{"--turn-timeout", "0s"}, nil, "--turn-timeout 0s: want a positive duration"},
@@ -243,7 +243,7 @@ func TestRun_usageErrors(t *testing.T) {
 		testutil.Equal(t, strings.Join(tt.args, " ")+" exit", code, exitUsage)
 		testutil.Equal(t, strings.Join(tt.args, " ")+" stdout", stdout, "")
 		want := "neuro-demo: " + tt.want
-		if !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, " (run 'neuro-demo --help' for usage)\n") ||
+		if !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "; run 'neuro-demo --help' for usage\n") ||
 			strings.Count(stderr, "\n") != 1 || timestamp.MatchString(stderr) {
 			t.Errorf("%v: stderr %q; want one line starting %q and pointing at --help", tt.args, stderr, want)
 		}

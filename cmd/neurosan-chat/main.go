@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/cmdline"
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/neurosan"
 	"github.com/gamelink-go/gamelink/neurosan/neurosantest"
@@ -140,7 +141,7 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 			usage(fs, stdout)
 			return nil, err
 		}
-		return nil, usagef("%v", err)
+		return nil, usagef("%s", cmdline.FlagMistake(err, args))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -173,7 +174,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "neurosan-chat: %v (run 'neurosan-chat --help' for usage)\n", err)
+		cmdline.Usage(stderr, "neurosan-chat", err.Error())
 		return exitUsage
 	}
 	err = chat(ctx, cfg, stdin, stdout, stderr, interrupts)

@@ -156,7 +156,7 @@ func TestBinary_exitStatus(t *testing.T) {
 	testutil.Equal(t, "unknown flag exit", code, 2)
 	testutil.Equal(t, "unknown flag stdout", stdout, "")
 	testutil.Equal(t, "unknown flag stderr", stderr,
-		"neurosan-chat: flag provided but not defined: -bogus (run 'neurosan-chat --help' for usage)\n")
+		"neurosan-chat: unknown flag --bogus; run 'neurosan-chat --help' for usage\n")
 }
 
 // -h, -help and --help print the usage on stdout and exit 0. Issue #18
@@ -180,10 +180,10 @@ func TestRun_usageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
-		{[]string{"--turn-timeout", "soon"}, `invalid value "soon" for flag -turn-timeout`},
-		{[]string{"--url"}, "flag needs an argument: -url"},
-		{[]string{"--sly", "x"}, `invalid value "x" for flag -sly: want key=value`},
+		{[]string{"--bogus"}, "unknown flag --bogus"},
+		{[]string{"--turn-timeout", "soon"}, `invalid value "soon" for flag --turn-timeout`},
+		{[]string{"--url"}, "flag needs a value: --url"},
+		{[]string{"--sly", "x"}, `invalid value "x" for flag --sly: want key=value`},
 		{[]string{"--turn-timeout", "-1s"}, "--turn-timeout -1s: want 0 (none) or a positive duration"},
 		{[]string{"--fake", "--fake-delay", "-1s"}, "--fake-delay -1s: want 0 or more"},
 		{[]string{"--fake-delay", "1s"}, "--fake-delay is for the fake: add --fake, or drop --fake-delay"},
@@ -198,7 +198,7 @@ func TestRun_usageErrors(t *testing.T) {
 		testutil.Equal(t, name+" exit", code, exitUsage)
 		testutil.Equal(t, name+" stdout", stdout, "")
 		want := "neurosan-chat: " + tt.want
-		if !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, " (run 'neurosan-chat --help' for usage)\n") ||
+		if !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "; run 'neurosan-chat --help' for usage\n") ||
 			strings.Count(stderr, "\n") != 1 || timestamp.MatchString(stderr) {
 			t.Errorf("%v: stderr %q; want one line starting %q and pointing at --help", tt.args, stderr, want)
 		}

@@ -57,8 +57,8 @@ func TestRun_Usage(t *testing.T) {
 		name string // what the line must name
 	}{
 		{[]string{"--bogus"}, "unknown flag --bogus"},
-		{[]string{"-bogus"}, "unknown flag --bogus"},
-		{[]string{"--url"}, "--url needs a value"},
+		{[]string{"-bogus"}, "unknown flag -bogus"},
+		{[]string{"--url"}, "flag needs a value: --url"},
 		{[]string{"--fake=maybe"}, "-fake"},
 		{[]string{"hello"}, `"hello"`},
 		{[]string{"--game", " "}, "--game"},

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/gamelink-go/gamelink/internal/cmdline"
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
 )
@@ -78,7 +79,7 @@ func parseFlags(args []string) (*config, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, usagef("%s", flagError(err))
+		return nil, usagef("%s", cmdline.FlagMistake(err, args))
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (type what to say once the chat has started)", fs.Arg(0))
@@ -92,21 +93,6 @@ func parseFlags(args []string) (*config, error) {
 		return nil, usagef("--url and --fake exclude each other: --fake starts its own Harness")
 	}
 	return c, nil
-}
-
-// flagError rewords the flag package's errors to name flags as the usage
-// does, with two dashes.
-func flagError(err error) string {
-	msg := err.Error()
-	for _, f := range []struct{ prefix, format string }{
-		{"flag provided but not defined: -", "unknown flag --%s"},
-		{"flag needs an argument: -", "--%s needs a value"},
-	} {
-		if rest, ok := strings.CutPrefix(msg, f.prefix); ok {
-			return fmt.Sprintf(f.format, strings.TrimPrefix(rest, "-"))
-		}
-	}
-	return msg
 }
 
 const usageText = `Usage: xiaotangyuan-chat [flags]
@@ -161,7 +147,8 @@ func run(args []string, in io.Reader, out, errOut io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		return fail(errOut, exitUsage, "%v; run '%s --help' for usage", err, name)
+		cmdline.Usage(errOut, name, err.Error())
+		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,70 @@
+// Package cmdline words command-line mistakes the same way in the commands
+// under cmd/ that use it: one line on standard error that names the flag
+// as the user typed it, ending with where the usage is.
+package cmdline
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// FlagMistake words an error returned by flag.FlagSet.Parse for a user,
+// naming the flag as it was typed in args ("--x" or "-x"; the flag
+// package always writes "-x"):
+//
+//	unknown flag --colour
+//	flag needs a value: --url
+//	invalid value "x" for flag --games: parse error
+//	invalid value "maybe" for flag --auto: parse error
+//
+// Any other error is returned as its text.
+func FlagMistake(err error, args []string) string {
+	msg := err.Error()
+	for _, p := range []struct{ prefix, say string }{
+		{"flag provided but not defined: -", "unknown flag "},
+		{"flag needs an argument: -", "flag needs a value: "},
+	} {
+		if name, ok := strings.CutPrefix(msg, p.prefix); ok {
+			return p.say + typed(name, args)
+		}
+	}
+	// invalid value "x" for flag -name: cause
+	// invalid boolean value "x" for -name: cause
+	for _, p := range []struct{ prefix, sep string }{
+		{"invalid value ", " for flag -"},
+		{"invalid boolean value ", " for -"},
+	} {
+		rest, ok := strings.CutPrefix(msg, p.prefix)
+		i := strings.LastIndex(rest, p.sep)
+		if !ok || i < 0 {
+			continue
+		}
+		name, cause, _ := strings.Cut(rest[i+len(p.sep):], ": ")
+		return fmt.Sprintf("invalid value %s for flag %s: %s", rest[:i], typed(name, args), cause)
+	}
+	return msg
+}
+
+// typed returns the flag called name as it appears in args, with one dash
+// or two; "-name" if it does not appear.
+func typed(name string, args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		flag, _, _ := strings.Cut(a, "=")
+		if flag == "-"+name || flag == "--"+name {
+			return flag
+		}
+	}
+	return "-" + name
+}
+
+// Usage writes a command-line mistake as one line on w, prefixed with the
+// command's name and followed by where to find the usage:
+//
+//	cmd: unknown flag --colour; run 'cmd --help' for usage
+func Usage(w io.Writer, cmd, msg string) {
+	fmt.Fprintf(w, "%s: %s; run '%s --help' for usage\n", cmd, msg, cmd)
+}
