@@ -15,7 +15,7 @@ import (
 // A multi-turn conversation: the client carries chat_context from turn to
 // turn, so the network remembers, and the state fits in a save slot.
 func ExampleConversation() {
-	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	defer fake.Close()
 
 	client, err := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
@@ -48,7 +48,7 @@ func ExampleConversation() {
 // sly_data carries private values beside the text; the network returns only
 // what its allow-list lets out, and the conversation merges it.
 func ExampleConversation_SetSlyData() {
-	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	defer fake.Close()
 	client, _ := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 
@@ -68,7 +68,7 @@ func ExampleConversation_SetSlyData() {
 
 // Streaming every message with MAXIMAL, as they arrive.
 func ExampleClient_StreamingChat() {
-	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	defer fake.Close()
 	client, _ := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 
@@ -127,7 +127,7 @@ func ExampleUnmarshal() {
 // A launcher waits for the server to be ready, then calls a network's
 // coded tool directly, without its agents.
 func ExampleClient_CallTool() {
-	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	defer fake.Close()
 	client, _ := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 	ctx := context.Background()

@@ -11,15 +11,9 @@ import (
 
 func TestMain(m *testing.M) { testutil.VerifyNoLeaks(m) }
 
-// startFake starts a fake server with no line delay unless opts sets one.
+// startFake starts a fake server that Close stops when the test ends.
 func startFake(t *testing.T, opts *neurosantest.Options) *neurosantest.Server {
 	t.Helper()
-	if opts == nil {
-		opts = &neurosantest.Options{}
-	}
-	if opts.LineDelay == 0 {
-		opts.LineDelay = -1
-	}
 	s := neurosantest.NewServer(opts)
 	t.Cleanup(s.Close)
 	return s

@@ -60,7 +60,7 @@ func sleeper(d time.Duration) neurosantest.Agent {
 
 func TestStream_idleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}})
 		c := servePipe(t, fake, &neurosan.Options{IdleTimeout: 30 * time.Second})
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
@@ -109,7 +109,7 @@ func TestStream_Close_serverNoticesAtNextWrite(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, ConcurrencyLimit: 1, Heartbeat: tc.heartbeat})
+				fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, ConcurrencyLimit: 1, Heartbeat: tc.heartbeat})
 				c := servePipe(t, fake, &neurosan.Options{Retries: -1})
 				start := time.Now()
 				st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: tc.filter})
@@ -138,7 +138,7 @@ func TestStream_Close_serverNoticesAtNextWrite(t *testing.T) {
 // delay on the server's side.
 func TestStreamingChat_contextCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Minute)}, LineDelay: -1})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Minute)}})
 		c := servePipe(t, fake, nil)
 		ctx, cancel := context.WithCancel(t.Context())
 		st, err := c.StreamingChat(ctx, "sleeper", &neurosan.ChatRequest{Text: "go"})
@@ -156,7 +156,7 @@ func TestStreamingChat_contextCancel(t *testing.T) {
 // two-minute turn.
 func TestStream_heartbeatKeepsAlive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(2 * time.Minute)}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(2 * time.Minute)}, Heartbeat: 10 * time.Second})
 		c := servePipe(t, fake, &neurosan.Options{IdleTimeout: 30 * time.Second})
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
 		testutil.Success(t, err)
@@ -186,7 +186,7 @@ func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
 			time.Sleep(6 * time.Second)
 			return neurosantest.Reply{Text: "done"}
 		}}
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{chatty}, Heartbeat: 10 * time.Second})
 		c := servePipe(t, fake, nil)
 		st, err := c.StreamingChat(t.Context(), "chatty", &neurosan.ChatRequest{Text: "go", Filter: neurosan.FilterMaximal})
 		testutil.Success(t, err)
@@ -200,7 +200,7 @@ func TestStream_heartbeatOnlyWhenSilent(t *testing.T) {
 
 func TestStream_turnTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1, Heartbeat: 10 * time.Second})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, Heartbeat: 10 * time.Second})
 		c := servePipe(t, fake, &neurosan.Options{TurnTimeout: time.Minute, IdleTimeout: 30 * time.Second})
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})
@@ -215,7 +215,7 @@ func TestStream_turnTimeout(t *testing.T) {
 
 func TestStream_callerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}, LineDelay: -1})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(time.Hour)}})
 		c := servePipe(t, fake, nil)
 		ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
 		defer cancel()
@@ -251,7 +251,7 @@ func timed(h http.Handler) (http.Handler, func() []time.Duration) {
 // RetryBackoff base, and returns the fake-time waits between requests.
 func retryGaps(t *testing.T, base time.Duration, unavailable int) []time.Duration {
 	t.Helper()
-	fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: unavailable})
+	fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), Unavailable: unavailable})
 	h, times := timed(fake)
 	c := servePipe(t, h, &neurosan.Options{RetryBackoff: base})
 	st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x"})
@@ -338,35 +338,48 @@ func TestClient_retryCancelled(t *testing.T) {
 	})
 }
 
-// The fake pauses 0.3 s after every line by default, like the real server:
-// MAXIMAL math_guy's answer is its fourth line, so it arrives at 0.9 s.
-func TestFake_realLineDelay(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
-		c := servePipe(t, fake, nil)
-		start := time.Now()
-		sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
-		st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x", SlyData: sly, Filter: neurosan.FilterMaximal})
-		testutil.Success(t, err)
-		defer st.Close()
-		var last time.Duration
-		for {
-			m, err := st.Next(context.Background())
-			testutil.Success(t, err)
-			last = time.Since(start)
-			if m.Type == neurosan.TypeAgentFramework {
-				break
-			}
-		}
-		testutil.Equal(t, "answer time", last, 3*neurosantest.RealLineDelay)
-	})
+// The fake writes its lines without pausing by default, like the current
+// server: MAXIMAL math_guy's answer, its fourth line, arrives at once. With
+// LegacyLineDelay, as older servers paused 0.3 s after every line, it
+// arrives at 0.9 s.
+func TestFake_lineDelay(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+		want  time.Duration
+	}{
+		{"default", 0, 0},
+		{"legacy", neurosantest.LegacyLineDelay, 3 * neurosantest.LegacyLineDelay},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: tc.delay})
+				c := servePipe(t, fake, nil)
+				start := time.Now()
+				sly := map[string]json.RawMessage{"x": json.RawMessage(`1`), "y": json.RawMessage(`2`)}
+				st, err := c.StreamingChat(t.Context(), "math_guy", &neurosan.ChatRequest{Text: "x", SlyData: sly, Filter: neurosan.FilterMaximal})
+				testutil.Success(t, err)
+				defer st.Close()
+				var last time.Duration
+				for {
+					m, err := st.Next(context.Background())
+					testutil.Success(t, err)
+					last = time.Since(start)
+					if m.Type == neurosan.TypeAgentFramework {
+						break
+					}
+				}
+				testutil.Equal(t, "answer time", last, tc.want)
+			})
+		})
+	}
 }
 
 // The idle countdown is paused during a 503 back-off: a 7 s Retry-After
 // with a 5 s idle timeout still succeeds.
 func TestStream_idlePausedDuringBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, Unavailable: 1})
+		fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents(), Unavailable: 1})
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "7")
 			fake.ServeHTTP(w, r)
@@ -388,7 +401,7 @@ func TestStream_idlePausedDuringBackoff(t *testing.T) {
 // Issue #25.
 func TestClient_defaultsLetASilentTurnRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(20 * time.Minute)}, LineDelay: -1})
+		fake := newFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{sleeper(20 * time.Minute)}})
 		c := servePipe(t, fake, nil)
 		start := time.Now()
 		st, err := c.StreamingChat(t.Context(), "sleeper", &neurosan.ChatRequest{Text: "zz"})

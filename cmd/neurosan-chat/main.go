@@ -94,7 +94,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.url, "url", "http://localhost:8080", "NeuroSan server base `URL`")
 	fs.StringVar(&c.agent, "agent", "", "agent network `NAME` (may contain /); default: the first the server lists")
 	fs.BoolVar(&c.fake, "fake", false, "serve the built-in demo networks on a loopback port instead of --url")
-	fs.DurationVar(&c.fakeDelay, "fake-delay", neurosantest.RealLineDelay, "with --fake, the `DURATION` of the pause after each streamed line (0 for none)")
+	fs.DurationVar(&c.fakeDelay, "fake-delay", 0, "with --fake, the `DURATION` of a pause after each streamed line, as servers before May 2026 made (0.3s)")
 	fs.BoolVar(&c.verbose, "verbose", false, "show the agents' intermediate messages (MAXIMAL filter)")
 	fs.StringVar(&c.record, "record", "", "write a JSON Lines protocol log to `FILE` (it contains sly_data)")
 	fs.DurationVar(&c.turn, "turn-timeout", 0, "give up on a turn after this `DURATION` (0: never, like the server; Ctrl-C abandons one)")
@@ -202,11 +202,7 @@ func chat(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.W
 		Logger:      slog.New(&lineHandler{w: stderr}), // warnings: one line each, no timestamp
 	}
 	if cfg.fake {
-		delay := cfg.fakeDelay
-		if delay == 0 {
-			delay = -1 // the fake's "no delay"
-		}
-		srv := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: delay})
+		srv := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: cfg.fakeDelay})
 		defer srv.Close()
 		cfg.url, opts.HTTPClient = srv.URL, srv.Client() // in memory: no port to open
 	}

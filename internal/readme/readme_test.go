@@ -231,7 +231,7 @@ func openDoor(ctx context.Context, args json.RawMessage) (any, error) { return "
 		replace: [][2]string{{`neurosan.New("http://localhost:8080", nil)`, `neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})`}},
 		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	defer fake.Close()
 	agent := "games/quest_designer"`,
 		after: `if err != nil { return err }
@@ -245,7 +245,7 @@ func openDoor(ctx context.Context, args json.RawMessage) (any, error) { return "
 		imports: []string{"context", "time", "github.com/gamelink-go/gamelink/neurosan", "github.com/gamelink-go/gamelink/neurosan/neurosantest"},
 		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1})
+	fake := neurosantest.NewServer(&neurosantest.Options{Agents: neurosantest.DemoAgents()})
 	defer fake.Close()
 	c, err := neurosan.New(fake.URL, &neurosan.Options{HTTPClient: fake.Client()})
 	if err != nil {

@@ -29,6 +29,9 @@
 //     "application/json; charset=UTF-8". The 403 of a refusing authorizer
 //     and the 404 of an unknown agent have empty bodies; a path no route
 //     matches gets Tornado's HTML error page.
+//   - Lines are flushed one by one with no pause between them, so several
+//     may arrive in one read; servers before May 2026 paused 0.3 s after
+//     each ([Options].LineDelay, [LegacyLineDelay]).
 //   - A failure after the 200 headers appends {"error": "Request timeout"}
 //     or {"error": "Internal server error"} without a newline, possibly
 //     after a complete answer ([Reply].After).
@@ -38,11 +41,10 @@
 //     concurrency slot ([TurnRecord].Cancelled, [Options].ConcurrencyLimit).
 //
 // It also reproduces the traps a client must survive, each behind an
-// option: the 0.3 s pause after every line of older servers
-// ([Options].LineDelay), two responses on one line, lines split across
-// writes, 503 before the stream, heartbeat frames, chat_context lines over
-// 1 MiB ([Agent].ContextPadding), a connection cut ([FaultCut]), and the
-// empty chat_context of "Event acknowledged" ([Reply].EmptyContext).
+// option: two responses on one line, lines split across writes, 503 before
+// the stream, heartbeat frames, chat_context lines over 1 MiB
+// ([Agent].ContextPadding), a connection cut ([FaultCut]), and the empty
+// chat_context of "Event acknowledged" ([Reply].EmptyContext).
 //
 // # Concurrency
 //

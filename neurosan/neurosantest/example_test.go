@@ -15,10 +15,8 @@ import (
 // fake keeps no session, like NeuroSan: the second turn remembers the first
 // only because the Conversation sends the answer's chat_context back.
 func ExampleNewServer() {
-	// LineDelay -1 drops the real server's 0.3 s pause after every line.
 	fake := neurosantest.NewServer(&neurosantest.Options{
-		Agents:    neurosantest.DemoAgents(),
-		LineDelay: -1,
+		Agents: neurosantest.DemoAgents(),
 	})
 	defer fake.Close() // cuts open streams and waits for every script
 
@@ -74,8 +72,7 @@ func ExampleAgent() {
 		},
 	}
 	fake := neurosantest.NewServer(&neurosantest.Options{
-		Agents:    []neurosantest.Agent{shop},
-		LineDelay: -1,
+		Agents: []neurosantest.Agent{shop},
 	})
 	defer fake.Close()
 

@@ -18,17 +18,20 @@ import (
 	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
 )
 
-// RealLineDelay is the pause that NeuroSan servers before May 2026 make
-// after every flushed line (later ones flush without pausing: set LineDelay
-// to -1 to model them).
-const RealLineDelay = 300 * time.Millisecond
+// LegacyLineDelay is the pause that NeuroSan servers made after every
+// flushed stream line until May 2026, to make the transport send each line
+// in a chunk of its own. Servers since then flush and go on (read from the
+// server's source), so several lines may arrive in one read; set
+// [Options].LineDelay to LegacyLineDelay to model an older server.
+const LegacyLineDelay = 300 * time.Millisecond
 
 // Options configures a fake [Server]. A nil *Options means defaults.
 type Options struct {
 	// Agents are the agent networks served. Names may contain '/'.
 	Agents []Agent
-	// LineDelay is the pause after every flushed stream line. If zero,
-	// RealLineDelay (0.3 s); negative means none.
+	// LineDelay is the pause after every flushed stream line. If zero or
+	// negative, none: current servers flush each line and go on.
+	// LegacyLineDelay (0.3 s) is what servers before May 2026 paused.
 	LineDelay time.Duration
 	// TwoPerLine puts two responses on one line (no newline between them),
 	// which the API documents as possible.

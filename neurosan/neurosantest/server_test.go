@@ -41,9 +41,6 @@ func do(t *testing.T, s *neurosantest.Server, method, path, body string) raw {
 
 func start(t *testing.T, o neurosantest.Options) *neurosantest.Server {
 	t.Helper()
-	if o.LineDelay == 0 {
-		o.LineDelay = -1
-	}
 	if o.Agents == nil {
 		o.Agents = neurosantest.DemoAgents()
 	}
@@ -283,7 +280,7 @@ func (r *flushRecorder) Flush() { r.writes = append(r.writes, "|") }
 // flushed on its own, so that a client reads objects cut anywhere.
 func TestServer_splitWritesPieces(t *testing.T) {
 	t.Parallel()
-	s := neurosantest.NewUnstartedServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), LineDelay: -1, SplitWrites: 5})
+	s := neurosantest.NewUnstartedServer(&neurosantest.Options{Agents: neurosantest.DemoAgents(), SplitWrites: 5})
 	w := &flushRecorder{header: http.Header{}}
 	s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/api/v1/math_guy/streaming_chat", strings.NewReader(mathBody+"}")))
 	testutil.Equal(t, "a whole answer line", strings.HasSuffix(w.body.String(), "}\n") && w.body.Len() > 50, true)

@@ -105,10 +105,7 @@ func (lw *lineWriter) line(b []byte) error {
 	}
 	lw.last = time.Now()
 	d := lw.opts.LineDelay
-	if d == 0 {
-		d = RealLineDelay
-	}
-	if d < 0 {
+	if d <= 0 {
 		return nil
 	}
 	t := time.NewTimer(d)
