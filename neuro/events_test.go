@@ -20,7 +20,8 @@ func TestClient_bareStartupIsNoAck(t *testing.T) {
 		e.srv.Send("startup", nil)
 		e.srv.Send("startup", map[string]any{})
 		e.srv.Send("startup", map[string]any{"session": nil})
-		e.wait("errors", func() bool { return len(e.warnings()) == 3 })
+		e.srv.Send("startup", map[string]any{"session": map[string]any{}}) // names no character either
+		e.wait("errors", func() bool { return len(e.warnings()) == 4 })
 		acks := e.eventsOf(func(ev neuro.Event) bool { _, ok := ev.(neuro.StartupAck); return ok })
 		for _, ev := range acks {
 			if ack := ev.(neuro.StartupAck); ack.SessionID == "" {
