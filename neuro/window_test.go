@@ -56,7 +56,7 @@ func TestWindow_registersWithoutForcing(t *testing.T) {
 		testutil.Equal(t, "forces", countCmd(cmds, "actions/force"), 0)
 		testutil.Equal(t, "outcome while open", h.Outcome(), neuro.ForcePending)
 		e.srv.Act("pick_reward")
-		o, _ := h.Wait(context.Background())
+		o := waitOutcome(t, h)
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
 		e.wait("result", func() bool { return len(e.srv.Results()) == 1 })
 		cmds = e.srv.Commands()
@@ -79,7 +79,7 @@ func TestWindow_forceAfterDelay(t *testing.T) {
 		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
 			Force: &neuro.Force{Query: "Choose a reward."}, ForceAfter: 10 * time.Second}, neuro.ForceRefuse)
 		testutil.Success(t, err)
-		o, _ := h.Wait(context.Background())
+		o := waitOutcome(t, h)
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
 		at, ok := firstAt(e.srv, "actions/force")
 		testutil.Equal(t, "forced", ok, true)
@@ -111,7 +111,7 @@ func TestWindow_forceWhenCondition(t *testing.T) {
 			t.Fatal("condition never checked")
 		}
 		ready.Store(true)
-		o, _ := h.Wait(context.Background())
+		o := waitOutcome(t, h)
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
 		at, _ := firstAt(e.srv, "actions/force")
 		if d := at.Sub(start); d < 5*time.Second || d > 5*time.Second+time.Second/10 {
@@ -142,7 +142,7 @@ func TestWindow_conditionsCheckedByPoll(t *testing.T) {
 		testutil.Equal(t, "forces without Poll", countCmd(e.srv.Commands(), "actions/force"), 0)
 		e.c.Poll(nil)
 		testutil.Equal(t, "calls", calls.Load(), int32(1))
-		o, _ := h.Wait(context.Background())
+		o := waitOutcome(t, h)
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
 	})
 }
@@ -163,12 +163,12 @@ func TestWindow_endsWithoutForce(t *testing.T) {
 		door := neuro.Action{Name: "open_door", Description: "Open the door."}
 		cond, err := e.c.Window(neuro.Window{Actions: []neuro.Action{door}, EndWhen: over.Load}, neuro.ForceRefuse)
 		testutil.Success(t, err)
-		o, _ := timed.Wait(context.Background())
+		o := waitOutcome(t, timed)
 		testutil.Equal(t, "timer outcome", o, neuro.ForceTimedOut)
 		testutil.Equal(t, "ended after", time.Since(start), 5*time.Second)
 		testutil.Equal(t, "condition window still open", cond.Outcome(), neuro.ForcePending)
 		over.Store(true)
-		o, _ = cond.Wait(context.Background())
+		o = waitOutcome(t, cond)
 		testutil.Equal(t, "condition outcome", o, neuro.ForceCancelled)
 		e.wait("unregistered", func() bool { return len(e.srv.Actions()) == 0 })
 		testutil.Equal(t, "forces", countCmd(e.srv.Commands(), "actions/force"), 0)
@@ -186,7 +186,7 @@ func TestWindow_endTimerStopsOnceForced(t *testing.T) {
 		h, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
 			Force: &neuro.Force{Query: "Choose."}, ForceAfter: time.Second, EndAfter: 5 * time.Second}, neuro.ForceRefuse)
 		testutil.Success(t, err)
-		o, _ := h.Wait(context.Background())
+		o := waitOutcome(t, h)
 		testutil.Equal(t, "outcome", o, neuro.ForceCompleted)
 	})
 }
@@ -203,7 +203,7 @@ func TestWindow_deferredForceWaitsForTheSlot(t *testing.T) {
 		w, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction},
 			Force: &neuro.Force{Query: "Choose."}, ForceAfter: time.Second}, neuro.ForceRefuse)
 		testutil.Success(t, err)
-		o, _ := w.Wait(context.Background())
+		o := waitOutcome(t, w)
 		testutil.Equal(t, "window", o, neuro.ForceCompleted)
 		testutil.Equal(t, "plain force", plain.Outcome(), neuro.ForceCompleted)
 		for _, f := range e.srv.Findings() {
@@ -265,7 +265,7 @@ func TestClient_recentlyUnregisteredAction(t *testing.T) {
 		e.wait("register", func() bool { return len(e.srv.Actions()) > 0 })
 		w, err := e.c.Window(neuro.Window{Actions: []neuro.Action{chestAction}, Force: &neuro.Force{Query: "Choose."}}, neuro.ForceRefuse)
 		testutil.Success(t, err)
-		o, _ := w.Wait(context.Background())
+		o := waitOutcome(t, w)
 		testutil.Equal(t, "window", o, neuro.ForceCompleted)
 		testutil.Success(t, e.c.Unregister("pass"))
 		e.wait("result", func() bool { return len(e.srv.Results()) == 1 })
@@ -290,4 +290,18 @@ func TestClient_recentlyUnregisteredAction(t *testing.T) {
 			t.Errorf("after 10 s: message %q", r.Message)
 		}
 	})
+}
+
+// waitOutcome waits for a window's final outcome for at most ten minutes of
+// the bubble's fake time, so that a window that never ends fails the test
+// at once instead of spinning until the test binary's timeout.
+func waitOutcome(t *testing.T, h *neuro.ForceHandle) neuro.ForceOutcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	o, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("the window did not end: %v (outcome %v)", err, h.Outcome())
+	}
+	return o
 }
