@@ -53,9 +53,9 @@ func (e *NameError) Error() string {
 }
 
 // ConflictError reports a second, different definition of an action name
-// that is already in the set. Servers disagree on what a re-registration
-// does (the conformance tool and the project's spec notes: the first
-// definition is kept; the published API text: the new one replaces it), so
+// that is already in the set. The API and the conformance tool keep the
+// first definition (docs/neuro-protocol.md), a server that replaced it
+// would differ, and either way the game would not get what it asked, so
 // the SDK refuses the second locally; [Client.SetActions] redefines an
 // action by unregistering and registering it again, which is right either
 // way.

@@ -17,7 +17,7 @@ const (
 // locks, no clock. The zero value is ready to use; it is not safe for
 // concurrent use.
 //
-// The rules (protocol §2.4):
+// The rules (docs/xiaotangyuan-protocol.md, "Streaming"):
 //   - each delta's cumulative text replaces the displayed text; deltas are
 //     never concatenated;
 //   - a text that does not extend the previous one is a model step reset

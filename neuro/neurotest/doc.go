@@ -5,8 +5,9 @@
 //	defer srv.Close()
 //	c, err := neuro.New("My Game", &neuro.Options{URL: srv.URL, HTTPClient: srv.Client()})
 //
-// A [Server] speaks the Neuro game API in one of two modes. [Strict]
-// follows the published API as the real Neuro does: startup clears the
+// A [Server] speaks the Neuro game API in one of two modes, each fact
+// with its source in docs/neuro-protocol.md. [Strict] follows the
+// published API as the real Neuro does: startup clears the
 // game's actions and is acknowledged, the first definition of a name wins,
 // one force at a time, a 20 s result timeout without retry, late results
 // dropped, context held while a result is pending. [Randy] behaves like the

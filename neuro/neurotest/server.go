@@ -26,17 +26,18 @@ import (
 type Mode int
 
 const (
-	// Strict behaves as the API documents the real Neuro: startup clears
-	// the game's actions, the first definition of a name wins, one force at
-	// a time (a new one replaces the old), a result timeout without retry,
-	// late results dropped, context held while a result is pending, a
-	// startup acknowledgement.
+	// Strict behaves as the API documents the real Neuro
+	// (docs/neuro-protocol.md, "The server"): startup clears the game's
+	// actions, the first definition of a name wins, one force at a time (a
+	// new one replaces the old), a result timeout without retry, late
+	// results dropped, context held while a result is pending, a startup
+	// acknowledgement.
 	Strict Mode = iota
 	// Randy behaves like the official "Randy" mock: actions/reregister_all
 	// on every connect, a global action list never cleared, a random
 	// choice 500 ms after a force, the same action retried after
 	// success:false, forces queued while a result is pending, no timeout.
-	// Randy's races (§1.6 of the spec notes) are not copied.
+	// Randy's races are not copied (docs/neuro-protocol.md, "Randy").
 	Randy
 )
 
