@@ -181,6 +181,7 @@ func (s *Server) serveMailbox() error {
 	s.mu.Unlock()
 	defer s.wg.Done()
 	if err := m.setup(); err != nil {
+		m.dropRoot()
 		s.mu.Lock()
 		s.mbox = nil
 		s.mu.Unlock()
@@ -296,7 +297,7 @@ func (m *mailbox) cleanOutbox(root *os.Root) error {
 		full := path.Join(mbx.ToEngine, n)
 		if strings.HasPrefix(n, mbx.TempPrefix) {
 			m.log.Warn("rpengine: removed a partial mailbox file left by a crash", "file", m.abs(full))
-			_ = root.Remove(full)
+			_ = mbx.RemoveFile(root, full)
 			continue
 		}
 		stem, ok := strings.CutSuffix(n, mbx.JSONSuffix)
@@ -309,7 +310,7 @@ func (m *mailbox) cleanOutbox(root *os.Root) error {
 		}
 		if strings.HasSuffix(n, mbx.JSONSuffix) && !names[stem+mbx.ReadySuffix] {
 			m.log.Warn("rpengine: removed an unmarked mailbox message left by a crash", "file", m.abs(full))
-			_ = root.Remove(full)
+			_ = mbx.RemoveFile(root, full)
 			continue
 		}
 		m.last = max(m.last, ms)
@@ -355,7 +356,7 @@ func (m *mailbox) lock(root *os.Root) error {
 				err = cerr
 			}
 			if err != nil {
-				_ = root.Remove(MailboxLockName)
+				_ = mbx.RemoveFile(root, MailboxLockName)
 				return m.fail("lock", MailboxLockName, err)
 			}
 			return nil
@@ -372,9 +373,17 @@ func (m *mailbox) lock(root *os.Root) error {
 		}
 		age := time.Since(fi.ModTime())
 		var held lockInfo
-		if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
-			_ = json.Unmarshal(b, &held)
+		b, err := mbx.ReadRegular(root, MailboxLockName, 4096)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			// Unreadable for now (on Windows, a lock file being removed
+			// stays until its last handle closes): not proof of another
+			// holder; setup is tried again.
+			return m.fail("lock", MailboxLockName, err)
 		}
+		_ = json.Unmarshal(b, &held)
 		if held.Token == m.tok {
 			// Ours: setup runs again after the folder's contents were
 			// removed, and the hidden lock file may have stayed.
@@ -402,15 +411,15 @@ func (m *mailbox) lock(root *os.Root) error {
 // never replaces a lock created meanwhile) and lock then refuses.
 func (m *mailbox) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, dead bool) {
 	aside := MailboxLockName + ".stale-" + m.tok
-	if err := root.Rename(MailboxLockName, aside); err != nil {
+	if err := mbx.RenameFile(root, MailboxLockName, aside); err != nil {
 		return
 	}
 	if afi, err := root.Lstat(aside); err == nil && !os.SameFile(fi, afi) {
 		_ = root.Link(aside, MailboxLockName)
-		_ = root.Remove(aside)
+		_ = mbx.RemoveFile(root, aside)
 		return
 	}
-	_ = root.Remove(aside)
+	_ = mbx.RemoveFile(root, aside)
 	m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond),
 		"pid", pid, "processGone", dead)
 }
@@ -490,6 +499,10 @@ func (m *mailbox) checkFolder() error {
 	m.endSession(fmt.Errorf("%w: the mailbox folder was removed", ErrConnectionLost))
 	clear(m.seen)
 	clear(m.bad)
+	// Our handle on the old folder goes first: where a folder deleted
+	// while open only goes once its last handle closes (Windows without
+	// POSIX delete, wine), keeping it would keep the old folder forever.
+	m.dropRoot()
 	err = m.setup()
 	switch {
 	case errors.Is(err, ErrMailboxLocked):
@@ -504,6 +517,17 @@ func (m *mailbox) checkFolder() error {
 		m.broken = ""
 	}
 	return nil
+}
+
+// dropRoot closes the handle on the mailbox folder; writes fail until
+// setup opens it again.
+func (m *mailbox) dropRoot() {
+	m.wmu.Lock()
+	old := m.root.Swap(nil)
+	m.wmu.Unlock()
+	if old != nil {
+		old.Close()
+	}
 }
 
 // endSession ends the mailbox's live session, if any.
@@ -530,7 +554,7 @@ func (m *mailbox) shutdown() {
 	if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
 		var held lockInfo
 		if json.Unmarshal(b, &held) == nil && held.Token == m.tok {
-			_ = root.Remove(MailboxLockName)
+			_ = mbx.RemoveFile(root, MailboxLockName)
 		}
 	}
 	root.Close()
@@ -574,7 +598,10 @@ func (m *mailbox) poll(root *os.Root) {
 				m.bad[e.Stem] = time.Now()
 			}
 			if !ok || time.Since(first) < badGrace {
-				break // keep order: retry this one on the next poll
+				// Retried on the next polls; later files go on
+				// meanwhile: a bad file never delays a good one
+				// (issue #16: eight of them held the hello back 8 s).
+				continue
 			}
 		}
 		m.seen[e.Stem] = true
@@ -682,7 +709,7 @@ func (m *mailbox) write(msg []byte) error {
 	defer m.wmu.Unlock()
 	ms := max(time.Now().UnixMilli(), m.last+1)
 	stem := mbx.Stem(ms, id.MessageID)
-	if err := mbx.Write(m.root.Load(), mbx.ToEngine, stem, msg); err != nil {
+	if err := m.writeLocked(stem, msg); err != nil {
 		err = m.fail("write", path.Join(mbx.ToEngine, stem+mbx.JSONSuffix), err)
 		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries {
 			// The engine deletes its file only once acked: try again
@@ -695,6 +722,15 @@ func (m *mailbox) write(msg []byte) error {
 	m.last = ms
 	m.active = time.Now().Add(m.o.ActiveFor)
 	return nil
+}
+
+// writeLocked writes one message file; m.wmu must be held.
+func (m *mailbox) writeLocked(stem string, msg []byte) error {
+	root := m.root.Load()
+	if root == nil {
+		return errors.New("the mailbox folder is being created again")
+	}
+	return mbx.Write(root, mbx.ToEngine, stem, msg)
 }
 
 // mailboxConn is one session's connection over the mailbox: the

@@ -121,6 +121,9 @@ func (m *mailbox) readSegment(data []byte, sg *segmentMsg) ([]int16, error) {
 		return nil, bad("byteLength %d outside 1..%d", sg.ByteLength, mbx.MaxSlotBytes)
 	}
 	root := m.root.Load()
+	if root == nil {
+		return nil, bad("the mailbox folder is being created again")
+	}
 	if fi, err := root.Lstat(mbx.AudioDir); err != nil || !fi.IsDir() {
 		return nil, bad("audio folder is missing or not a plain folder")
 	}

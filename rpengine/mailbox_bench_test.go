@@ -26,7 +26,7 @@ func BenchmarkMailbox_reply(b *testing.B) {
 				f.dial(b, nil)
 				srv = f.srv
 			case "mailbox":
-				dir := filepath.Join(b.TempDir(), "mb")
+				dir := filepath.Join(testutil.TempDir(b), "mb")
 				o := testMailboxOptions(dir)
 				o.ActivePoll, o.IdlePoll = time.Millisecond, time.Millisecond
 				l := newMailboxServer(b, &rpengine.ServerOptions{Mailbox: o, Logger: discardLogger()}, dir)
@@ -54,7 +54,7 @@ func BenchmarkMailbox_reply(b *testing.B) {
 // connect).
 func BenchmarkMailbox_setup(b *testing.B) {
 	for b.Loop() {
-		dir := filepath.Join(b.TempDir(), "mb")
+		dir := filepath.Join(testutil.TempDir(b), "mb")
 		o := testMailboxOptions(dir)
 		o.SlotCount = 0
 		srv, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: o, Logger: discardLogger()})

@@ -16,7 +16,7 @@ import (
 // second must not move the first's fresh lock away.
 func Test_mailboxTakeStaleRace(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	dir := testutil.TempDir(t)
 	root, err := os.OpenRoot(dir)
 	testutil.Success(t, err)
 	defer root.Close()

@@ -57,7 +57,7 @@ func newMailboxServer(t testing.TB, opts *rpengine.ServerOptions, dir string) *l
 		opts = &rpengine.ServerOptions{}
 	}
 	if dir == "" {
-		dir = filepath.Join(t.TempDir(), "mailbox")
+		dir = filepath.Join(testutil.TempDir(t), "mailbox")
 	}
 	lb := &logBuf{}
 	if opts.Logger == nil {
@@ -85,6 +85,9 @@ func (l *link) dialMailbox(t testing.TB, eopts *enginetest.Options) *enginetest.
 	t.Helper()
 	ctx := ctxT(t)
 	eng, err := enginetest.DialMailbox(ctx, l.dir, eopts, testEngineMailbox)
+	if err != nil {
+		t.Log(l.log.String())
+	}
 	testutil.Success(t, err)
 	t.Cleanup(func() { eng.Close() })
 	for {

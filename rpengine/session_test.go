@@ -91,7 +91,8 @@ func newUnit(t *testing.T, opts *ServerOptions) *unit {
 // in delivers an engine message with the given fields.
 func (u *unit) in(typ string, fields map[string]any) string {
 	u.n++
-	id := "e" + strings.Repeat("x", u.n%3) + string(rune('a'+u.n%26)) + time.Now().Format("150405.000000000")
+	// The count keeps ids unique where the clock is coarse (Windows).
+	id := "e" + strings.Repeat("x", u.n%3) + string(rune('a'+u.n%26)) + strconv.Itoa(u.n) + time.Now().Format("150405.000000000")
 	b, err := wire.Encode(typ, id, u.sess.info.ID, time.Now(), fields)
 	testutil.Success(u.t, err)
 	u.sess.receive(b)

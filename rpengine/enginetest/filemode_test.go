@@ -57,7 +57,7 @@ func (l *lockedBuf) inbound(t *testing.T, typ string) []map[string]any {
 func fileGame(t *testing.T, eopts *enginetest.Options) (*rpengine.Server, *enginetest.Engine, *lockedBuf) {
 	t.Helper()
 	rec := &lockedBuf{}
-	dir := filepath.Join(t.TempDir(), "mb")
+	dir := filepath.Join(testutil.TempDir(t), "mb")
 	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Recorder: rec,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Mailbox: &rpengine.MailboxOptions{Dir: dir, IntegrationID: "game", SlotCount: 8,

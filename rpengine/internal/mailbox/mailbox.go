@@ -213,26 +213,26 @@ func Write(root *os.Root, dir, stem string, data []byte) error {
 	tmp := path.Join(dir, TempPrefix+stem+JSONSuffix)
 	final := path.Join(dir, stem+JSONSuffix)
 	if err := writeFile(root, tmp, data); err != nil {
-		_ = root.Remove(tmp)
+		_ = removeFile(root, tmp)
 		return err
 	}
 	// Publish without replacing: a hard link fails when the name exists
 	// (messages are immutable); where links are not supported, check and
 	// rename.
 	if err := root.Link(tmp, final); err == nil {
-		_ = root.Remove(tmp)
+		_ = removeFile(root, tmp)
 	} else {
 		if _, lerr := root.Lstat(final); errors.Is(err, fs.ErrExist) || lerr == nil {
-			_ = root.Remove(tmp)
+			_ = removeFile(root, tmp)
 			return fmt.Errorf("%s: %w", final, fs.ErrExist)
 		}
-		if err := root.Rename(tmp, final); err != nil {
-			_ = root.Remove(tmp)
+		if err := renameFile(root, tmp, final); err != nil {
+			_ = removeFile(root, tmp)
 			return err
 		}
 	}
 	if err := writeFile(root, path.Join(dir, stem+ReadySuffix), nil); err != nil {
-		_ = root.Remove(final)
+		_ = removeFile(root, final)
 		return err
 	}
 	return nil
@@ -253,8 +253,8 @@ func writeFile(root *os.Root, name string, data []byte) error {
 // Remove removes a message: marker first (so no reader takes a JSON
 // that is about to vanish), then the JSON. Missing files are fine.
 func Remove(root *os.Root, dir, stem string) error {
-	err1 := root.Remove(path.Join(dir, stem+ReadySuffix))
-	err2 := root.Remove(path.Join(dir, stem+JSONSuffix))
+	err1 := removeFile(root, path.Join(dir, stem+ReadySuffix))
+	err2 := removeFile(root, path.Join(dir, stem+JSONSuffix))
 	if errors.Is(err1, fs.ErrNotExist) {
 		err1 = nil
 	}
@@ -270,13 +270,13 @@ func Remove(root *os.Root, dir, stem string) error {
 func ReplaceFile(root *os.Root, name string, data []byte) error {
 	dir, file := path.Split(name)
 	tmp := path.Join(dir, TempPrefix+file)
-	_ = root.Remove(tmp)
+	_ = removeFile(root, tmp)
 	if err := writeFile(root, tmp, data); err != nil {
-		_ = root.Remove(tmp)
+		_ = removeFile(root, tmp)
 		return err
 	}
-	if err := root.Rename(tmp, name); err != nil {
-		_ = root.Remove(tmp)
+	if err := renameFile(root, tmp, name); err != nil {
+		_ = removeFile(root, tmp)
 		return err
 	}
 	return nil
@@ -358,4 +358,15 @@ func DecodeWAV(b []byte) (WAV, error) {
 		p += n + n&1
 	}
 	return w, fmt.Errorf("%w: no data chunk", ErrWAV)
+}
+
+// RemoveFile removes the file name (relative to root). On Windows it
+// copes with files another process holds open and with systems whose
+// kernel lacks POSIX delete (see fs_windows.go).
+func RemoveFile(root *os.Root, name string) error { return removeFile(root, name) }
+
+// RenameFile renames oldname to newname (relative to root), replacing
+// newname. On Windows a sharing violation is retried briefly.
+func RenameFile(root *os.Root, oldname, newname string) error {
+	return renameFile(root, oldname, newname)
 }

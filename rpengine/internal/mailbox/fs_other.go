@@ -1,0 +1,11 @@
+//go:build !windows
+
+package mailbox
+
+import "os"
+
+// removeFile removes name; see fs_windows.go for why Windows differs.
+func removeFile(root *os.Root, name string) error { return root.Remove(name) }
+
+// renameFile renames oldname to newname, replacing newname.
+func renameFile(root *os.Root, oldname, newname string) error { return root.Rename(oldname, newname) }
