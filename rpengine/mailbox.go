@@ -39,7 +39,12 @@ const MailboxLockName = ".gamelink.lock"
 // a local socket. The player selects Dir in the RPEngine page.
 type MailboxOptions struct {
 	// Dir is the mailbox folder. Required. Its parent must exist; the
-	// folder itself is created when missing. It must not be a symlink.
+	// folder itself is created when missing, private to the user (0700;
+	// on Windows with the ACL it inherits, which in the user's profile
+	// is private), and so are its sub-folders and files (0600). It must
+	// not be a symlink, and it and its sub-folders must be the user's own
+	// with no other user allowed to write into them: see
+	// InsecureSkipOwnerCheck and [ErrMailboxNotPrivate].
 	Dir string
 	// IntegrationID goes into manifest.json. Required.
 	IntegrationID string
@@ -59,6 +64,12 @@ type MailboxOptions struct {
 	// is gone from this machine is stale at once. If zero, 15 s. It must
 	// be at least 4 IdlePoll (the heartbeat is sent at polls).
 	LockStale time.Duration
+	// InsecureSkipOwnerCheck serves a mailbox folder, or sub-folder, that
+	// another user owns or that other users can write into (as ssh's
+	// StrictModes no). Such a user can read the conversation, or swap in
+	// their own engine-to-integration folder and talk to the game as the
+	// engine. Only for a folder deliberately shared between accounts.
+	InsecureSkipOwnerCheck bool
 }
 
 func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
@@ -103,6 +114,13 @@ func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
 // heartbeat is fresher than MailboxOptions.LockStale), or took it over.
 var ErrMailboxLocked = errors.New("rpengine: mailbox folder is in use by another process")
 
+// ErrMailboxNotPrivate is the cause of the *MailboxError (Op "setup")
+// returned when the mailbox folder or one of its sub-folders is owned by
+// another user or other users can write into it, unless
+// MailboxOptions.InsecureSkipOwnerCheck is set. It is checked at every
+// setup, including when the folder is created again.
+var ErrMailboxNotPrivate = errors.New("rpengine: mailbox folder is not private to this user")
+
 // MailboxError is a file-system failure of the mailbox transport: which
 // operation, on which file, and why (for example a full disk). A failed
 // write leaves no partial message behind and is reported to the caller of
@@ -144,6 +162,7 @@ type mailbox struct {
 	last   int64      // last stem milliseconds written
 	active time.Time  // when polling may drop back to idle
 	retry  [][]byte   // acks whose write failed (full disk), retried each poll
+	outbox recurring  // writes failing
 
 	// reader
 	cur      *mailboxConn
@@ -153,7 +172,12 @@ type mailbox struct {
 	offsets  map[*Reply]time.Duration
 	beat     time.Time
 	dirInfo  os.FileInfo
+	inInfo   os.FileInfo // engine-to-integration as set up
 	broken   string // why recreating the folder last failed; "" when set up
+	inbox    recurring
+	beatErr  recurring
+
+	listFault atomic.Pointer[error] // tests: listing the inbox fails with it
 }
 
 // maxAckRetries bounds the acks held for a retry after a failed write.
@@ -175,7 +199,10 @@ func (s *Server) serveMailbox() error {
 		return errors.New("rpengine: ListenAndServe called twice")
 	}
 	m := &mailbox{srv: s, o: *s.opts.mailbox, log: s.opts.Logger, peer: wire.NewID(), tok: wire.NewID(),
-		seen: map[string]bool{}, bad: map[string]time.Time{}, offsets: map[*Reply]time.Duration{}}
+		seen: map[string]bool{}, bad: map[string]time.Time{}, offsets: map[*Reply]time.Duration{},
+		inbox:   recurring{what: "mailbox inbox cannot be read"},
+		beatErr: recurring{what: "mailbox lock heartbeat fails"}}
+	m.outbox = recurring{what: "mailbox outbox cannot be written"}
 	s.mbox = m
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -189,6 +216,9 @@ func (s *Server) serveMailbox() error {
 	}
 	defer m.shutdown()
 	m.log.Info("rpengine: serving mailbox", "dir", m.o.Dir, "peerInstanceId", m.peer)
+	if m.o.InsecureSkipOwnerCheck {
+		m.log.Warn("rpengine: MailboxOptions.InsecureSkipOwnerCheck is set: the mailbox folder may be another user's or writable by others")
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -227,7 +257,7 @@ func (m *mailbox) fail(op, name string, err error) error {
 // setup creates the folder layout, takes the lock, cleans what a crashed
 // predecessor left half-done, and writes the manifest and every slot.
 func (m *mailbox) setup() error {
-	if err := os.Mkdir(m.o.Dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(m.o.Dir, mbx.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return m.fail("setup", "", err)
 	}
 	fi, err := os.Lstat(m.o.Dir)
@@ -251,18 +281,30 @@ func (m *mailbox) setup() error {
 	if old := m.root.Swap(root); old != nil {
 		old.Close()
 	}
+	// Private before anything is read or written in it: the lock file
+	// included (issue #16: another user's folder was adopted silently).
+	if err := m.checkPrivate(root, "."); err != nil {
+		return err
+	}
 	if err := m.lock(root); err != nil {
 		return err
 	}
 	for _, d := range []string{mbx.ToEngine, mbx.FromEngine, mbx.AudioDir} {
-		if err := root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := root.Mkdir(d, mbx.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return m.fail("setup", d, err)
 		}
-		if fi, err := root.Lstat(d); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = fmt.Errorf("not a folder (%v); symlinks are not followed", fi.Mode().Type())
-			}
+		sub, err := root.Lstat(d)
+		if err == nil && !sub.IsDir() {
+			err = fmt.Errorf("not a folder (%v); symlinks are not followed", sub.Mode().Type())
+		}
+		if err != nil {
 			return m.fail("setup", d, err)
+		}
+		if err := m.checkPrivate(root, d); err != nil {
+			return err
+		}
+		if d == mbx.FromEngine {
+			m.inInfo = sub
 		}
 	}
 	if err := m.cleanOutbox(root); err != nil {
@@ -281,6 +323,23 @@ func (m *mailbox) setup() error {
 		return m.fail("setup", mbx.ManifestName, err)
 	}
 	m.beat = time.Now()
+	return nil
+}
+
+// checkPrivate refuses the folder name (relative to root) when another
+// user owns it or can write into it, unless the option allows it.
+func (m *mailbox) checkPrivate(root *os.Root, name string) error {
+	if m.o.InsecureSkipOwnerCheck {
+		return nil
+	}
+	f, err := root.Open(name)
+	if err != nil {
+		return m.fail("setup", name, err)
+	}
+	defer f.Close()
+	if err := mbx.CheckPrivate(f); err != nil {
+		return m.fail("setup", name, fmt.Errorf("%w: %v (MailboxOptions.InsecureSkipOwnerCheck serves it anyway)", ErrMailboxNotPrivate, err))
+	}
 	return nil
 }
 
@@ -349,7 +408,7 @@ func (m *mailbox) lock(root *os.Root) error {
 	host, _ := os.Hostname()
 	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Token: m.tok, Started: wire.Timestamp(time.Now())})
 	for attempt := 0; ; attempt++ {
-		f, err := root.OpenFile(MailboxLockName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := root.OpenFile(MailboxLockName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mbx.FileMode)
 		if err == nil {
 			_, err = f.Write(info)
 			if cerr := f.Close(); err == nil {
@@ -456,7 +515,9 @@ func (m *mailbox) tick() error {
 				m.endSession(err)
 				return err
 			}
-			m.log.Warn("rpengine: mailbox lock heartbeat failed", "reason", err.Error())
+			m.beatErr.fail(m.log, err.Error())
+		} else {
+			m.beatErr.ok(m.log)
 		}
 		m.beat = time.Now()
 	}
@@ -489,7 +550,9 @@ func (m *mailbox) retryAcks() {
 func (m *mailbox) checkFolder() error {
 	fi, err := os.Lstat(m.o.Dir)
 	if m.broken == "" && err == nil && os.SameFile(fi, m.dirInfo) {
-		if _, err := m.root.Load().Lstat(mbx.FromEngine); err == nil {
+		// The inbox swapped for another folder is set up (and
+		// checked) again too.
+		if in, err := m.root.Load().Lstat(mbx.FromEngine); err == nil && os.SameFile(in, m.inInfo) {
 			return nil
 		}
 	}
@@ -563,10 +626,14 @@ func (m *mailbox) shutdown() {
 // poll reads every new marked engine message, in stem order.
 func (m *mailbox) poll(root *os.Root) {
 	ready, names, err := mbx.List(root, mbx.FromEngine)
+	if f := m.listFault.Load(); f != nil && *f != nil {
+		err = *f
+	}
 	if err != nil {
-		m.log.Warn("rpengine: cannot list the mailbox", "dir", m.abs(mbx.FromEngine), "reason", err.Error())
+		m.inbox.fail(m.log, err.Error(), "dir", m.abs(mbx.FromEngine))
 		return
 	}
+	m.inbox.ok(m.log, "dir", m.abs(mbx.FromEngine))
 	for stem := range m.seen {
 		if !names[stem+mbx.ReadySuffix] {
 			delete(m.seen, stem)
@@ -653,9 +720,8 @@ func (m *mailbox) deliver(h wire.Header, data []byte) {
 			b, err := wire.Encode(wire.TypeAck, wire.NewID(), "", time.Now(), wire.Ack{AcknowledgedMessageID: h.MessageID})
 			if err == nil {
 				m.srv.rec.Record(jsonl.Out, b)
-				if err := m.write(b); err != nil {
-					m.log.Warn("rpengine: cannot ack engine mailbox message", "reason", err.Error())
-				}
+				_ = m.write(b) // a failure is retried and logged by write
+
 			}
 		}
 		return
@@ -715,10 +781,11 @@ func (m *mailbox) write(msg []byte) error {
 			// The engine deletes its file only once acked: try again
 			// on the next polls rather than leave it forever.
 			m.retry = append(m.retry, msg)
-			m.log.Warn("rpengine: mailbox ack not written; retrying on the next poll", "reason", err.Error())
 		}
+		m.outbox.fail(m.log, err.Error(), "dir", m.abs(mbx.ToEngine), "acksToRetry", len(m.retry))
 		return err
 	}
+	m.outbox.ok(m.log, "dir", m.abs(mbx.ToEngine))
 	m.last = ms
 	m.active = time.Now().Add(m.o.ActiveFor)
 	return nil

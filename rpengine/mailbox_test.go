@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -303,6 +304,69 @@ func TestMailbox_badFilesNeverDelay(t *testing.T) {
 	testutil.Equal(t, "each bad file logged once", strings.Count(l.log.String(), "skipped engine mailbox file"), 8)
 }
 
+// TestMailbox_recurringConditionsLoggedOnce: an inbox that cannot be
+// read and an outbox that cannot be written are each logged once when
+// they start and once when they end, with a count, however many polls
+// meet them. Issue #16: 4 to 15 lines a second while idle.
+func TestMailbox_recurringConditionsLoggedOnce(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(testutil.TempDir(t), "mb")
+	l := newMailboxServer(t, nil, dir)
+	e := newRawEngine(t, dir)
+	sid := e.hello()["sessionId"].(string)
+	// A file in place of the outbox cannot be written into, even by
+	// root (as CI runs). It goes in with two renames, so the game
+	// seldom sees the name missing; if it did, the name is taken again.
+	replace := func(name string, folder bool) {
+		p := filepath.Join(dir, name)
+		if folder {
+			testutil.Success(t, os.Mkdir(p+".new", 0o700))
+		} else {
+			testutil.Success(t, os.WriteFile(p+".new", nil, 0o600))
+		}
+		for i := 0; ; i++ {
+			old := p + ".old" + strconv.Itoa(i)
+			_ = os.Rename(p, old)
+			if os.Rename(p+".new", p) == nil {
+				break
+			}
+		}
+		for i := 0; ; i++ {
+			if _, err := os.Lstat(p + ".old" + strconv.Itoa(i)); err != nil {
+				break
+			}
+			testutil.Success(t, testutil.RemoveAll(p+".old"+strconv.Itoa(i)))
+		}
+	}
+	// Outbox first: an engine message whose ack cannot be written is
+	// retried at every poll.
+	replace(mbx.ToEngine, false)
+	e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	l.log.waitFor(t, "outbox cannot be written")
+	// The inbox cannot be listed (as a folder without read permission).
+	rpengine.FailMailboxInbox(l.srv, errors.New("permission denied"))
+	l.log.waitFor(t, "inbox cannot be read")
+	time.Sleep(100 * time.Millisecond) // about 20 idle polls
+	for _, what := range []string{"outbox cannot be written", "inbox cannot be read"} {
+		testutil.Equal(t, what+": logged once while it lasts", strings.Count(l.log.String(), what), 1)
+	}
+	replace(mbx.ToEngine, true)
+	rpengine.FailMailboxInbox(l.srv, nil)
+	l.log.waitFor(t, "outbox cannot be written: no longer")
+	l.log.waitFor(t, "inbox cannot be read: no longer")
+	log := l.log.String()
+	for _, what := range []string{"outbox cannot be written", "inbox cannot be read"} {
+		testutil.Equal(t, what+": a start and an end line", strings.Count(log, what), 2)
+		i := strings.Index(log, what+": no longer")
+		end := log[i:]
+		end = end[:strings.IndexByte(end, '\n')]
+		n, _ := strconv.Atoi(strings.Fields(end[strings.Index(end, "times=")+len("times="):])[0])
+		if n < 2 {
+			t.Errorf("%s: the end line counts %d occurrences, want several: %s", what, n, end)
+		}
+	}
+}
+
 func mustEncode(t *testing.T, typ, id, sid string) []byte {
 	b, err := wire.Encode(typ, id, sid, time.Now(), map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
 	testutil.Success(t, err)
@@ -385,7 +449,11 @@ func TestMailbox_writeFailure(t *testing.T) {
 	// An engine message arriving meanwhile is acked once writing works
 	// again: the failed ack is retried, not lost.
 	id, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
-	l.log.waitFor(t, "retrying on the next poll")
+	// Its ack is tried before it is processed: once processed, the ack
+	// has failed and waits for a retry.
+	for c, _ := l.srv.Capacity(); !c.Known; c, _ = l.srv.Capacity() {
+		time.Sleep(time.Millisecond)
+	}
 	testutil.Success(t, os.Remove(out))
 	testutil.Success(t, os.Rename(out+".away", out))
 	e.waitGame(ackOf(id))

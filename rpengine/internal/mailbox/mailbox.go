@@ -239,7 +239,7 @@ func Write(root *os.Root, dir, stem string, data []byte) error {
 }
 
 func writeFile(root *os.Root, name string, data []byte) error {
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 	if err != nil {
 		return err
 	}
