@@ -173,7 +173,7 @@ type mailbox struct {
 	beat     time.Time
 	dirInfo  os.FileInfo
 	inInfo   os.FileInfo // engine-to-integration as set up
-	broken   string // why recreating the folder last failed; "" when set up
+	broken   string      // why recreating the folder last failed; "" when set up
 	inbox    recurring
 	beatErr  recurring
 
