@@ -1,7 +1,6 @@
 package rpengine
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -128,24 +127,27 @@ func (m *mailbox) readSegment(data []byte, sg *segmentMsg) ([]int16, error) {
 		return nil, bad("audio folder is missing or not a plain folder")
 	}
 	name := mbx.SlotPath(*sg.SlotIndex)
-	b, err := mbx.ReadRegular(root, name, mbx.MaxSlotBytes)
+	f, fi, err := mbx.OpenRegular(root, name, mbx.MaxSlotBytes)
 	if err != nil {
 		return nil, bad("%v", err)
 	}
-	w, err := mbx.DecodeWAV(b)
+	defer f.Close()
+	// A hard link shares the file with another folder, perhaps outside
+	// the mailbox (issue #16).
+	if err := mbx.CheckSingleLink(f); err != nil {
+		return nil, bad("%s: %v", name, err)
+	}
+	w, err := mbx.ReadWAV(f, fi.Size())
 	if err != nil {
 		return nil, bad("%s: %v", name, err)
 	}
 	switch {
-	case int64(len(b)) != sg.ByteLength && int64(len(w.PCM)) != sg.ByteLength:
-		return nil, bad("%s holds %d bytes (%d of PCM), byteLength says %d", name, len(b), len(w.PCM), sg.ByteLength)
+	case fi.Size() != sg.ByteLength && w.DataBytes != sg.ByteLength:
+		return nil, bad("%s holds %d bytes (%d of PCM), byteLength says %d", name, fi.Size(), w.DataBytes, sg.ByteLength)
 	case w.Rate != sg.SampleRate || w.Channels != sg.Channels:
 		return nil, bad("%s is %d Hz %d channels, the envelope says %d Hz %d channels", name, w.Rate, w.Channels, sg.SampleRate, sg.Channels)
 	}
-	samples := make([]int16, len(w.PCM)/2)
-	for i := range samples {
-		samples[i] = int16(binary.LittleEndian.Uint16(w.PCM[2*i:]))
-	}
+	samples := w.Samples
 	if got := float64(len(samples)) / float64(w.Rate); sg.DurationSeconds > 0 && math.Abs(got-sg.DurationSeconds) > segmentDurationOK {
 		m.log.Debug("rpengine: reply.audio.segment durationSeconds disagrees with its WAV", "durationSeconds", sg.DurationSeconds, "wav", got)
 	}

@@ -743,6 +743,10 @@ func TestMailbox_pathTraversal(t *testing.T) {
 	testutil.Success(t, os.Remove(slot(4)))
 	links := testutil.Symlink(t, outside, slot(3)) &&
 		testutil.Symlink(t, mbx.SlotName(5), slot(4)) // relative: os.Root alone would follow it
+	// Slot 6 becomes a hard link to the file outside (issue #16: it was
+	// read): a regular file, but one it shares with another folder.
+	testutil.Success(t, os.Remove(slot(6)))
+	testutil.Success(t, os.Link(outside, slot(6)))
 	peer := eng.PeerInstanceID()
 	seg := func(seq, slotIndex int, path string) map[string]any {
 		return map[string]any{"requestId": r.RequestID(), "segmentSequence": seq, "spokenText": "Hi.", "slotIndex": slotIndex,
@@ -761,6 +765,7 @@ func TestMailbox_pathTraversal(t *testing.T) {
 		{seg(0, 0, `audio\slot_0000.wav`), "is not slot 0"},
 		{seg(0, 3, "audio/slot_0003.wav"), "not a regular file"}, // symlink out
 		{seg(0, 4, "audio/slot_0004.wav"), "not a regular file"}, // symlink in
+		{seg(0, 6, "audio/slot_0006.wav"), "other hard links"},   // Issue #16
 		{seg(0, 9999, "audio/slot_9999.wav"), "slotIndex"},
 		{with(seg(0, 5, "audio/slot_0005.wav"), "sampleRate", 48000), "sampleRate 48000"},
 		{with(seg(0, 5, "audio/slot_0005.wav"), "byteLength", 12), "byteLength says 12"},

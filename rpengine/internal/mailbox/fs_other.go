@@ -9,3 +9,12 @@ func removeFile(root *os.Root, name string) error { return root.Remove(name) }
 
 // renameFile renames oldname to newname, replacing newname.
 func renameFile(root *os.Root, oldname, newname string) error { return root.Rename(oldname, newname) }
+
+// linkCount returns the number of hard links of the open file f.
+func linkCount(f *os.File) (uint64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return statLinks(fi), nil
+}

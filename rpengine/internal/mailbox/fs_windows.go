@@ -108,3 +108,12 @@ func longPath(p string) string {
 	}
 	return `\\?\` + p
 }
+
+// linkCount returns the number of hard links (names) of the open file f.
+func linkCount(f *os.File) (uint64, error) {
+	var d windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &d); err != nil {
+		return 0, err
+	}
+	return uint64(d.NumberOfLinks), nil
+}

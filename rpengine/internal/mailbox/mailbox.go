@@ -174,25 +174,11 @@ var ErrNotRegular = errors.New("not a regular file")
 // ReadRegular reads name (relative to root), which must be a regular file
 // (symlinks are not followed) of at most max bytes.
 func ReadRegular(root *os.Root, name string, max int64) ([]byte, error) {
-	fi, err := root.Lstat(name)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w (%v)", name, ErrNotRegular, fi.Mode().Type())
-	}
-	if fi.Size() > max {
-		return nil, fmt.Errorf("%s: %w: %d bytes, limit %d", name, ErrTooBig, fi.Size(), max)
-	}
-	f, err := root.OpenFile(name, readFlags, 0)
+	f, _, err := OpenRegular(root, name, max)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	// The file opened must be the one checked (not swapped for a link).
-	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
-		return nil, fmt.Errorf("%s: %w (replaced while opening)", name, ErrNotRegular)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err

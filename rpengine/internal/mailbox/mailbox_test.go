@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -153,13 +155,71 @@ func patch32(b []byte, off int, v uint32) []byte {
 	return c
 }
 
+// FuzzDecodeWAV also holds the streaming ReadWAV equal to DecodeWAV.
 func FuzzDecodeWAV(f *testing.F) {
 	f.Add(Silent(44100))
 	f.Add(EncodeWAV([]byte{1, 2, 3, 4}, 16000, 2))
+	s := Silent(44100)
+	for _, b := range [][]byte{patch32(s, 40, 1000), s[:40], append(patch32(s, 40, 1), 0), patch(s, 20, 3)} {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		w, err := DecodeWAV(b)
 		if err == nil && (len(w.PCM)%2 != 0 || len(w.PCM) > len(b)) {
 			t.Fatalf("bad result %+v", w)
 		}
+		r, rerr := ReadWAV(bytes.NewReader(b), int64(len(b)))
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("DecodeWAV: %v, ReadWAV: %v", err, rerr)
+		}
+		if err != nil {
+			if !errors.Is(rerr, ErrWAV) {
+				t.Fatalf("ReadWAV error %v is not ErrWAV", rerr)
+			}
+			return
+		}
+		if r.Rate != w.Rate || r.Channels != w.Channels || r.DataBytes != int64(len(w.PCM)) || len(r.Samples) != len(w.PCM)/2 {
+			t.Fatalf("ReadWAV %d Hz %d ch %d bytes, DecodeWAV %d Hz %d ch %d bytes", r.Rate, r.Channels, r.DataBytes, w.Rate, w.Channels, len(w.PCM))
+		}
+		for i, v := range r.Samples {
+			if v != int16(binary.LittleEndian.Uint16(w.PCM[2*i:])) {
+				t.Fatalf("sample %d differs", i)
+			}
+		}
 	})
+}
+
+// TestReadWAV_streams: reading a slot costs its samples, not the file
+// on top (issue #16: a 64 MiB slot cost about 128 MiB per segment). Not
+// parallel: it reads the process's allocation total.
+func TestReadWAV_streams(t *testing.T) {
+	pcm := make([]byte, 8<<20)
+	for i := range pcm {
+		pcm[i] = byte(i * 7)
+	}
+	name := filepath.Join(testutil.TempDir(t), "slot.wav")
+	testutil.Success(t, os.WriteFile(name, EncodeWAV(pcm, 44100, 1), 0o600))
+	pcm = nil
+	f, err := os.Open(name)
+	testutil.Success(t, err)
+	defer f.Close()
+	fi, err := f.Stat()
+	testutil.Success(t, err)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	w, err := ReadWAV(f, fi.Size())
+	runtime.ReadMemStats(&after)
+	testutil.Success(t, err)
+	testutil.Equal(t, "samples", len(w.Samples), 4<<20)
+	i := 12345
+	testutil.Equal(t, "a sample", w.Samples[i], int16(uint16(byte(2*i*7))|uint16(byte((2*i+1)*7))<<8))
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(8<<20+256<<10); got > limit {
+		t.Errorf("reading an 8 MiB slot allocated %d bytes, want at most the samples and a buffer (%d)", got, limit)
+	}
+	// A file shorter than its size said (it shrank while read) is an error.
+	_, err = f.Seek(0, 0)
+	testutil.Success(t, err)
+	_, err = ReadWAV(io.LimitReader(f, fi.Size()-2), fi.Size())
+	testutil.ErrorIs(t, err, ErrWAV)
 }
