@@ -82,7 +82,11 @@
 //
 // A game that cannot open a socket sets [ServerOptions.Mailbox]; every
 // other line stays the same and ListenAndServe serves the folder instead
-// of listening. At start it takes the folder's lock file
+// of listening. At start (and whenever the folder is set up again) it
+// refuses a folder or sub-folder that another account owns or can write
+// into ([ErrMailboxNotPrivate], unless
+// MailboxOptions.InsecureSkipOwnerCheck), creating its own private (0700
+// folders, 0600 files; on Windows the inherited ACL); it takes the folder's lock file
 // ([MailboxLockName]: a second process refuses with [ErrMailboxLocked];
 // a crashed holder's lock goes stale after MailboxOptions.LockStale, or at
 // once when its process is gone from this machine, and is taken over),
@@ -96,14 +100,16 @@
 // is acknowledged (in file mode acks are how the engine deletes its
 // files). Unparsable, foreign-protocol or over-8-MiB files are skipped
 // with a log line (a marked file that is not yet JSON gets one second's
-// grace, for a racing writer). Each engine hello starts a session whose
+// grace, for a racing writer, while later files go on: a bad file never
+// delays a good one). Each engine hello starts a session whose
 // welcome adds peerInstanceId (new per Server) and nextAudioSlot; what the
 // game wrote for the ended session (or a previous process) and the engine
 // never read is removed first, so a new session never processes it.
 // reply.audio.segment is read from its slot (the path must name that slot
 // of the audio folder; the file must be a regular file inside the folder,
-// checked through os.Root; format, rate, channels and byteLength must
-// match), handed to the reply as a whole segment, and answered with
+// checked through os.Root, with no other hard link; format, rate,
+// channels and byteLength must match; it is streamed into samples, never
+// read whole), handed to the reply as a whole segment, and answered with
 // reply.audio.segment.consumed (also for a reply that already ended, so
 // the slot goes back to silence); a refused segment is an EventAnomaly.
 // reply.audio.completed carries the WebSocket totals in file mode too
@@ -111,8 +117,12 @@
 // whole segments received, counted the same way.
 // A failed write (full disk) fails the request that made it with a
 // *MailboxError naming the file and leaves nothing partial; a failed ack is
-// retried on the next polls. A folder deleted underneath ends the session
-// and is created again. Nothing outside the folder is written, removed or
+// retried on the next polls. A folder deleted underneath, or an inbox
+// swapped for another folder, ends the session and is set up again. A
+// lasting condition (an inbox that cannot be read, an outbox that cannot
+// be written) is logged when it starts and when it ends, with a count.
+// On Windows, a file another process holds open is retried briefly when
+// it is in the way of a rename or removal. Nothing outside the folder is written, removed or
 // followed. Polling runs at 50 ms while messages flow and 250 ms when idle
 // (file-system notifications could shorten it later).
 //
