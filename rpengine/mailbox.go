@@ -201,8 +201,8 @@ func (s *Server) serveMailbox() error {
 	m := &mailbox{srv: s, o: *s.opts.mailbox, log: s.opts.Logger, peer: wire.NewID(), tok: wire.NewID(),
 		seen: map[string]bool{}, bad: map[string]time.Time{}, offsets: map[*Reply]time.Duration{},
 		inbox:   recurring{what: "mailbox inbox cannot be read"},
-		beatErr: recurring{what: "mailbox lock heartbeat fails"}}
-	m.outbox = recurring{what: "mailbox outbox cannot be written"}
+		beatErr: recurring{what: "mailbox lock heartbeat fails"},
+		outbox:  recurring{what: "mailbox outbox cannot be written"}}
 	s.mbox = m
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -721,7 +721,6 @@ func (m *mailbox) deliver(h wire.Header, data []byte) {
 			if err == nil {
 				m.srv.rec.Record(jsonl.Out, b)
 				_ = m.write(b) // a failure is retried and logged by write
-
 			}
 		}
 		return

@@ -223,3 +223,37 @@ func TestReadWAV_streams(t *testing.T) {
 	_, err = ReadWAV(io.LimitReader(f, fi.Size()-2), fi.Size())
 	testutil.ErrorIs(t, err, ErrWAV)
 }
+
+// BenchmarkReadSlot reads a 10 s slot as the game does (ReadWAV, streamed)
+// against the way it did before issue #16 (ReadRegular, DecodeWAV, then a
+// copy into samples), for B/op.
+func BenchmarkReadSlot(b *testing.B) {
+	dir := testutil.TempDir(b)
+	root, err := os.OpenRoot(dir)
+	testutil.Success(b, err)
+	defer root.Close()
+	testutil.Success(b, os.WriteFile(filepath.Join(dir, "slot.wav"), EncodeWAV(make([]byte, 2*441000), 44100, 1), 0o600))
+	b.Run("streamed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			f, fi, err := OpenRegular(root, "slot.wav", MaxSlotBytes)
+			testutil.Success(b, err)
+			_, err = ReadWAV(f, fi.Size())
+			f.Close()
+			testutil.Success(b, err)
+		}
+	})
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			data, err := ReadRegular(root, "slot.wav", MaxSlotBytes)
+			testutil.Success(b, err)
+			w, err := DecodeWAV(data)
+			testutil.Success(b, err)
+			s := make([]int16, len(w.PCM)/2)
+			for i := range s {
+				s[i] = int16(binary.LittleEndian.Uint16(w.PCM[2*i:]))
+			}
+		}
+	})
+}
