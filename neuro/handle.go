@@ -106,15 +106,20 @@ func (c *Client) validate(cl *call) {
 	ctx, cancel := context.WithTimeout(c.life, d)
 	defer cancel()
 	fired := make(chan struct{})
-	stop := context.AfterFunc(ctx, func() {
-		defer close(fired)
+	late := func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			c.finish(cl, Fail(fmt.Sprintf("the game took longer than %v to validate %q; try again", d, cl.inv.wireName())), false)
 		}
-	})
+	}
+	stop := context.AfterFunc(ctx, func() { defer close(fired); late() })
 	res := cl.action.Validate(ctx, cl.inv)
 	if !stop() {
 		<-fired // joined, so that Close leaves nothing running
+	} else {
+		// The deadline may have passed (the validator saw it) before the
+		// AfterFunc started: stopped, it would never answer, and the
+		// validator's late verdict would win. Seen under qemu.
+		late()
 	}
 	if c.life.Err() != nil {
 		return // closing: the connection is gone, nothing to answer
