@@ -604,8 +604,10 @@ func testHostileFlood(t *testing.T) {
 	c, sid := handshake(t, f)
 	acks := readAcks(t, c)
 	n := 100000
-	if testutil.RaceEnabled {
-		n = 10000 // the race detector makes each round trip ~10x slower
+	if testutil.RaceEnabled || testing.Short() {
+		// The race detector makes each round trip ~10x slower, and so
+		// does emulation (-short in .ci/run's wine and qemu runs).
+		n = 10000
 	}
 	t.Logf("flooding %d messages", n)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
