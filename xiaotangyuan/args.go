@@ -20,7 +20,7 @@ var errArgsNotObject = errors.New("arguments must be a JSON object")
 // them broke chained skills. What bounds memory is the read limit on the
 // whole message (Options.ReadLimit).
 func checkArgs(args json.RawMessage) error {
-	if t := bytes.TrimSpace(args); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+	if t := bytes.Trim(args, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
 		return errArgsNotObject
 	}
 	return nil
