@@ -56,6 +56,14 @@ type conn struct {
 	jobs      chan *job
 	done      chan struct{} // closed when the reader ended
 
+	// queueMu orders every change of the queue with the messages that
+	// report it (reply.accepted, capacity.update), as the engine's single
+	// event loop does: without it a capacity.update computed before an
+	// accept could be written after it, a stale count that made the game
+	// send one request too many (TestTransports_hundredConcurrentReplies
+	// failed under load with 102 requests sent for 100).
+	queueMu sync.Mutex
+
 	mu      sync.Mutex // guards following
 	window  *wire.Window
 	cards   map[cardKey]cachedCard
@@ -386,7 +394,16 @@ func (cn *conn) emit(typ string, fields any) error {
 	return cn.write(ctx, b)
 }
 
+// sendCapacity sends capacity.update with the queue as it is now, in
+// order with every other queue change (queueMu).
 func (cn *conn) sendCapacity() {
+	cn.queueMu.Lock()
+	defer cn.queueMu.Unlock()
+	cn.sendCapacityLocked()
+}
+
+// sendCapacityLocked is sendCapacity with queueMu held.
+func (cn *conn) sendCapacityLocked() {
 	f := cn.faults()
 	cn.mu.Lock()
 	depth := cn.depth

@@ -165,6 +165,7 @@ func (cn *conn) request(h wire.Header, data []byte) {
 		return
 	}
 	j := &job{req: req, rules: rules, capture: h.Type == wire.TypeCaptureStart}
+	cn.queueMu.Lock()
 	cn.mu.Lock()
 	cn.active[req.RequestID] = j
 	cn.depth++
@@ -175,10 +176,12 @@ func (cn *conn) request(h wire.Header, data []byte) {
 		"resolvedCardHash": hash, "queueDepth": depth})
 	if f.ErrorCode != "" {
 		cn.finish(j)
+		cn.queueMu.Unlock()
 		cn.fail(id, h.MessageID, f.ErrorCode, "enginetest: injected "+f.ErrorCode)
 		return
 	}
-	cn.sendCapacity()
+	cn.sendCapacityLocked()
+	cn.queueMu.Unlock()
 	select {
 	case cn.jobs <- j:
 	default:
@@ -238,11 +241,13 @@ func (cn *conn) work() {
 				continue
 			}
 			cn.run(j)
+			cn.queueMu.Lock()
 			cn.finish(j)
 			if j.late.Load() {
 				_ = cn.emit(wire.TypeReplyCancelled, map[string]any{"requestId": j.req.RequestID, "reason": "not_active"})
 			}
-			cn.sendCapacity()
+			cn.sendCapacityLocked()
+			cn.queueMu.Unlock()
 		}
 	}
 }
