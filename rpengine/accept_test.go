@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
@@ -111,16 +114,43 @@ func TestNewServer_config(t *testing.T) {
 			testutil.ErrorAs(t, err, &ce)
 		})
 	}
+	// Issue #17: nothing is bound before Start, so no URL is promised
+	// (it used to name the configured port, which Serve might never get).
 	s, err := rpengine.NewServer(nil)
 	testutil.Success(t, err)
-	// A fixed port is known before Serve, so a game can print the URL
-	// right after starting ListenAndServe in a goroutine.
-	testutil.Equal(t, "URL before serve", s.URL(), "https://rpengine.gemtavern.com/#port=38471")
-	testutil.Equal(t, "socket URL before serve", s.SocketURL(), "ws://127.0.0.1:38471/rp-engine/socket")
-	s, err = rpengine.NewServer(&rpengine.ServerOptions{Addr: "127.0.0.1:0"})
+	testutil.Equal(t, "URL before Start", s.URL(), "")
+	testutil.Equal(t, "socket URL before Start", s.SocketURL(), "")
+}
+
+// Issue #17: Start returns once bound, so the URLs are right at once (the
+// README's pattern raced: URL was "" until a goroutine ran Serve), and a
+// port in use is an error from Start.
+func TestServer_Start(t *testing.T) {
+	t.Parallel()
+	s, err := rpengine.NewServer(&rpengine.ServerOptions{Addr: "127.0.0.1:0", Logger: discardLogger()})
 	testutil.Success(t, err)
-	testutil.Equal(t, "ephemeral port: URL before serve", s.URL(), "")
-	testutil.Equal(t, "ephemeral port: socket URL before serve", s.SocketURL(), "")
+	testutil.Success(t, s.Start())
+	defer s.Close()
+	u, err := url.Parse(s.SocketURL())
+	testutil.Success(t, err)
+	testutil.Equal(t, "URL names the bound port", s.URL(), "https://rpengine.gemtavern.com/#port="+u.Port())
+	ctx := ctxT(t)
+	eng, err := enginetest.Dial(ctx, s.SocketURL(), nil) // no wait, no retry
+	testutil.Success(t, err)
+	defer eng.Close()
+	info, err := s.WaitSession(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "session", info.ID, eng.SessionID())
+	errContains(t, s.Start(), "already serving")
+
+	busy, err := rpengine.NewServer(&rpengine.ServerOptions{Addr: "127.0.0.1:" + u.Port(), Logger: discardLogger()})
+	testutil.Success(t, err)
+	err = busy.Start()
+	errContains(t, err, "rpengine: start: listen tcp 127.0.0.1:"+u.Port())
+	testutil.Success(t, busy.Close())
+
+	testutil.Success(t, s.Close())
+	testutil.ErrorIs(t, s.Start(), rpengine.ErrServerClosed)
 }
 
 // rawHello is a valid hello with messageId id.
@@ -274,4 +304,51 @@ func TestServer_droppedInbound(t *testing.T) {
 	_, live := f.srv.Session()
 	testutil.Equal(t, "still live", live, true)
 	_ = errors.New
+}
+
+// errContains fails unless err's text contains sub.
+func errContains(t *testing.T, err error, sub string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), sub) {
+		t.Fatalf("error %v, want one containing %q", err, sub)
+	}
+}
+
+// Issue #17: Serve takes an in-memory listener (as enginetest's in-memory
+// mode and a game's own tests use), and a session starts over it inside
+// testing/synctest: no port, no real time.
+func TestServer_Serve_inMemory(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger()})
+		testutil.Success(t, err)
+		l := memnet.NewListener("127.0.0.1:38471")
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(l) }()
+		synctest.Wait()
+		testutil.Equal(t, "socket URL", s.SocketURL(), "ws://127.0.0.1:38471/rp-engine/socket")
+		ctx := context.Background()
+		c, _, err := websocket.Dial(ctx, s.SocketURL(), &websocket.DialOptions{HTTPClient: l.Client(),
+			HTTPHeader: http.Header{"Origin": {rpengine.OriginProduction}}})
+		testutil.Success(t, err)
+		defer c.CloseNow()
+		testutil.Success(t, c.Write(ctx, websocket.MessageText, []byte(rawHello("h1"))))
+		for { // the ack of hello, then welcome: a pipe has no buffer
+			_, data, err := c.Read(ctx)
+			testutil.Success(t, err)
+			if strings.Contains(string(data), `"type":"welcome"`) {
+				break
+			}
+		}
+		info, err := s.WaitSession(ctx)
+		testutil.Success(t, err)
+		testutil.Equal(t, "client version", info.ClientVersion, "x")
+		testutil.Success(t, s.Close())
+		testutil.ErrorIs(t, <-done, rpengine.ErrServerClosed)
+
+		other, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger()})
+		testutil.Success(t, err)
+		var ce *rpengine.ConfigError
+		testutil.ErrorAs(t, other.Serve(memnet.NewListener("10.0.0.1:38471")), &ce)
+	})
 }

@@ -20,7 +20,9 @@ func Example_integration() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	go server.ListenAndServe()
+	if err := server.Start(); err != nil { // the port is bound when it returns
+		log.Fatal(err)
+	}
 	defer server.Close()
 	fmt.Println("Open", server.URL(), "in RPEngine")
 

@@ -52,8 +52,7 @@ type Server struct {
 }
 
 // NewServer checks opts and returns a Server. It starts nothing: call
-// ListenAndServe or Serve. A non-loopback Addr or a malformed extra
-// origin is a *ConfigError.
+// Start (or Serve). An invalid option is a *ConfigError naming it.
 func NewServer(opts *ServerOptions) (*Server, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -70,9 +69,46 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	}, nil
 }
 
-// ListenAndServe listens on the configured loopback address and serves
-// until Shutdown or Close, after which it returns ErrServerClosed. With
-// ServerOptions.Mailbox it serves the mailbox folder instead.
+// Start binds the configured loopback address and serves on goroutines of
+// its own until Shutdown or Close. It returns once bound, so URL and
+// SocketURL are right as soon as it returns: with Addr "127.0.0.1:0" (the
+// choice for tests) they name the port the system picked. With
+// ServerOptions.Mailbox it serves the folder instead. A port in use is
+// returned here. A server starts once: Start, or Serve, not both.
+func (s *Server) Start() error {
+	if s.opts.mailbox != nil {
+		s.mu.Lock()
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			if err := s.serveMailbox(); err != nil && !errors.Is(err, ErrServerClosed) {
+				s.opts.Logger.Error("rpengine: mailbox stopped", "reason", err.Error())
+			}
+		}()
+		return nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host, strconv.Itoa(s.opts.port)))
+	if err != nil {
+		return fmt.Errorf("rpengine: start: %w", err)
+	}
+	hs, err := s.bind(l)
+	if err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := hs.Serve(newListener(l, s.opts.HandshakeTimeout)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.opts.Logger.Error("rpengine: stopped accepting engine connections", "reason", err.Error())
+		}
+	}()
+	return nil
+}
+
+// ListenAndServe is Start, then waiting until Shutdown or Close; it
+// returns ErrServerClosed. Deprecated: to be removed with the mailbox's
+// synchronous setup (issue #17); use Start.
 func (s *Server) ListenAndServe() error {
 	if s.opts.mailbox != nil {
 		return s.serveMailbox()
@@ -89,14 +125,31 @@ func (s *Server) ListenAndServe() error {
 // every connection still sending its header hold that much (issue #9).
 const maxHeaderBytes = 64 << 10
 
-// Serve accepts engine connections on l, which must be a loopback TCP
-// listener, until Shutdown or Close; it then returns ErrServerClosed.
-// Serve closes l.
+// Serve accepts engine connections on a listener of the caller's own until
+// Shutdown or Close, and then returns ErrServerClosed; it closes l. l is
+// a loopback TCP listener, or an in-memory one (as tests use) whose
+// address is 127.0.0.1:PORT or localhost:PORT; anything else is a
+// *ConfigError. URL and SocketURL name l's port once Serve has begun. Most
+// games call Start instead.
 func (s *Server) Serve(l net.Listener) error {
-	t, ok := l.Addr().(*net.TCPAddr)
-	if !ok || !t.IP.IsLoopback() {
+	hs, err := s.bind(l)
+	if err != nil {
+		return err
+	}
+	err = hs.Serve(newListener(l, s.opts.HandshakeTimeout))
+	if errors.Is(err, http.ErrServerClosed) {
+		return ErrServerClosed
+	}
+	return err
+}
+
+// bind makes l the server's listener and returns the http.Server that
+// serves it; l is closed on failure.
+func (s *Server) bind(l net.Listener) (*http.Server, error) {
+	port, ok := loopbackPort(l.Addr())
+	if !ok {
 		l.Close()
-		return &ConfigError{"listener", l.Addr().String() + " is not a loopback TCP address"}
+		return nil, &ConfigError{"listener", l.Addr().String() + " is not a loopback address"}
 	}
 	// Every connection gets one deadline, HandshakeTimeout after it is
 	// accepted, over its whole upgrade (see acceptedConn); net/http's own
@@ -105,30 +158,41 @@ func (s *Server) Serve(l net.Listener) error {
 		ReadTimeout: s.opts.HandshakeTimeout, IdleTimeout: s.opts.HandshakeTimeout, MaxHeaderBytes: maxHeaderBytes,
 		ConnContext: connContext}
 	s.mu.Lock()
-	if s.closed || s.http != nil {
-		closed := s.closed
-		s.mu.Unlock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
 		l.Close()
-		if closed {
-			return ErrServerClosed
-		}
-		return errors.New("rpengine: Serve called twice")
+		return nil, ErrServerClosed
+	case s.http != nil:
+		l.Close()
+		return nil, errors.New("rpengine: already serving: Start or Serve is called once")
 	}
-	s.http, s.port = hs, t.Port
-	s.mu.Unlock()
-	err := hs.Serve(newListener(l, s.opts.HandshakeTimeout))
-	if errors.Is(err, http.ErrServerClosed) {
-		return ErrServerClosed
+	s.http, s.port = hs, port
+	return hs, nil
+}
+
+// loopbackPort returns the port of a loopback address: a TCP address on
+// a loopback IP, or another network's (an in-memory listener's)
+// "127.0.0.1:PORT" or "localhost:PORT".
+func loopbackPort(a net.Addr) (int, bool) {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.Port, t.IP.IsLoopback()
 	}
-	return err
+	if a.Network() == "tcp" || a.Network() == "tcp4" || a.Network() == "tcp6" {
+		return 0, false
+	}
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil || (host != "127.0.0.1" && host != "localhost") {
+		return 0, false
+	}
+	n, err := strconv.Atoi(port)
+	return n, err == nil && n > 0 && n <= 65535
 }
 
 // URL returns the address a player opens to connect RPEngine to this game
-// (https://rpengine.gemtavern.com/#port=N). Before Serve has started it
-// names the configured port, so it may be printed right after
-// `go server.ListenAndServe()`; it is "" while that port is 0 (ephemeral,
-// not yet chosen) and in mailbox mode. Once Serve runs, it names the
-// listener's port.
+// (https://rpengine.gemtavern.com/#port=N), once Start has returned (or
+// Serve has begun); before that, and in mailbox mode, where the player
+// opens https://rpengine.gemtavern.com/ and selects the folder, it is "".
 func (s *Server) URL() string {
 	port := s.servingPort()
 	if port == 0 {
@@ -137,8 +201,9 @@ func (s *Server) URL() string {
 	return OriginProduction + "/#port=" + strconv.Itoa(port)
 }
 
-// SocketURL returns ws://127.0.0.1:PORT/rp-engine/socket, with the port
-// chosen as for URL ("" while the port is 0 and Serve has not started).
+// SocketURL returns ws://127.0.0.1:PORT/rp-engine/socket, the address an
+// engine (or enginetest.Dial) connects to, once Start has returned; ""
+// before and in mailbox mode.
 func (s *Server) SocketURL() string {
 	port := s.servingPort()
 	if port == 0 {
@@ -147,20 +212,11 @@ func (s *Server) SocketURL() string {
 	return "ws://127.0.0.1:" + strconv.Itoa(port) + SocketPath
 }
 
-// servingPort is the port the server listens on, or will listen on: the
-// bound port once Serve has started, else the configured one (0 for an
-// ephemeral port not yet chosen, and for the mailbox transport). A game
-// can thus print URL right after starting ListenAndServe in a goroutine.
+// servingPort is the bound port, or 0 before Start or Serve.
 func (s *Server) servingPort() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch {
-	case s.http != nil:
-		return s.port
-	case s.opts.mailbox != nil:
-		return 0
-	}
-	return s.opts.port
+	return s.port
 }
 
 // Shutdown stops accepting connections, closes the live session (pending

@@ -91,7 +91,11 @@ func (s *Server) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	// hold a socket (and a file descriptor of the game) open after it.
 	// A successful upgrade replaces this header.
 	rw.Header().Set("Connection", "close")
-	if rej := s.opts.check(r, localPort(r)); rej != nil {
+	port := localPort(r)
+	if port < 0 { // an in-memory connection: the listener's port
+		port = s.servingPort()
+	}
+	if rej := s.opts.check(r, port); rej != nil {
 		s.opts.Logger.Warn("rpengine: refused connection", "reason", rej.reason, "remote", r.RemoteAddr, "status", rej.status)
 		refuse(rw, r, rej.status)
 		return
