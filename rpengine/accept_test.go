@@ -15,6 +15,7 @@ import (
 	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
@@ -96,6 +97,14 @@ func TestNewServer_config(t *testing.T) {
 		name string
 		opts rpengine.ServerOptions
 	}{
+		// Issue #17: zero is the default, negative disables where that
+		// makes sense and is invalid elsewhere.
+		{"negative HandshakeTimeout", rpengine.ServerOptions{HandshakeTimeout: -1}},
+		{"negative MaxHandshakes", rpengine.ServerOptions{MaxHandshakes: -1}},
+		{"negative MaxPendingAudio", rpengine.ServerOptions{MaxPendingAudio: -time.Second}},
+		{"negative DedupWindow", rpengine.ServerOptions{DedupWindow: -1}},
+		{"negative Planner.MaxKeys", rpengine.ServerOptions{Planner: &card.PlannerOptions{MaxKeys: -1}}},
+		{"negative Planner.MaxBytes", rpengine.ServerOptions{Planner: &card.PlannerOptions{MaxBytes: -1}}},
 		{"any address", rpengine.ServerOptions{Addr: "0.0.0.0:38471"}},
 		{"empty host", rpengine.ServerOptions{Addr: ":38471"}},
 		{"lan", rpengine.ServerOptions{Addr: "192.168.1.2:38471"}},
@@ -112,6 +121,9 @@ func TestNewServer_config(t *testing.T) {
 			_, err := rpengine.NewServer(&tt.opts)
 			var ce *rpengine.ConfigError
 			testutil.ErrorAs(t, err, &ce)
+			if field, _ := strings.CutPrefix(tt.name, "negative "); field != tt.name {
+				testutil.Equal(t, "field", ce.Field, field)
+			}
 		})
 	}
 	// Issue #17: nothing is bound before Start, so no URL is promised
@@ -351,4 +363,22 @@ func TestServer_Serve_inMemory(t *testing.T) {
 		var ce *rpengine.ConfigError
 		testutil.ErrorAs(t, other.Serve(memnet.NewListener("10.0.0.1:38471")), &ce)
 	})
+}
+
+// Issue #17: a negative WriteTimeout disables the bound, as negative
+// AckTimeout and IdleTimeout do; it used to close every connection at
+// once ("write timed out after -1ns").
+func TestServer_negativeTimeoutsDisable(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, &rpengine.ServerOptions{WriteTimeout: -1, AckTimeout: -1, IdleTimeout: -1})
+	f.dial(t, nil)
+	ctx := ctxT(t)
+	r, err := f.srv.Reply(ctx, textReq(testCard(t), "hello"))
+	testutil.Success(t, err)
+	res, err := r.Wait(ctx)
+	testutil.Success(t, err)
+	testutil.Equal(t, "text", res.Text, "I hear you. You said: hello")
+	if strings.Contains(f.log.String(), "write timed out") {
+		t.Errorf("a write timed out:\n%s", f.log.String())
+	}
 }

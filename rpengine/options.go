@@ -57,12 +57,15 @@ type ServerOptions struct {
 	// HandshakeTimeout bounds how long a new connection may take, from
 	// when it is accepted, to send its HTTP upgrade request and a valid
 	// hello: one deadline over the whole handshake. If zero, 3 s is used.
+	// Negative is invalid: a handshake is always bounded.
 	HandshakeTimeout time.Duration
 	// MaxHandshakes caps sockets that have not yet sent hello; more are
-	// refused with HTTP 503. If zero, 4 is used.
+	// refused with HTTP 503. If zero, 4 is used. Negative is invalid.
 	MaxHandshakes int
 	// WriteTimeout bounds one message write. If zero, 10 s is used. A
-	// write that times out closes the connection.
+	// write that times out closes the connection. Negative disables it:
+	// a write then waits as long as the engine takes to read (the
+	// connection's reader never waits for writes either way).
 	WriteTimeout time.Duration
 	// AckTimeout is how long a request's message may go without an ack or
 	// any answer before the request fails with ErrNoAnswer. If zero, 15 s
@@ -78,10 +81,12 @@ type ServerOptions struct {
 	// MaxPendingAudio is how much audio (at the reply's sample rate) one
 	// reply may hold for a game that does not consume its events; beyond
 	// it the reply ends with ErrSlowConsumer. If zero, 60 s is used
-	// (about 5.3 MB at 44.1 kHz).
+	// (about 5.3 MB at 44.1 kHz). Negative is invalid: memory per reply
+	// is always bounded.
 	MaxPendingAudio time.Duration
 	// DedupWindow is how many engine messageIds are remembered to drop
-	// duplicates. If zero, 2000 (as upstream) is used.
+	// duplicates, and outbound messages to track. If zero, 2000 (as the
+	// engine) is used. Negative is invalid.
 	DedupWindow int
 	// DisableAcks stops the game acking engine messages. Acks are on by
 	// default, as the spec says both sides acknowledge.
@@ -90,7 +95,8 @@ type ServerOptions struct {
 	// ErrBusy instead of waiting (bounded by their ctx) for an engine that
 	// is connected and accepting requests.
 	FailFast bool
-	// Planner configures the per-session card planner. Nil means defaults.
+	// Planner configures the per-session card planner. Nil means
+	// defaults; a negative bound in it is invalid.
 	Planner *card.PlannerOptions
 	// Logger receives rejections (warn), anomalies and debug lines. If
 	// nil, slog.Default() is used. Values taken from the engine or from a
@@ -154,16 +160,46 @@ func (o *ServerOptions) withDefaults() (serverOptions, error) {
 	if d.ServerVersion == "" {
 		d.ServerVersion = "gamelink"
 	}
-	setDur(&d.HandshakeTimeout, DefaultHandshakeTimeout)
-	setDur(&d.WriteTimeout, DefaultWriteTimeout)
-	setDur(&d.AckTimeout, DefaultAckTimeout)
-	setDur(&d.IdleTimeout, DefaultIdleTimeout)
-	setDur(&d.MaxPendingAudio, DefaultMaxPendingAudio)
-	if d.MaxHandshakes <= 0 {
-		d.MaxHandshakes = DefaultMaxHandshakes
+	for _, f := range []struct {
+		name string
+		p    *time.Duration
+		def  time.Duration
+		off  bool // negative disables it
+	}{
+		{"HandshakeTimeout", &d.HandshakeTimeout, DefaultHandshakeTimeout, false},
+		{"WriteTimeout", &d.WriteTimeout, DefaultWriteTimeout, true},
+		{"AckTimeout", &d.AckTimeout, DefaultAckTimeout, true},
+		{"IdleTimeout", &d.IdleTimeout, DefaultIdleTimeout, true},
+		{"MaxPendingAudio", &d.MaxPendingAudio, DefaultMaxPendingAudio, false},
+	} {
+		switch {
+		case *f.p == 0:
+			*f.p = f.def
+		case *f.p < 0 && !f.off:
+			return so, &ConfigError{f.name, f.p.String() + " is negative"}
+		}
 	}
-	if d.DedupWindow <= 0 {
-		d.DedupWindow = DefaultDedupWindow
+	for _, f := range []struct {
+		name string
+		p    *int
+		def  int
+	}{
+		{"MaxHandshakes", &d.MaxHandshakes, DefaultMaxHandshakes},
+		{"DedupWindow", &d.DedupWindow, DefaultDedupWindow},
+	} {
+		switch {
+		case *f.p == 0:
+			*f.p = f.def
+		case *f.p < 0:
+			return so, &ConfigError{f.name, strconv.Itoa(*f.p) + " is negative"}
+		}
+	}
+	if p := d.Planner; p != nil && (p.MaxKeys < 0 || p.MaxBytes < 0) {
+		field := "Planner.MaxKeys"
+		if p.MaxKeys >= 0 {
+			field = "Planner.MaxBytes"
+		}
+		return so, &ConfigError{field, "is negative"}
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -178,6 +214,7 @@ func (o *ServerOptions) withDefaults() (serverOptions, error) {
 	return so, nil
 }
 
+// setDur puts def in a zero *p (MailboxOptions).
 func setDur(p *time.Duration, def time.Duration) {
 	if *p == 0 {
 		*p = def

@@ -43,7 +43,10 @@ func (w *wsConn) setConn(c *websocket.Conn) bool {
 func (w *wsConn) send(msg []byte) error {
 	// The write is bounded by WriteTimeout, not by a caller's context: a
 	// context cancelled mid-write would tear the connection down.
-	ctx, cancel := context.WithTimeout(context.Background(), w.writeTimeout)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if w.writeTimeout > 0 { // negative: no bound (issue #17: -1ns closed every connection)
+		ctx, cancel = context.WithTimeout(ctx, w.writeTimeout)
+	}
 	defer cancel()
 	err := w.c.Write(ctx, websocket.MessageText, msg)
 	if err != nil && ctx.Err() != nil {
