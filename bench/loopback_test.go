@@ -69,7 +69,7 @@ func newLoopback(tb testing.TB) *loopback {
 		tb.Fatal(err)
 	}
 	l.reply, err = srv.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "game", CharacterID: "ari", Card: c,
-		RequestID: replyID, Text: "hello", Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "F1"}}})
+		RequestID: replyID, Text: "hello", Voice: "F1"})
 	if err == nil {
 		_, err = l.eng.Send(ctx, "reply.audio.start", map[string]any{"requestId": replyID, "format": "pcm_s16le", "sampleRate": 44100, "channels": 1})
 	}

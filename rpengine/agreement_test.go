@@ -21,9 +21,8 @@ import (
 // and removing a <mood> tag.
 func bufferedReq(t *testing.T, text, pattern, flags string) rpengine.ReplyRequest {
 	r := textReq(testCard(t), text)
-	r.Output.ResponseProcessing = &rpengine.ResponseProcessing{Rules: []rpengine.Rule{{
-		ID: "mood", Matcher: rpengine.Matcher{Pattern: pattern, Flags: flags}, CaptureGroup: 1,
-		Occurrence: "last", Remove: "match", RemoveFrom: []string{"text", "audio"}}}}
+	r.Rules = []rpengine.Rule{{ID: "mood", Pattern: pattern, Flags: flags, Group: 1,
+		Occurrence: "last", Remove: "match", RemoveFrom: []string{"text", "audio"}}}
 	return r
 }
 
@@ -41,7 +40,7 @@ func checkBuffered(t *testing.T, l *link, req rpengine.ReplyRequest) {
 	res, err := r.Wait(ctx)
 	testutil.Success(t, err)
 	testutil.Equal(t, "text", res.Text, "I hear you. You said: hello")
-	testutil.Equal(t, "extracted", res.Final.ExtractedContent, map[string][]string{"mood": {"calm"}})
+	testutil.Equal(t, "extracted", res.Extracted, map[string][]string{"mood": {"calm"}})
 	for _, m := range l.eng.Received() {
 		if m.Err != nil {
 			t.Errorf("engine refused %s: %v", m.Type, m.Err)
@@ -268,12 +267,12 @@ func TestTransports_acceptedByTheEngine(t *testing.T) {
 		l := tr.start(t, nil, nil)
 		ctx := ctxT(t)
 		r := textReq(testCard(t), "hello")
-		r.Player = &rpengine.Player{DisplayName: " "}
-		r.InteractionMode = "auto_event"
-		r.PromptScene = &rpengine.PromptScene{Kind: " ", Family: "f", Label: "l", SceneLine: "s", Priority: 1}
-		r.PromptDirective = &rpengine.PromptDirective{ProtocolVersion: 1, SceneContext: " ", AutoEventGuide: "\t", DirectUserGuide: "\n"}
-		r.Output.ResponseProcessing = &rpengine.ResponseProcessing{Rules: []rpengine.Rule{
-			{ID: "mood", Matcher: rpengine.Matcher{Pattern: `<(\w+)>`}, CaptureGroup: 1, Occurrence: "last", Remove: "match"}}}
+		r.PlayerName = " "
+		r.Prompt = &rpengine.Prompt{Mode: "auto_event", Kind: " ", Family: "f", Label: "l", SceneLine: "s", Priority: 1,
+			SceneContext: " ", AutoEventGuide: "\t", DirectUserGuide: "\n"}
+		// Issue #17: an empty RemoveFrom is the default, both; the engine
+		// took an empty removeFrom and removed nothing.
+		r.Rules = []rpengine.Rule{{ID: "mood", Pattern: `<(\w+)>`, Group: 1, Occurrence: "last", Remove: "match"}}
 		reply, err := l.srv.Reply(ctx, r)
 		testutil.Success(t, err)
 		_, err = reply.Wait(ctx)
@@ -281,9 +280,17 @@ func TestTransports_acceptedByTheEngine(t *testing.T) {
 		m, err := l.eng.WaitType(ctx, "reply.request")
 		testutil.Success(t, err)
 		testutil.Equal(t, "engine accepted it", m.Err, error(nil))
-		for _, field := range []string{"player.displayName", "promptScene.kind", "promptDirective.sceneContext",
-			"promptDirective.autoEventGuide", "promptDirective.directUserGuide", "output.responseProcessing.rules[0].removeFrom"} {
+		for _, field := range []string{"PlayerName", "Prompt.Kind", "Prompt.SceneContext", "Prompt.AutoEventGuide", "Prompt.DirectUserGuide"} {
 			l.log.waitFor(t, "field="+field)
 		}
+		var sent struct {
+			Output struct {
+				ResponseProcessing struct {
+					Rules []struct{ RemoveFrom []string }
+				}
+			}
+		}
+		testutil.Success(t, json.Unmarshal(m.Raw, &sent))
+		testutil.Equal(t, "removeFrom", sent.Output.ResponseProcessing.Rules[0].RemoveFrom, []string{"text", "audio"})
 	})
 }

@@ -33,7 +33,7 @@
 // The session logic is transport-independent: the WebSocket connection is
 // one transport; the file mailbox plugs in beside it.
 //
-// # Capacity
+// # capacity
 //
 // The engine queues at most queueLimit (20) requests, counting the active
 // reply and a capture, and refuses more with capacity_exceeded. Its last

@@ -30,7 +30,10 @@ var (
 	// while more than ServerOptions.MaxPendingAudio of audio piled up; the
 	// request is cancelled on the engine.
 	ErrSlowConsumer = errors.New("rpengine: reply events not consumed in time")
-	// ErrCancelled matches every *CancelledError.
+	// ErrCancelled ends a reply the engine cancelled (reply.cancelled):
+	// after Reply.Cancel, or the engine's own reason (connection_lost
+	// also matches ErrConnectionLost, service_stopped and not_active
+	// only this), which the error's text names.
 	ErrCancelled = errors.New("rpengine: reply cancelled")
 	// ErrResyncLoop ends a request whose card the engine kept refusing
 	// after the planner's resynchronisation; it never loops.
@@ -88,24 +91,24 @@ func (e *RequestError) Is(target error) bool {
 	return ok && s == target
 }
 
-// CancelledError ends a reply the engine cancelled (reply.cancelled).
-// Reason is the engine's reason: requested_by_game, connection_lost,
-// service_stopped, not_active.
-type CancelledError struct{ Reason string }
+// cancelledError ends a reply the engine cancelled (reply.cancelled),
+// with the engine's reason: requested_by_game, connection_lost,
+// service_stopped or not_active.
+type cancelledError struct{ reason string }
 
 // Error names the reason, bounded and with control characters escaped.
-func (e *CancelledError) Error() string {
-	return "rpengine: reply cancelled: " + peertext.Clip(e.Reason, peertext.LogBytes)
+func (e *cancelledError) Error() string {
+	return "rpengine: reply cancelled: " + peertext.Clip(e.reason, peertext.LogBytes)
 }
 
 // Is matches ErrCancelled, and ErrConnectionLost for reason connection_lost.
-func (e *CancelledError) Is(target error) bool {
-	return target == ErrCancelled || (target == ErrConnectionLost && e.Reason == "connection_lost")
+func (e *cancelledError) Is(target error) bool {
+	return target == ErrCancelled || (target == ErrConnectionLost && e.reason == "connection_lost")
 }
 
-// FieldError says which field of an outbound request is invalid, before
-// anything is sent. Field is the wire name as a dotted path
-// ("output.audio.voice").
+// FieldError says which field of a request the engine would refuse,
+// before anything is sent. Field is the Go field's name, with its path
+// inside the request ("Voice", "Rules[1].Pattern", "Prompt.Kind").
 type FieldError struct {
 	Field  string
 	Reason string

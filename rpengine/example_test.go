@@ -32,7 +32,7 @@ func Example_integration() {
 	}
 	reply, err := server.Reply(ctx, rpengine.ReplyRequest{
 		IntegrationID: "my-game", CharacterID: "ari", Card: ari, Text: "Hello!",
-		Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "F1"}},
+		Voice: "F1", // spoken: EventSegment, then EventAudioEnd
 	})
 	if err != nil {
 		log.Fatal(err)

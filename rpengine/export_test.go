@@ -27,3 +27,36 @@ func FailMailboxInbox(s *Server, err error) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// The state of an outbound message, for tests of acks and duplicates.
+type MessageState = messageState
+
+// Message states.
+const (
+	MessageUnknown   = messageUnknown
+	MessagePending   = messagePending
+	MessageAcked     = messageAcked
+	MessageDuplicate = messageDuplicate
+	MessageRejected  = messageRejected
+	MessageUnacked   = messageUnacked
+)
+
+// MessageStatus reports what the engine did with an outbound message of
+// the live session.
+func (s *Server) MessageStatus(id string) MessageState { return s.messageStatus(id) }
+
+// MessageID returns the messageId of r's latest attempt.
+func (r *Reply) MessageID() string { return r.messageID() }
+
+// Capacity returns the live session's last capacity.update (Known false
+// before the first), and false without a session; games read the same
+// through Server.Session.
+func (s *Server) Capacity() (capacity, bool) {
+	sess := s.current()
+	if sess == nil {
+		return capacity{}, false
+	}
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.capacity, true
+}

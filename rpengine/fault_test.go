@@ -200,7 +200,7 @@ func testFaultLostAcks(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	testutil.Equal(t, "never acked", f.srv.MessageStatus(r.MessageID()), rpengine.MessageUnacked)
-	h, err := f.srv.SyncCharacter(ctx, rpengine.SyncRequest{IntegrationID: "game", CharacterID: "ari", Card: c})
+	h, err := f.srv.SyncCharacter(ctx, "game", "ari", c)
 	testutil.Success(t, err)
 	testutil.Equal(t, "synced without ack", h.String() != "", true)
 	faultsInjected.Add(2)
@@ -240,7 +240,7 @@ func testFaultResyncStorm(t *testing.T) {
 				defer wg.Done()
 				c := testCard(t, "curious", fmt.Sprintf("curious %d", (round+i)%3))
 				if i == 0 {
-					_, err := f.srv.SyncCharacter(ctx, rpengine.SyncRequest{IntegrationID: "game", CharacterID: "ari", Card: c})
+					_, err := f.srv.SyncCharacter(ctx, "game", "ari", c)
 					errs <- err
 					return
 				}
@@ -427,8 +427,8 @@ func testFaultDuplicated(t *testing.T) {
 			var r *rpengine.Reply
 			var err error
 			if i%2 == 0 {
-				r, err = f.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: c, ReturnTranscript: true,
-					Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "M2"}}})
+				r, err = f.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: c, Transcript: true,
+					Voice: "M2"})
 			} else {
 				r, err = f.srv.Reply(ctx, audioReq(c, "twice"))
 			}

@@ -214,31 +214,31 @@ func TestServer_syncCharacter(t *testing.T) {
 	f := newServer(t, nil)
 	eng := f.dial(t, nil)
 	ctx := ctxT(t)
-	req := rpengine.SyncRequest{IntegrationID: "game", CharacterID: "ari", Card: testCard(t)}
-	h, err := f.srv.SyncCharacter(ctx, req)
+	c := testCard(t)
+	h, err := f.srv.SyncCharacter(ctx, "game", "ari", c)
 	testutil.Success(t, err)
 	got, _ := eng.CardHash("game", "ari")
 	testutil.Equal(t, "hash", h.String(), got)
-	h2, err := f.srv.SyncCharacter(ctx, req)
+	h2, err := f.srv.SyncCharacter(ctx, "game", "ari", c)
 	testutil.Success(t, err)
 	testutil.Equal(t, "same hash", h2, h)
-	req.Card = testCard(t, "curious", "bold")
-	h3, err := f.srv.SyncCharacter(ctx, req)
+	c = testCard(t, "curious", "bold")
+	h3, err := f.srv.SyncCharacter(ctx, "game", "ari", c)
 	testutil.Success(t, err)
 	got, _ = eng.CardHash("game", "ari")
 	testutil.Equal(t, "patched hash", h3.String(), got)
 	testutil.Equal(t, "modes", cardModes(eng), []string{"snapshot", "reference", "patch"})
 	// A forced resync of the sync is retried with a snapshot.
 	eng.SetFaults(enginetest.Faults{ForceResync: 1})
-	_, err = f.srv.SyncCharacter(ctx, req)
+	_, err = f.srv.SyncCharacter(ctx, "game", "ari", c)
 	testutil.Success(t, err)
 	testutil.Equal(t, "modes", cardModes(eng)[3:], []string{"reference", "snapshot"})
 	// An invalid card never leaves.
-	req.Card = testCard(t, `"name":"Ari"`, `"name":"  "`)
-	_, err = f.srv.SyncCharacter(ctx, req)
+	c = testCard(t, `"name":"Ari"`, `"name":"  "`)
+	_, err = f.srv.SyncCharacter(ctx, "game", "ari", c)
 	var fe *rpengine.FieldError
 	testutil.ErrorAs(t, err, &fe)
-	testutil.Equal(t, "field", fe.Field, "card")
+	testutil.Equal(t, "field", fe.Field, "Card")
 }
 
 func TestServer_capacityGating(t *testing.T) {
@@ -285,10 +285,8 @@ func TestServer_cancel(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Success(t, r.Cancel(ctx))
 	_, err = r.Wait(ctx)
-	var ce *rpengine.CancelledError
-	testutil.ErrorAs(t, err, &ce)
-	testutil.Equal(t, "reason", ce.Reason, "requested_by_game")
 	testutil.ErrorIs(t, err, rpengine.ErrCancelled)
+	testutil.Equal(t, "reason", err.Error(), "rpengine: reply cancelled: requested_by_game")
 
 	// Cancellation racing completion: the reply completes, the late
 	// not_active answer is dropped harmlessly.
@@ -399,7 +397,7 @@ func TestServer_voiceCapture(t *testing.T) {
 	eng := f.dial(t, nil)
 	ctx := ctxT(t)
 	r, err := f.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: testCard(t),
-		ReturnTranscript: true, SilenceBehavior: "restart"})
+		Transcript: true, KeepListening: true})
 	testutil.Success(t, err)
 	var kinds []rpengine.EventKind
 	var states []string
@@ -409,10 +407,11 @@ func TestServer_voiceCapture(t *testing.T) {
 			kinds = append(kinds, ev.Kind)
 		}
 		switch ev.Kind {
-		case rpengine.EventState:
-			states = append(states, ev.State.State)
-		case rpengine.EventTranscript:
-			transcript = ev.Transcript.Text
+		case rpengine.EventCapture:
+			if s := ev.Capture.State; len(states) == 0 || states[len(states)-1] != s {
+				states = append(states, s)
+			}
+			transcript = ev.Capture.Transcript
 		case rpengine.EventText:
 			text = ev.Text
 		}
@@ -431,7 +430,7 @@ func TestServer_voiceCapture(t *testing.T) {
 	testutil.Success(t, err)
 	ev, err := r.Next(ctx)
 	testutil.Success(t, err)
-	testutil.Equal(t, "listening", ev.State.State, "listening")
+	testutil.Equal(t, "listening", ev.Capture.State, "listening")
 	testutil.Success(t, r.Cancel(ctx))
 	_, err = r.Wait(ctx)
 	testutil.ErrorIs(t, err, rpengine.ErrCancelled)

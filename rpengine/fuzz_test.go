@@ -54,8 +54,8 @@ func newFuzzUnit(t *testing.T) *fuzzUnit {
 	// is for another character, so that it does not wait for r1's
 	// reply.accepted (issue #15).
 	r := u.request(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1",
-		Output: Output{Audio: &OutputAudio{Voice: "F1"}}})
-	c := u.capture(ctx, CaptureRequest{IntegrationID: "g", CharacterID: "c2", Card: u.card, RequestID: "c1", ReturnTranscript: true})
+		Voice: "F1"})
+	c := u.capture(ctx, CaptureRequest{IntegrationID: "g", CharacterID: "c2", Card: u.card, RequestID: "c1", Transcript: true})
 	op := &syncOp{sess: u.sess, key: card.Key{IntegrationID: "g", CharacterID: "s"}, card: u.card, done: make(chan struct{})}
 	tr, err := u.sess.plan(op.key, op.card)
 	testutil.Success(t, err)
@@ -312,8 +312,10 @@ func (u *fuzzUnit) outcome(r *Reply) outcome {
 		switch ev.Kind {
 		case EventSegment:
 			o.segments = append(o.segments, len(ev.Segment.Samples))
-		case EventState:
-			o.states = append(o.states, ev.State.State)
+		case EventCapture:
+			if st := ev.Capture.State; len(o.states) == 0 || o.states[len(o.states)-1] != st {
+				o.states = append(o.states, st)
+			}
 		}
 	}
 	select {

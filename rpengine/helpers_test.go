@@ -145,7 +145,7 @@ func textReq(c *card.Card, text string) rpengine.ReplyRequest {
 
 func audioReq(c *card.Card, text string) rpengine.ReplyRequest {
 	r := textReq(c, text)
-	r.Output.Audio = &rpengine.OutputAudio{Voice: "F1"}
+	r.Voice = "F1"
 	return r
 }
 

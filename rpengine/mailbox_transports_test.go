@@ -127,7 +127,7 @@ func TestTransports_textReply(t *testing.T) {
 		res, err := r.Wait(ctx)
 		testutil.Success(t, err)
 		testutil.Equal(t, "text", res.Text, "I hear you. You said: hello")
-		testutil.Equal(t, "token count", res.Final.TokenCount, 6)
+		testutil.Equal(t, "token count", res.TokenCount, 6)
 		for _, ev := range evs {
 			if ev.Kind == rpengine.EventAnomaly {
 				t.Errorf("anomaly: %v", ev.Anomaly)
@@ -195,22 +195,22 @@ func TestTransports_cards(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr transport) {
 		l := tr.start(t, nil, nil)
 		ctx := ctxT(t)
-		req := rpengine.SyncRequest{IntegrationID: "game", CharacterID: "ari", Card: testCard(t)}
-		h, err := l.srv.SyncCharacter(ctx, req)
+		c := testCard(t)
+		h, err := l.srv.SyncCharacter(ctx, "game", "ari", c)
 		testutil.Success(t, err)
 		got, _ := l.eng.CardHash("game", "ari")
 		testutil.Equal(t, "hash", h.String(), got)
-		_, err = l.srv.SyncCharacter(ctx, req)
+		_, err = l.srv.SyncCharacter(ctx, "game", "ari", c)
 		testutil.Success(t, err)
-		req.Card = testCard(t, "curious", "bold")
-		h3, err := l.srv.SyncCharacter(ctx, req)
+		c = testCard(t, "curious", "bold")
+		h3, err := l.srv.SyncCharacter(ctx, "game", "ari", c)
 		testutil.Success(t, err)
 		got, _ = l.eng.CardHash("game", "ari")
 		testutil.Equal(t, "patched hash", h3.String(), got)
 		// Resync: the engine lost the card; the reply is retried with a
 		// snapshot, same requestId.
 		l.eng.SetFaults(enginetest.Faults{ForceResync: 1})
-		r, err := l.srv.Reply(ctx, textReq(req.Card, "again"))
+		r, err := l.srv.Reply(ctx, textReq(c, "again"))
 		testutil.Success(t, err)
 		res, err := r.Wait(ctx)
 		testutil.Success(t, err)
@@ -232,9 +232,8 @@ func TestTransports_cancelCapacityErrors(t *testing.T) {
 		testutil.Success(t, err)
 		testutil.Success(t, r.Cancel(ctx))
 		_, err = r.Wait(ctx)
-		var ce *rpengine.CancelledError
-		testutil.ErrorAs(t, err, &ce)
-		testutil.Equal(t, "reason", ce.Reason, "requested_by_game")
+		testutil.ErrorIs(t, err, rpengine.ErrCancelled)
+		testutil.Equal(t, "reason", err.Error(), "rpengine: reply cancelled: requested_by_game")
 		// Capacity gating.
 		l.eng.SetFaults(enginetest.Faults{})
 		l.eng.SetCapacity(false)
@@ -326,16 +325,17 @@ func TestTransports_voiceCapture(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tr transport) {
 		l := tr.start(t, nil, nil)
 		ctx := ctxT(t)
-		r, err := l.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: testCard(t), ReturnTranscript: true})
+		r, err := l.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: testCard(t), Transcript: true})
 		testutil.Success(t, err)
 		var states []string
 		var transcript string
 		for _, ev := range collect(t, r) {
 			switch ev.Kind {
-			case rpengine.EventState:
-				states = append(states, ev.State.State)
-			case rpengine.EventTranscript:
-				transcript = ev.Transcript.Text
+			case rpengine.EventCapture:
+				if s := ev.Capture.State; len(states) == 0 || states[len(states)-1] != s {
+					states = append(states, s)
+				}
+				transcript = ev.Capture.Transcript
 			}
 		}
 		testutil.Equal(t, "states", states, []string{"listening", "speech_started", "speech_ended"})

@@ -1,38 +1,38 @@
 package rpengine
 
-// MessageState is what the engine did with one outbound message, as far
-// as the game knows.
-type MessageState int
+// messageState is what the engine did with one outbound message, as far
+// as the game knows (tests read it through export_test.go).
+type messageState int
 
 // Message states.
 const (
-	MessageUnknown   MessageState = iota // never sent in the live session, or forgotten
-	MessagePending                       // sent, no ack yet
-	MessageAcked                         // acknowledged
-	MessageDuplicate                     // acknowledged as a duplicate: not processed again
-	MessageRejected                      // answered by invalid_payload instead of an ack
-	MessageUnacked                       // no ack within AckTimeout
+	messageUnknown   messageState = iota // never sent in the live session, or forgotten
+	messagePending                       // sent, no ack yet
+	messageAcked                         // acknowledged
+	messageDuplicate                     // acknowledged as a duplicate: not processed again
+	messageRejected                      // answered by invalid_payload instead of an ack
+	messageUnacked                       // no ack within AckTimeout
 )
 
 // String returns the state's name.
-func (m MessageState) String() string {
+func (m messageState) String() string {
 	switch m {
-	case MessagePending:
+	case messagePending:
 		return "pending"
-	case MessageAcked:
+	case messageAcked:
 		return "acked"
-	case MessageDuplicate:
+	case messageDuplicate:
 		return "duplicate"
-	case MessageRejected:
+	case messageRejected:
 		return "rejected"
-	case MessageUnacked:
+	case messageUnacked:
 		return "unacked"
 	}
 	return "unknown"
 }
 
-// Capacity is the engine's last capacity.update.
-type Capacity struct {
+// capacity is the engine's last capacity.update.
+type capacity struct {
 	QueueDepth        int  `json:"queueDepth"`
 	QueueLimit        int  `json:"queueLimit"`
 	AcceptingRequests bool `json:"acceptingRequests"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,25 +26,49 @@ type EventKind int
 
 // Event kinds.
 const (
-	EventText       EventKind = iota + 1 // Text: the whole display text so far
-	EventSegment                         // Segment: the next complete audio sentence, in order
-	EventLevel                           // Level: microphone level of a voice capture
-	EventState                           // State: voice capture state
-	EventTranscript                      // Transcript: the capture's transcript
-	EventAnomaly                         // Anomaly: the engine's stream broke a rule (logged, tolerated)
-	EventEnd                             // Err: the reply ended; nil on success
+	EventText     EventKind = iota + 1 // Text: the whole display text so far
+	EventSegment                       // Segment: the next complete sentence of speech, in order
+	EventAudioEnd                      // the speech is complete: no EventSegment follows (call audio.Speaker.End)
+	EventCapture                       // Capture: where a voice capture stands
+	EventAnomaly                       // Anomaly: the engine's stream broke a rule (logged, tolerated)
+	EventEnd                           // Err: the reply ended; nil on success
 )
 
-// Event is one thing the game consumes from a Reply, in order.
+// Event is one thing the game consumes from a Reply, in order. Exactly
+// the field its Kind names is set. Playing a reply's speech takes two
+// lines of the event loop:
+//
+//	case rpengine.EventSegment:
+//		err = speaker.Enqueue(reply.RequestID(), ev.Segment)
+//	case rpengine.EventAudioEnd:
+//		err = speaker.End(reply.RequestID())
 type Event struct {
-	Kind       EventKind
-	Text       string
-	Segment    stream.Segment
-	Level      stream.CaptureLevel
-	State      stream.CaptureState
-	Transcript stream.CaptureTranscript
-	Anomaly    stream.Anomaly
-	Err        error
+	Kind    EventKind
+	Text    string         // EventText
+	Segment stream.Segment // EventSegment: mono samples at Segment.SampleRate (44.1 kHz); the game's to keep
+	Capture CaptureStatus  // EventCapture
+	Anomaly stream.Anomaly // EventAnomaly
+	Err     error          // EventEnd
+}
+
+// CaptureStatus is where a voice capture stands (EventCapture): the
+// engine's latest level, state and transcript, as reported so far.
+type CaptureStatus struct {
+	// State is "listening", "speech_started" or "speech_ended" (others
+	// are passed on as the engine sends them); "" before the first.
+	State string
+	// Message is the engine's note on the state, if any.
+	Message string
+	// AutoEnd says whether the engine ends the capture by itself when
+	// the player stops speaking.
+	AutoEnd bool
+	// Elapsed is the capture time at the latest level or state.
+	Elapsed time.Duration
+	// Peak and RMS are the latest microphone level, linear (0 to 1).
+	Peak, RMS float64
+	// Transcript is what the player said, once the engine has it (with
+	// CaptureRequest.Transcript), and Language its language.
+	Transcript, Language string
 }
 
 // Result is the outcome of a successful reply.
@@ -51,9 +76,12 @@ type Result struct {
 	RequestID string
 	// Text is the complete display text.
 	Text string
-	// Final is reply.text.completed when it arrived (token count,
-	// extracted content).
-	Final *stream.TextCompleted
+	// Extracted maps each Rule's ID to what it captured (nil without
+	// ReplyRequest.Rules).
+	Extracted map[string][]string
+	// TokenCount is the reply's length in the model's tokens, when the
+	// engine said.
+	TokenCount int
 	// CardHash is the card hash the engine resolved (reply.accepted).
 	CardHash card.Digest
 }
@@ -66,15 +94,16 @@ const maxQueuedEvents = 1024
 // Reply is a request in flight and its stream of events.
 //
 // Slow-consumer policy: the connection's reader never waits for the game.
-// Text updates coalesce (only the latest whole text is kept), microphone
-// levels coalesce, and audio segments queue up to
+// Text updates coalesce (only the latest whole text is kept), capture
+// levels coalesce (never a change of state), and audio segments queue up to
 // ServerOptions.MaxPendingAudio; when a game leaves more than that
 // unconsumed, the reply ends with ErrSlowConsumer and is cancelled on the
 // engine. Memory per reply is therefore bounded.
 //
-// Events, Next and Wait may be called from any goroutine, but the events
-// are meant for one consumer. Every reply ends: on completion, error,
-// cancellation, lost connection, server close, or timeout.
+// All methods may be called from any goroutine; the events are meant for
+// one consumer, but concurrent ones each get different events and all
+// see the end. Every reply ends: on completion, error, cancellation, lost
+// connection, server close, or timeout.
 type Reply struct {
 	sess     *session
 	id       string
@@ -108,6 +137,9 @@ type Reply struct {
 	err       error
 	final     *stream.TextCompleted
 	text      string
+	status    CaptureStatus // a capture's latest
+	speech    bool          // an EventSegment was queued
+	audioEnd  bool          // EventAudioEnd was queued
 	idle      *time.Timer
 	active    bool          // the engine started producing (capture or reply)
 	spoke     bool          // a capture's speech ended: the reply phase began
@@ -268,9 +300,9 @@ func (r *Reply) attempt(typ string, t card.Transfer) error {
 // RequestID returns the request's id.
 func (r *Reply) RequestID() string { return r.id }
 
-// MessageID returns the messageId of the request's latest attempt (a
-// resync retry sends a new one); see Server.MessageStatus.
-func (r *Reply) MessageID() string {
+// messageID returns the messageId of the request's latest attempt (a
+// resync retry sends a new one); see Server.messageStatus.
+func (r *Reply) messageID() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.msgID
@@ -280,7 +312,8 @@ func (r *Reply) MessageID() string {
 func (r *Reply) Done() <-chan struct{} { return r.done }
 
 // Next returns the next event, waiting for it bounded by ctx. After the
-// EventEnd event it returns io.EOF.
+// EventEnd event it returns io.EOF. Concurrent callers each get
+// different events, and each returns io.EOF once the EventEnd was taken.
 func (r *Reply) Next(ctx context.Context) (Event, error) {
 	for {
 		r.mu.Lock()
@@ -288,7 +321,8 @@ func (r *Reply) Next(ctx context.Context) (Event, error) {
 			ev := r.queue[r.head]
 			r.queue[r.head] = Event{}
 			r.head++
-			if r.head == len(r.queue) {
+			more := r.head < len(r.queue)
+			if !more {
 				r.queue, r.head = r.queue[:0], 0
 			}
 			if ev.Kind == EventSegment {
@@ -298,15 +332,21 @@ func (r *Reply) Next(ctx context.Context) (Event, error) {
 				r.delivered = true
 			}
 			r.mu.Unlock()
+			if more {
+				r.wake() // another consumer may be waiting for the rest
+			}
 			return ev, nil
 		}
-		if r.delivered {
-			r.mu.Unlock()
+		delivered := r.delivered
+		r.mu.Unlock()
+		if delivered {
 			return Event{}, io.EOF
 		}
-		r.mu.Unlock()
+		// done is closed once the End is queued: a consumer that missed
+		// the last wake-up still finds it (issue #17).
 		select {
 		case <-r.notify:
+		case <-r.done:
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		}
@@ -327,7 +367,7 @@ func (r *Reply) Events() iter.Seq[Event] {
 }
 
 // Wait waits, bounded by ctx, for the reply to end, and returns its result
-// or the error that ended it (*RequestError, *CancelledError,
+// or the error that ended it (*RequestError, ErrCancelled,
 // ErrConnectionLost, ErrNoAnswer, ErrSlowConsumer, ...). Wait does not
 // consume events.
 func (r *Reply) Wait(ctx context.Context) (*Result, error) {
@@ -341,12 +381,17 @@ func (r *Reply) Wait(ctx context.Context) (*Result, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return &Result{RequestID: r.id, Text: r.text, Final: r.final, CardHash: r.hash}, nil
+	res := &Result{RequestID: r.id, Text: r.text, CardHash: r.hash}
+	if f := r.final; f != nil {
+		res.Extracted, res.TokenCount = f.ExtractedContent, f.TokenCount
+	}
+	return res, nil
 }
 
 // Cancel asks the engine to cancel the reply (request.cancel, or
 // voice.capture.cancel while a capture is still listening). The reply
-// then ends with a *CancelledError, or normally if it finished first.
+// then ends with an error matching ErrCancelled, or normally if it
+// finished first.
 func (r *Reply) Cancel(ctx context.Context) error {
 	typ := wire.TypeRequestCancel
 	r.mu.Lock()
@@ -408,6 +453,12 @@ func (r *Reply) finishLocked(err error) {
 	r.ended, r.err = true, err
 	if r.idle != nil {
 		r.idle.Stop()
+	}
+	if r.speech && !r.audioEnd {
+		// The speech ends with the reply, complete or not: a speaker
+		// plays what it got and finishes (issue #17).
+		r.audioEnd = true
+		r.queue = append(r.queue, Event{Kind: EventAudioEnd})
 	}
 	r.queue = append(r.queue, Event{Kind: EventEnd, Err: err})
 	close(r.done)
@@ -577,19 +628,29 @@ func (r *Reply) push(ev stream.Event) {
 	}
 	switch e := ev.(type) {
 	case *stream.CaptureLevel:
-		r.enqueueLocked(Event{Kind: EventLevel, Level: *e})
+		st := &r.status
+		st.Elapsed, st.Peak, st.RMS = seconds(e.Seconds), e.Peak, e.RMS
+		r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
 	case *stream.CaptureState:
 		r.spoke = r.spoke || e.State == "speech_ended"
-		r.enqueueLocked(Event{Kind: EventState, State: *e})
+		st := &r.status
+		st.State, st.Message, st.AutoEnd, st.Elapsed = e.State, e.Message, e.AutoEndEnabled, seconds(e.Seconds)
+		r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
 	case *stream.CaptureTranscript:
 		r.spoke = true
-		r.enqueueLocked(Event{Kind: EventTranscript, Transcript: *e})
+		r.status.Transcript, r.status.Language = e.Text, e.Language
+		r.enqueueLocked(Event{Kind: EventCapture, Capture: r.status})
 	default:
 		if tc, ok := ev.(*stream.TextCompleted); ok {
 			r.final = tc
 		}
 		r.asm.Push(ev)
 		r.drainLocked()
+		if _, ok := ev.(*stream.AudioCompleted); ok && !r.ended && !r.audioEnd {
+			// Every segment the assembler could complete is queued.
+			r.audioEnd = true
+			r.enqueueLocked(Event{Kind: EventAudioEnd})
+		}
 	}
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
 	ended := r.ended
@@ -635,7 +696,7 @@ func (r *Reply) endError(e stream.End) error {
 	case stream.EndCompleted:
 		return nil
 	case stream.EndCancelled:
-		return &CancelledError{Reason: e.Reason}
+		return &cancelledError{reason: e.Reason}
 	}
 	return &RequestError{Code: e.Code, Message: e.Message, Retryable: e.Retryable, RequestID: r.id, SourceMessageID: r.source}
 }
@@ -645,12 +706,13 @@ func (r *Reply) endError(e stream.End) error {
 func (r *Reply) enqueueLocked(ev Event) {
 	if n := len(r.queue); n > r.head {
 		last := &r.queue[n-1]
-		if last.Kind == ev.Kind && (ev.Kind == EventText || ev.Kind == EventLevel) {
+		if last.Kind == ev.Kind && (ev.Kind == EventText || ev.Kind == EventCapture && sameStage(last.Capture, ev.Capture)) {
 			*last = ev
 			return
 		}
 	}
 	if ev.Kind == EventSegment {
+		r.speech = true
 		r.audio += ev.Segment.Duration
 		if r.audio > r.maxAudio {
 			r.finishLocked(fmt.Errorf("%w: %v of audio not consumed (limit %v)", ErrSlowConsumer, r.audio, r.maxAudio))
@@ -707,4 +769,18 @@ func (r *Reply) idleExpired() {
 	}
 	r.fail(fmt.Errorf("%w: reply %s silent for %v", ErrNoAnswer, r.id, r.sess.srv.opts.IdleTimeout))
 	_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+}
+
+// seconds converts the engine's seconds to a Duration.
+func seconds(s float64) time.Duration {
+	if math.IsNaN(s) || s < 0 || s > 1e9 {
+		return 0
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// sameStage reports whether b only updates a's level: a change of state
+// or a transcript is never coalesced away.
+func sameStage(a, b CaptureStatus) bool {
+	return a.State == b.State && a.Transcript == b.Transcript
 }

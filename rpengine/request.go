@@ -4,130 +4,201 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
 
-// ReplyRequest is a reply.request: an event for a character, answered by a
-// streamed reply. Zero fields take the defaults stated on each.
+// ReplyRequest asks a character to reply to an event: what the player said
+// or did, as text, as recorded speech or both. Zero fields take the
+// default stated on each. A field the engine would refuse is a
+// *FieldError naming it, returned before anything is sent.
 type ReplyRequest struct {
-	IntegrationID string     // required: the game's id
-	CharacterID   string     // required
-	Card          *card.Card // required; sent as snapshot, patch or reference as the planner decides
-	// RequestID and EventID identify the request; if empty, unique ids are
-	// generated. A resync retry keeps both.
-	RequestID string
-	EventID   string
-	// Text is the event text; Audio is recorded speech. At least one is
-	// required.
-	Text  string
-	Audio *AudioInput
-	// Output says what the reply contains; see Output for defaults.
-	Output Output
-	// Player fills {{user}}; if nil the engine uses "Player".
-	Player *Player
-	// InteractionMode ("auto_event" or "direct_user"), PromptScene and
-	// PromptDirective go together: all three or none.
-	InteractionMode string
-	PromptScene     *PromptScene
-	PromptDirective *PromptDirective
+	IntegrationID string // required: the game's id
+	CharacterID   string // required: the character's id within the game
+	// Card is the character, required: a valid Character Card V2 (see
+	// card.New and card.Load). It goes to the engine whole, as a patch or
+	// as a reference to what the engine holds, whichever is smallest.
+	Card *card.Card
+	// RequestID and EventID identify the request; if empty, unique ids
+	// are generated (Reply.RequestID returns the request's).
+	RequestID, EventID string
+	// Text is the event as text. Speech is the player's recorded speech:
+	// mono 16-bit samples at 16 kHz, at most 30 s, which is what
+	// audio.Recording.Samples holds. At least one of the two is required.
+	// Speech is not copied: do not modify it until Reply returns.
+	Text   string
+	Speech []int16
+	// SpeechLanguage is a hint for Speech: en, ar, es, ja, ko, vi, uk or
+	// zh. If empty, the engine detects the language.
+	SpeechLanguage string
+	// Language is the reply's language (en, ko, es, pt, fr, de, it, pl,
+	// ru, nl, cs, ar, zh, ja, hu, tr, fi, sk, da, hr, el, sv, nb, he, uk,
+	// id, ms, vi, th, ro, bg). If empty, "en".
+	Language string
+	// Voice makes the reply spoken, in one of the voices F1-F5 and M1-M5,
+	// its speech arriving as EventSegment. If empty, the reply is text
+	// only.
+	Voice string
+	// AudioProfile processes the spoken reply: "narrowband_voice" or
+	// "cinematic_radio". If empty, none. It needs Voice.
+	AudioProfile string
+	// Rules extract tagged content from the reply into Result.Extracted,
+	// and may remove it from what is shown and spoken. At most 8. With
+	// rules the engine sends the reply once it is whole: the first
+	// EventText is the complete text.
+	Rules []Rule
+	// PlayerName is the player's name, which the card's {{user}} stands
+	// for. If empty, the engine uses "Player".
+	PlayerName string
+	// Prompt is the scene and directive the engine builds its prompt
+	// from. If nil, the engine's defaults.
+	Prompt *Prompt
 }
 
-// CaptureRequest is a voice.capture.start: the player speaks through the
-// RPEngine page's microphone, the transcript becomes the event and the
-// reply streams as for a ReplyRequest.
+// CaptureRequest starts a voice capture through the RPEngine page's
+// microphone: what the player says becomes the event, and the reply
+// streams as for a ReplyRequest. Its fields mean what ReplyRequest's do.
 type CaptureRequest struct {
-	IntegrationID   string
-	CharacterID     string
-	Card            *card.Card
-	RequestID       string
-	EventID         string
-	Output          Output
-	Player          *Player
-	InteractionMode string
-	PromptScene     *PromptScene
-	PromptDirective *PromptDirective
-	// ReturnTranscript asks for voice.capture.transcript.
-	ReturnTranscript bool
-	// SilenceBehavior is "error" (the engine's default: 8 s of silence
-	// fails the capture) or "restart" (keep listening). Empty omits it.
-	SilenceBehavior string
+	IntegrationID, CharacterID string // required
+	Card                       *card.Card
+	RequestID, EventID         string
+	Language                   string
+	Voice, AudioProfile        string
+	Rules                      []Rule
+	PlayerName                 string
+	Prompt                     *Prompt
+	// Transcript asks for the transcript of what the player said
+	// (CaptureStatus.Transcript).
+	Transcript bool
+	// KeepListening keeps the capture listening through silence. If
+	// false, as the engine does by default, 8 s of silence fail it.
+	KeepListening bool
 }
 
-// AudioInput is recorded speech: 16 kHz mono PCM, at most 30 s.
-type AudioInput struct {
-	// Format is "pcm_s16le" or "pcm_f32le". If empty, "pcm_s16le".
-	Format string `json:"format"`
-	// SampleRate in Hz; must be 16000. If zero, 16000.
-	SampleRate int `json:"sampleRate"`
-	// Channels must be 1. If zero, 1.
-	Channels int `json:"channels"`
-	// Data is the raw little-endian PCM (sent as base64). Not copied; do
-	// not modify it until the call returns.
-	Data []byte `json:"data"`
-	// Language is an optional hint: en ar es ja ko vi uk zh.
-	Language string `json:"language,omitempty"`
-}
-
-// Output is the output field of a request.
-type Output struct {
-	// Modalities must contain "text" and may add "audio". If empty,
-	// ["text"], or ["text","audio"] when Audio is set.
-	Modalities []string `json:"modalities"`
-	// Language of the reply (en, ko, es, ...). If empty, "en".
-	Language string `json:"language"`
-	// Audio is required iff the modalities contain "audio".
-	Audio *OutputAudio `json:"audio,omitempty"`
-	// ResponseProcessing extracts tagged content from the reply.
-	ResponseProcessing *ResponseProcessing `json:"responseProcessing,omitempty"`
-}
-
-// OutputAudio selects the reply's voice.
-type OutputAudio struct {
-	// Model must be "gemtavern-supertonic-3". If empty, that.
-	Model string `json:"model"`
-	// Voice is F1-F5 or M1-M5.
-	Voice string `json:"voice"`
-	// Format, if set, must be "pcm_s16le".
-	Format string `json:"format,omitempty"`
-	// Processing is the optional audio processing profile.
-	Processing *AudioProcessing `json:"processing,omitempty"`
-}
-
-// AudioProcessing is output.audio.processing.
-type AudioProcessing struct {
-	Profile string `json:"profile"` // "narrowband_voice" or "cinematic_radio"
-}
-
-// ResponseProcessing is output.responseProcessing.
-type ResponseProcessing struct {
-	Mode  string `json:"mode"` // "buffered"; if empty, "buffered"
-	Rules []Rule `json:"rules"`
-}
-
-// Rule is one responseProcessing rule.
+// Rule is one response-processing rule: the engine waits for the whole
+// reply, finds the rule's pattern in it, reports what it captured in
+// Result.Extracted under ID, and removes what Remove says from the text,
+// the speech or both (docs/rpengine-protocol.md, "Buffered response
+// processing").
 type Rule struct {
-	ID           string   `json:"id"`
-	Matcher      Matcher  `json:"matcher"`
-	CaptureGroup int      `json:"captureGroup"`
-	Occurrence   string   `json:"occurrence"` // first, last or all
-	Remove       string   `json:"remove"`     // match, capture or none
-	RemoveFrom   []string `json:"removeFrom"` // subset of text, audio; empty iff Remove is none
+	// ID names the rule: ^[a-z][a-z0-9_.-]{0,63}$, unique in the
+	// request. Required.
+	ID string
+	// Pattern is a regular expression in Rust's regex syntax, 1 to 1024
+	// bytes, with at most 16 capture groups. Required.
+	Pattern string
+	// Flags are distinct letters of "ims": case-insensitive, multi-line,
+	// dot matches newline. If empty, none.
+	Flags string
+	// Group is the capture group extracted; 0, the default, is the whole
+	// match.
+	Group int
+	// Occurrence is which matches are taken: "first" (the default),
+	// "last" or "all".
+	Occurrence string
+	// Remove is what is removed from the reply: "none" (the default),
+	// "match" or "capture".
+	Remove string
+	// RemoveFrom is where it is removed: "text", "audio" or both. If
+	// empty, both; it must be empty with Remove "none".
+	RemoveFrom []string
 }
 
-// Matcher is a rule's matcher.
-type Matcher struct {
-	Type    string `json:"type"`    // "regex"; if empty, "regex"
-	Pattern string `json:"pattern"` // Rust regex syntax, at most 1024 bytes
-	// Flags is a string of distinct letters from "ims" ("i", "ms"): case
-	// insensitive, multi-line, dot matches newline. Empty omits it. The
-	// engine refuses anything else, an array included (issue #15).
+// Prompt is a request's prompt context: how the event is framed, the
+// scene and the directive the engine builds its prompt from
+// (docs/rpengine-protocol.md, "Game to engine"). Every string but Version
+// must be non-empty.
+type Prompt struct {
+	// Mode is "direct_user" (the player talks to the character; the
+	// default) or "auto_event" (the game reports an event).
+	Mode string
+	// Kind, Family, Label and SceneLine describe the scene; Priority
+	// ranks it (a finite number).
+	Kind, Family, Label, SceneLine string
+	Priority                       float64
+	// SceneContext and the guides for each mode are the directive.
+	SceneContext, AutoEventGuide, DirectUserGuide string
+	// Version is the directive's own version. If empty, none is sent; it
+	// must not be blank otherwise.
+	Version string
+	// DirectiveVersion is the directive format's version, at least 1. If
+	// zero, 1.
+	DirectiveVersion int
+}
+
+// The wire forms of the requests (docs/rpengine-protocol.md, "Game to
+// engine").
+
+// requestPayload is reply.request and voice.capture.start.
+type requestPayload struct {
+	RequestID        string            `json:"requestId"`
+	EventID          string            `json:"eventId"`
+	IntegrationID    string            `json:"integrationId"`
+	CharacterID      string            `json:"characterId"`
+	Event            *eventPayload     `json:"event,omitempty"`
+	Output           outputPayload     `json:"output"`
+	Player           *playerPayload    `json:"player,omitempty"`
+	Card             card.Transfer     `json:"card"`
+	InteractionMode  string            `json:"interactionMode,omitempty"`
+	PromptScene      *scenePayload     `json:"promptScene,omitempty"`
+	PromptDirective  *directivePayload `json:"promptDirective,omitempty"`
+	ReturnTranscript *bool             `json:"returnTranscript,omitempty"`
+	SilenceBehavior  string            `json:"silenceBehavior,omitempty"`
+}
+
+type eventPayload struct {
+	Text  string        `json:"text,omitempty"`
+	Audio *audioPayload `json:"audio,omitempty"`
+}
+
+type audioPayload struct {
+	Format     string `json:"format"`
+	SampleRate int    `json:"sampleRate"`
+	Channels   int    `json:"channels"`
+	Data       []byte `json:"data"` // base64
+	Language   string `json:"language,omitempty"`
+}
+
+type outputPayload struct {
+	Modalities         []string           `json:"modalities"`
+	Language           string             `json:"language"`
+	Audio              *outputAudio       `json:"audio,omitempty"`
+	ResponseProcessing *processingPayload `json:"responseProcessing,omitempty"`
+}
+
+type outputAudio struct {
+	Model      string               `json:"model"`
+	Voice      string               `json:"voice"`
+	Format     string               `json:"format,omitempty"` // only pcm_s16le exists: left out
+	Processing *audioProcessingWire `json:"processing,omitempty"`
+}
+
+type audioProcessingWire struct {
+	Profile string `json:"profile"`
+}
+
+type processingPayload struct {
+	Mode  string        `json:"mode"`
+	Rules []rulePayload `json:"rules"`
+}
+
+type rulePayload struct {
+	ID           string         `json:"id"`
+	Matcher      matcherPayload `json:"matcher"`
+	CaptureGroup int            `json:"captureGroup"`
+	Occurrence   string         `json:"occurrence"`
+	Remove       string         `json:"remove"`
+	RemoveFrom   []string       `json:"removeFrom"`
+}
+
+type matcherPayload struct {
+	Type    string `json:"type"`
+	Pattern string `json:"pattern"`
+	// Flags is a string (issue #15: the engine refuses an array).
 	Flags string `json:"flags,omitempty"`
 }
 
-// Player is the player's description.
-type Player struct {
+type playerPayload struct {
 	DisplayName string `json:"displayName"`
 }
 
-// PromptScene is the promptScene field.
-type PromptScene struct {
+type scenePayload struct {
 	Kind      string  `json:"kind"`
 	Family    string  `json:"family"`
 	Label     string  `json:"label"`
@@ -135,35 +206,12 @@ type PromptScene struct {
 	Priority  float64 `json:"priority"`
 }
 
-// PromptDirective is the promptDirective field.
-type PromptDirective struct {
+type directivePayload struct {
 	ProtocolVersion int    `json:"protocolVersion"`
 	SceneContext    string `json:"sceneContext"`
 	AutoEventGuide  string `json:"autoEventGuide"`
 	DirectUserGuide string `json:"directUserGuide"`
 	PromptVersion   string `json:"promptVersion,omitempty"`
-}
-
-// requestPayload is the wire form of reply.request and voice.capture.start.
-type requestPayload struct {
-	RequestID        string           `json:"requestId"`
-	EventID          string           `json:"eventId"`
-	IntegrationID    string           `json:"integrationId"`
-	CharacterID      string           `json:"characterId"`
-	Event            *eventPayload    `json:"event,omitempty"`
-	Output           Output           `json:"output"`
-	Player           *Player          `json:"player,omitempty"`
-	Card             card.Transfer    `json:"card"`
-	InteractionMode  string           `json:"interactionMode,omitempty"`
-	PromptScene      *PromptScene     `json:"promptScene,omitempty"`
-	PromptDirective  *PromptDirective `json:"promptDirective,omitempty"`
-	ReturnTranscript *bool            `json:"returnTranscript,omitempty"`
-	SilenceBehavior  string           `json:"silenceBehavior,omitempty"`
-}
-
-type eventPayload struct {
-	Text  string      `json:"text,omitempty"`
-	Audio *AudioInput `json:"audio,omitempty"`
 }
 
 type idPayload struct {

@@ -17,11 +17,19 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
-// SessionInfo describes one engine session (one hello/welcome).
+// SessionInfo describes one engine session (one hello/welcome) and the
+// engine's queue.
 type SessionInfo struct {
 	ID            string    // the sessionId sent in welcome
 	ClientVersion string    // from the engine's hello
 	Started       time.Time // when welcome was sent
+	// QueueDepth, QueueLimit and Accepting are the engine's queue as its
+	// latest capacity.update said, when the SessionInfo was taken:
+	// requests queued or running (a capture included), how many it takes,
+	// and whether it takes more now. Before the session's first update
+	// QueueLimit is 0 and Accepting true, as requests are sent then.
+	QueueDepth, QueueLimit int
+	Accepting              bool
 }
 
 // Server is the game side of RPEngine: a loopback WebSocket server that the
@@ -259,14 +267,14 @@ func (s *Server) Close() error {
 	return s.Shutdown(context.Background())
 }
 
-// Session returns the live session, if any.
+// Session returns the live session and the engine's queue, if an engine
+// is connected. It is cheap enough to call every frame.
 func (s *Server) Session() (SessionInfo, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.live == nil {
+	sess := s.current()
+	if sess == nil {
 		return SessionInfo{}, false
 	}
-	return s.live.info, true
+	return sess.snapshot(), true
 }
 
 // WaitSession waits, bounded by ctx, until an engine session is live.
@@ -279,7 +287,7 @@ func (s *Server) WaitSession(ctx context.Context) (SessionInfo, error) {
 		case closed:
 			return SessionInfo{}, ErrServerClosed
 		case live != nil:
-			return live.info, nil
+			return live.snapshot(), nil
 		}
 		select {
 		case <-ch:
@@ -289,23 +297,13 @@ func (s *Server) WaitSession(ctx context.Context) (SessionInfo, error) {
 	}
 }
 
-// Capacity returns the live session's last capacity.update, and false
-// when no session is live.
-func (s *Server) Capacity() (Capacity, bool) {
+// messageStatus reports what the engine did with an outbound message of
+// the live session (by messageId); settled states are remembered for the
+// last DedupWindow messages. Tests read it (export_test.go).
+func (s *Server) messageStatus(messageID string) messageState {
 	sess := s.current()
 	if sess == nil {
-		return Capacity{}, false
-	}
-	return sess.capacitySnapshot(), true
-}
-
-// MessageStatus reports what the engine did with an outbound message of
-// the live session (by messageId, see Reply.MessageID). Settled states are
-// remembered for the last DedupWindow messages.
-func (s *Server) MessageStatus(messageID string) MessageState {
-	sess := s.current()
-	if sess == nil {
-		return MessageUnknown
+		return messageUnknown
 	}
 	return sess.status(messageID)
 }

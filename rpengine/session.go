@@ -54,12 +54,12 @@ type session struct {
 	window   *wire.Window
 	out      map[string]*outMsg // pending outbound messages by messageId
 	order    []*outMsg          // pending outbound messages in send order (lazily trimmed)
-	settled  map[string]MessageState
+	settled  map[string]messageState
 	ring     []string // settled ids, oldest first, bounded by DedupWindow
 	replies  map[string]*Reply
 	syncs    map[string]*syncOp // by the messageId of their current attempt
 	planner  *card.Planner
-	capacity Capacity
+	capacity capacity
 	gate     sessionGate // capacity gate (gate.go)
 	ended    error
 }
@@ -73,7 +73,7 @@ func newSession(srv *Server, t transport, info SessionInfo) *session {
 		acks:    !srv.opts.DisableAcks || t.mustAck(),
 		window:  wire.NewWindow(srv.opts.DedupWindow),
 		out:     make(map[string]*outMsg),
-		settled: make(map[string]MessageState),
+		settled: make(map[string]messageState),
 		replies: make(map[string]*Reply),
 		syncs:   make(map[string]*syncOp),
 		planner: card.NewPlanner(srv.opts.Planner),
@@ -106,6 +106,10 @@ func (s *session) welcome(helloID string) error {
 	return err
 }
 
+// requestName names what a game sends in a message of a type, for a
+// *FieldError about the message as a whole.
+var requestName = map[string]string{wire.TypeReplyRequest: "ReplyRequest", wire.TypeCaptureStart: "CaptureRequest", wire.TypeCharacterSync: "Card"}
+
 // send encodes and writes one tracked message. owner, when not nil, is
 // failed with ErrNoAnswer if the message gets neither an ack nor any
 // answer within AckTimeout.
@@ -123,7 +127,7 @@ func (s *session) sendRegistered(typ string, payload any, o owner, reg func(id s
 		return "", fmt.Errorf("rpengine: encode %s: %w", typ, err)
 	}
 	if len(b) > wire.MaxMessageBytes {
-		return "", &FieldError{Field: "message", Reason: fmt.Sprintf("%s is %d bytes, over the 8 MiB limit", typ, len(b))}
+		return "", &FieldError{Field: requestName[typ], Reason: fmt.Sprintf("%s is %d bytes, over the 8 MiB limit", typ, len(b))}
 	}
 	m := &outMsg{id: id, typ: typ, owner: o}
 	s.mu.Lock()
@@ -160,13 +164,13 @@ func (s *session) trimLocked() {
 		s.order = s.order[1:]
 	}
 	for len(s.order) > s.srv.opts.DedupWindow {
-		s.settleLocked(s.order[0], MessageUnacked)
+		s.settleLocked(s.order[0], messageUnacked)
 		s.order = s.order[1:]
 	}
 }
 
 // settleLocked records the final state of a pending message.
-func (s *session) settleLocked(m *outMsg, st MessageState) {
+func (s *session) settleLocked(m *outMsg, st messageState) {
 	if s.out[m.id] != m {
 		return
 	}
@@ -194,26 +198,32 @@ func (s *session) sendAck(id string, dup bool, sessionID string) error {
 func (s *session) ackExpired(m *outMsg) {
 	s.mu.Lock()
 	pending := s.out[m.id] == m
-	s.settleLocked(m, MessageUnacked)
+	s.settleLocked(m, messageUnacked)
 	s.mu.Unlock()
 	if pending && m.owner != nil && !m.owner.answered() {
 		m.owner.fail(fmt.Errorf("%w: no ack or answer to %s %s within %v", ErrNoAnswer, m.typ, m.id, s.srv.opts.AckTimeout))
 	}
 }
 
-func (s *session) status(id string) MessageState {
+func (s *session) status(id string) messageState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.out[id]; ok {
-		return MessagePending
+		return messagePending
 	}
 	return s.settled[id]
 }
 
-func (s *session) capacitySnapshot() Capacity {
+// snapshot returns the session's info with the engine's queue as of now.
+func (s *session) snapshot() SessionInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.capacity
+	info := s.info
+	info.Accepting = true // as the gate takes it before the first update
+	if c := s.capacity; c.Known {
+		info.QueueDepth, info.QueueLimit, info.Accepting = c.QueueDepth, c.QueueLimit, c.AcceptingRequests
+	}
+	return info
 }
 
 // receive handles one inbound message after the handshake. It is called
@@ -306,7 +316,7 @@ func (s *session) dispatch(h wire.Header, chunk *stream.AudioChunk, data []byte)
 		s.log.Warn("rpengine: closed connection", "reason", "second hello")
 		s.t.close(closePolicy, "second hello on one connection")
 	case wire.TypeCapacity:
-		var c Capacity
+		var c capacity
 		if s.decode(h, data, &c) {
 			c.Known = true
 			s.mu.Lock()
@@ -352,9 +362,9 @@ func (s *session) decode(h wire.Header, data []byte, v any) bool {
 }
 
 func (s *session) onAck(a wire.Ack) {
-	st := MessageAcked
+	st := messageAcked
 	if a.Duplicate {
-		st = MessageDuplicate
+		st = messageDuplicate
 	}
 	s.mu.Lock()
 	if m := s.out[a.AcknowledgedMessageID]; m != nil {
@@ -391,7 +401,7 @@ func (s *session) onError(f *stream.Failed) {
 		if len(s.order) > 0 {
 			m = s.order[0]
 			o = m.owner
-			s.settleLocked(m, MessageRejected)
+			s.settleLocked(m, messageRejected)
 		}
 	}
 	s.mu.Unlock()

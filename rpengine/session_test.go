@@ -175,7 +175,7 @@ func TestSession_acksAndDuplicates(t *testing.T) {
 	b2, _ := wire.Encode("capacity.update", "cap-1", "", time.Now(), map[string]any{"queueDepth": 9, "queueLimit": 20, "acceptingRequests": false})
 	u.sess.receive(b2)
 	c, _ := u.srv.Capacity()
-	testutil.Equal(t, "duplicate not processed", c, Capacity{QueueDepth: 1, QueueLimit: 20, AcceptingRequests: true, Known: true})
+	testutil.Equal(t, "duplicate not processed", c, capacity{QueueDepth: 1, QueueLimit: 20, AcceptingRequests: true, Known: true})
 	acks := u.ft.messages("ack")
 	testutil.Equal(t, "acks", len(acks), 3) // hello + 2
 	testutil.Equal(t, "first not duplicate", acks[1]["duplicate"], nil)
@@ -431,7 +431,7 @@ func TestSession_endFailsEverything(t *testing.T) {
 	r := u.reply(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := u.srv.SyncCharacter(ctx, SyncRequest{IntegrationID: "g", CharacterID: "d", Card: u.card})
+		_, err := u.srv.SyncCharacter(ctx, "g", "d", u.card)
 		done <- err
 	}()
 	for len(u.ft.messages("character.sync")) == 0 {
@@ -547,7 +547,7 @@ func TestSession_syncNoAnswer(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		u := newUnit(t, &ServerOptions{AckTimeout: 5 * time.Second})
-		_, err := u.srv.SyncCharacter(context.Background(), SyncRequest{IntegrationID: "g", CharacterID: "c", Card: u.card})
+		_, err := u.srv.SyncCharacter(context.Background(), "g", "c", u.card)
 		testutil.ErrorIs(t, err, ErrNoAnswer)
 		u.sess.end(ErrConnectionLost)
 	})
@@ -561,7 +561,7 @@ func TestSession_syncAckedNoAnswer(t *testing.T) {
 		u := newUnit(t, &ServerOptions{AckTimeout: 5 * time.Second, IdleTimeout: time.Minute})
 		done := make(chan error, 1)
 		go func() {
-			_, err := u.srv.SyncCharacter(context.Background(), SyncRequest{IntegrationID: "g", CharacterID: "c", Card: u.card})
+			_, err := u.srv.SyncCharacter(context.Background(), "g", "c", u.card)
 			done <- err
 		}()
 		synctest.Wait()

@@ -206,7 +206,7 @@ func (s *soak) op(t *testing.T, rng *rand.Rand, i int) {
 			s.finish(t, r, 0)
 		}
 	case n < 50:
-		if r := start(s.f.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: c, ReturnTranscript: true})); r != nil {
+		if r := start(s.f.srv.Capture(ctx, rpengine.CaptureRequest{IntegrationID: "game", CharacterID: "ari", Card: c, Transcript: true})); r != nil {
 			s.finish(t, r, -1)
 		}
 	case n < 60: // cancel at a random point
@@ -220,7 +220,7 @@ func (s *soak) op(t *testing.T, rng *rand.Rand, i int) {
 			s.finish(t, r, -1)
 		}
 	case n < 70:
-		_, err := s.f.srv.SyncCharacter(ctx, rpengine.SyncRequest{IntegrationID: "game", CharacterID: "ari", Card: c})
+		_, err := s.f.srv.SyncCharacter(ctx, "game", "ari", c)
 		what, ok := classify(err)
 		if !ok && !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("seed %d: sync ended with %v", s.seed, err)

@@ -19,14 +19,6 @@ import (
 // planner already never offers the same failing transfer twice.
 const maxResyncs = 2
 
-// SyncRequest is a character.sync: preload or update a card without
-// inference.
-type SyncRequest struct {
-	IntegrationID string     // required
-	CharacterID   string     // required
-	Card          *card.Card // required; validated before sending
-}
-
 type syncPayload struct {
 	IntegrationID string        `json:"integrationId"`
 	CharacterID   string        `json:"characterId"`
@@ -56,23 +48,27 @@ type syncOp struct {
 	resyncs int
 }
 
-// SyncCharacter sends character.sync and waits, bounded by ctx, for the
-// engine to accept the card; it returns the hash the engine accepted. The
-// card goes as a snapshot, patch or reference as the session's planner
-// decides, and card_resync_required is retried with a snapshot. Expiry of
-// ctx abandons the wait, not the connection. A sync with neither ack nor
-// answer fails with ErrNoAnswer after AckTimeout, one acked but never
-// answered after IdleTimeout.
-func (s *Server) SyncCharacter(ctx context.Context, req SyncRequest) (_ card.Digest, err error) {
+// SyncCharacter gives the engine a character's card ahead of its first
+// request (character.sync), so that the request sends only a reference,
+// and waits, bounded by ctx, for the engine to accept it; it returns the
+// hash the engine accepted. integrationID and characterID are those of
+// later requests. The card goes as a snapshot, patch or reference as the
+// session's engine holds, and card_resync_required is retried with a
+// snapshot. It waits for an engine (unless FailFast), not for room in its
+// queue: the engine takes character.sync whatever the queue holds.
+// Expiry of ctx abandons the wait, not the connection. A sync with
+// neither ack nor answer fails with ErrNoAnswer after AckTimeout, one
+// acked but never answered after IdleTimeout.
+func (s *Server) SyncCharacter(ctx context.Context, integrationID, characterID string, c *card.Card) (_ card.Digest, err error) {
 	defer errd.Wrap(&err, "rpengine: sync character")
-	if err := validateTarget(req.IntegrationID, req.CharacterID, req.Card); err != nil {
+	if err := validateTarget(integrationID, characterID, c); err != nil {
 		return card.Digest{}, err
 	}
 	sess, err := s.acquire(ctx)
 	if err != nil {
 		return card.Digest{}, err
 	}
-	op := &syncOp{sess: sess, key: card.Key{IntegrationID: req.IntegrationID, CharacterID: req.CharacterID}, card: req.Card, done: make(chan struct{})}
+	op := &syncOp{sess: sess, key: card.Key{IntegrationID: integrationID, CharacterID: characterID}, card: c, done: make(chan struct{})}
 	t, err := sess.plan(op.key, op.card)
 	if err != nil {
 		return card.Digest{}, err

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
 
@@ -61,243 +62,203 @@ func (w warnings) log(l *slog.Logger, requestID string) {
 func validateTarget(integrationID, characterID string, c *card.Card) error {
 	switch {
 	case integrationID == "":
-		return fieldErr("integrationId", "required")
+		return fieldErr("IntegrationID", "required")
 	case characterID == "":
-		return fieldErr("characterId", "required")
+		return fieldErr("CharacterID", "required")
 	case c == nil:
-		return fieldErr("card", "required")
+		return fieldErr("Card", "required")
 	}
 	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", &FieldError{Field: "card", Reason: "not a valid Character Card V2"}, err)
+		return &fieldCause{FieldError{Field: "Card", Reason: errd.Text(err, "card: ")}, err}
 	}
 	return nil
 }
 
+// fieldCause is a *FieldError whose reason is another error, which stays
+// reachable (errors.As finds the card's *card.ValidationError).
+type fieldCause struct {
+	FieldError
+	cause error
+}
+
+func (e *fieldCause) Unwrap() []error { return []error{&e.FieldError, e.cause} }
+
+// common is what a ReplyRequest and a CaptureRequest share.
+type common struct {
+	integrationID, characterID string
+	card                       *card.Card
+	requestID, eventID         string
+	language, voice, profile   string
+	rules                      []Rule
+	playerName                 string
+	prompt                     *Prompt
+}
+
 // payload builds and validates the wire form of a reply request.
 func (r *ReplyRequest) payload() (*requestPayload, warnings, error) {
-	if err := validateTarget(r.IntegrationID, r.CharacterID, r.Card); err != nil {
+	c := common{r.IntegrationID, r.CharacterID, r.Card, r.RequestID, r.EventID, r.Language, r.Voice, r.AudioProfile, r.Rules, r.PlayerName, r.Prompt}
+	if err := validateTarget(c.integrationID, c.characterID, c.card); err != nil {
 		return nil, nil, err
 	}
-	p := &requestPayload{RequestID: r.RequestID, EventID: r.EventID, IntegrationID: r.IntegrationID, CharacterID: r.CharacterID,
-		Output: r.Output, Player: r.Player, InteractionMode: r.InteractionMode, PromptScene: r.PromptScene, PromptDirective: r.PromptDirective}
-	if strings.TrimSpace(r.Text) == "" && r.Audio == nil {
-		return nil, nil, fieldErr("event", "needs non-blank text, audio, or both")
+	if strings.TrimSpace(r.Text) == "" && len(r.Speech) == 0 {
+		return nil, nil, fieldErr("Text", "blank, and no Speech: the event needs one or both")
 	}
-	p.Event = &eventPayload{Text: r.Text}
-	if r.Audio != nil {
-		a := *r.Audio
-		if err := validateAudioInput(&a); err != nil {
-			return nil, nil, err
-		}
-		p.Event.Audio = &a
+	p := &requestPayload{Event: &eventPayload{Text: r.Text}}
+	switch n := len(r.Speech); {
+	case n > maxAudioInputSeconds*inputSampleRate:
+		return nil, nil, fieldErr("Speech", "%.1f s, over the 30 s limit", float64(n)/inputSampleRate)
+	case n > 0:
+		p.Event.Audio = &audioPayload{Format: "pcm_s16le", SampleRate: inputSampleRate, Channels: 1, Data: pcm16(r.Speech), Language: r.SpeechLanguage}
+	case r.SpeechLanguage != "":
+		return nil, nil, fieldErr("SpeechLanguage", "set without Speech")
+	}
+	if l := r.SpeechLanguage; l != "" && !slices.Contains(inputLanguages, l) {
+		return nil, nil, fieldErr("SpeechLanguage", "%q is not one of %v", l, inputLanguages)
 	}
 	var w warnings
-	return p, w, p.finish(&w)
+	return p, w, c.fill(p, &w)
 }
 
 // payload builds and validates the wire form of a voice capture.
 func (r *CaptureRequest) payload() (*requestPayload, warnings, error) {
-	if err := validateTarget(r.IntegrationID, r.CharacterID, r.Card); err != nil {
+	c := common{r.IntegrationID, r.CharacterID, r.Card, r.RequestID, r.EventID, r.Language, r.Voice, r.AudioProfile, r.Rules, r.PlayerName, r.Prompt}
+	if err := validateTarget(c.integrationID, c.characterID, c.card); err != nil {
 		return nil, nil, err
 	}
-	p := &requestPayload{RequestID: r.RequestID, EventID: r.EventID, IntegrationID: r.IntegrationID, CharacterID: r.CharacterID,
-		Output: r.Output, Player: r.Player, InteractionMode: r.InteractionMode, PromptScene: r.PromptScene, PromptDirective: r.PromptDirective,
-		SilenceBehavior: r.SilenceBehavior}
-	if r.ReturnTranscript {
-		p.ReturnTranscript = &r.ReturnTranscript
+	p := &requestPayload{}
+	if r.Transcript {
+		p.ReturnTranscript = &r.Transcript
 	}
-	if s := r.SilenceBehavior; s != "" && s != "error" && s != "restart" {
-		return nil, nil, fieldErr("silenceBehavior", "%q is not error or restart", s)
+	if r.KeepListening {
+		p.SilenceBehavior = "restart"
 	}
 	var w warnings
-	return p, w, p.finish(&w)
+	return p, w, c.fill(p, &w)
 }
 
-// finish fills generated ids and defaults and validates the shared fields.
-func (p *requestPayload) finish(w *warnings) error {
+// pcm16 encodes samples as little-endian 16-bit PCM (pcm_s16le).
+func pcm16(samples []int16) []byte {
+	b := make([]byte, 2*len(samples))
+	for i, v := range samples {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+	}
+	return b
+}
+
+// fill puts the shared fields into p, with generated ids and defaults,
+// and validates them.
+func (c *common) fill(p *requestPayload, w *warnings) error {
+	p.RequestID, p.EventID = c.requestID, c.eventID
+	p.IntegrationID, p.CharacterID = c.integrationID, c.characterID
 	if p.RequestID == "" {
 		p.RequestID = "req-" + newID()
 	}
 	if p.EventID == "" {
 		p.EventID = "evt-" + newID()
 	}
-	if err := p.Output.normalize(w); err != nil {
+	if err := c.output(&p.Output, w); err != nil {
 		return err
 	}
-	if p.Player != nil && strings.TrimSpace(p.Player.DisplayName) == "" {
+	switch n := c.playerName; {
+	case n == "":
+	case strings.TrimSpace(n) == "":
 		// The engine does not check player at all.
-		w.add("player.displayName", "blank; the engine does not check it, leave Player nil for its default \"Player\"")
-	}
-	return validatePromptContext(w, p.InteractionMode, p.PromptScene, p.PromptDirective)
-}
-
-// validateAudioInput applies the engine's checks of event.audio: format,
-// rate, channels and language refused as invalid_payload; empty data,
-// partial samples, non-finite float samples and more than 30 s failed
-// with request_failed once the engine decodes it.
-func validateAudioInput(a *AudioInput) error {
-	if a.Format == "" {
-		a.Format = "pcm_s16le"
-	}
-	if a.SampleRate == 0 {
-		a.SampleRate = inputSampleRate
-	}
-	if a.Channels == 0 {
-		a.Channels = 1
-	}
-	size := 2
-	switch a.Format {
-	case "pcm_s16le":
-	case "pcm_f32le":
-		size = 4
+		w.add("PlayerName", "blank; the engine takes it as it is (leave it empty for its default, \"Player\")")
+		fallthrough
 	default:
-		return fieldErr("event.audio.format", "%q is not pcm_s16le or pcm_f32le", a.Format)
+		p.Player = &playerPayload{DisplayName: n}
 	}
-	switch {
-	case a.SampleRate != inputSampleRate:
-		return fieldErr("event.audio.sampleRate", "%d Hz; the engine takes 16000 Hz only", a.SampleRate)
-	case a.Channels != 1:
-		return fieldErr("event.audio.channels", "%d; the engine takes mono only", a.Channels)
-	case len(a.Data) == 0:
-		return fieldErr("event.audio.data", "empty")
-	case len(a.Data)%size != 0:
-		return fieldErr("event.audio.data", "%d bytes is not a whole number of %d-byte samples", len(a.Data), size)
-	case len(a.Data)/size > maxAudioInputSeconds*inputSampleRate:
-		return fieldErr("event.audio.data", "%.1f s of audio, over the 30 s limit", float64(len(a.Data)/size)/inputSampleRate)
-	case a.Language != "" && !slices.Contains(inputLanguages, a.Language):
-		return fieldErr("event.audio.language", "%q is not one of %v", a.Language, inputLanguages)
-	}
-	if size == 4 {
-		for i := 0; i < len(a.Data); i += 4 {
-			if f := math.Float32frombits(binary.LittleEndian.Uint32(a.Data[i:])); math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return fieldErr("event.audio.data", "sample %d is %v; the engine takes finite samples only", i/4, f)
-			}
-		}
-	}
-	return nil
+	return c.promptContext(p, w)
 }
 
-// normalize applies Output's defaults and validates it. The engine
-// refuses an unknown language or voice with unsupported_language or
-// unsupported_voice once the request is queued; they are refused here
-// before anything is sent.
-func (o *Output) normalize(w *warnings) error {
-	if len(o.Modalities) == 0 {
-		o.Modalities = []string{"text"}
-		if o.Audio != nil {
-			o.Modalities = append(o.Modalities, "audio")
-		}
-	}
+// output builds the output field. The engine refuses an unknown language
+// or voice with unsupported_language or unsupported_voice once the
+// request is queued; they are refused here before anything is sent.
+func (c *common) output(o *outputPayload, w *warnings) error {
+	o.Language, o.Modalities = c.language, []string{"text"}
 	if o.Language == "" {
 		o.Language = "en"
 	}
-	seen := map[string]bool{}
-	for i, m := range o.Modalities {
-		if m != "text" && m != "audio" {
-			return fieldErr(fmt.Sprintf("output.modalities[%d]", i), "%q is not text or audio", m)
-		}
-		if seen[m] {
-			return fieldErr(fmt.Sprintf("output.modalities[%d]", i), "duplicate %q", m)
-		}
-		seen[m] = true
-	}
-	if !seen["text"] {
-		return fieldErr("output.modalities", "must contain text")
-	}
 	if !slices.Contains(outputLanguages, o.Language) {
-		return fieldErr("output.language", "%q is not a supported reply language", o.Language)
+		return fieldErr("Language", "%q is not a supported reply language", o.Language)
 	}
-	if seen["audio"] != (o.Audio != nil) {
-		return fieldErr("output.audio", "is required exactly when modalities contain audio")
-	}
-	if o.Audio != nil {
-		a := *o.Audio
-		o.Audio = &a
-		if a.Model == "" {
-			a.Model = speechModel
+	switch {
+	case c.voice != "":
+		if !slices.Contains(voices, c.voice) {
+			return fieldErr("Voice", "%q is not F1-F5 or M1-M5", c.voice)
 		}
-		switch {
-		case a.Model != speechModel:
-			return fieldErr("output.audio.model", "%q is not %s", a.Model, speechModel)
-		case !slices.Contains(voices, a.Voice):
-			return fieldErr("output.audio.voice", "%q is not F1-F5 or M1-M5", a.Voice)
-		case a.Format != "" && a.Format != "pcm_s16le":
-			return fieldErr("output.audio.format", "%q is not pcm_s16le", a.Format)
-		case a.Processing != nil && a.Processing.Profile != "narrowband_voice" && a.Processing.Profile != "cinematic_radio":
-			return fieldErr("output.audio.processing.profile", "%q is not narrowband_voice or cinematic_radio", a.Processing.Profile)
+		o.Modalities = append(o.Modalities, "audio")
+		o.Audio = &outputAudio{Model: speechModel, Voice: c.voice}
+		switch c.profile {
+		case "":
+		case "narrowband_voice", "cinematic_radio":
+			o.Audio.Processing = &audioProcessingWire{Profile: c.profile}
+		default:
+			return fieldErr("AudioProfile", "%q is not narrowband_voice or cinematic_radio", c.profile)
 		}
+	case c.profile != "":
+		return fieldErr("AudioProfile", "set without Voice (a text-only reply)")
 	}
-	if o.ResponseProcessing != nil {
-		rp := *o.ResponseProcessing
-		o.ResponseProcessing = &rp
-		return rp.validate(w)
+	if len(c.rules) == 0 {
+		return nil
 	}
-	return nil
-}
-
-func (rp *ResponseProcessing) validate(w *warnings) error {
-	if rp.Mode == "" {
-		rp.Mode = "buffered"
+	if len(c.rules) > maxRules {
+		return fieldErr("Rules", "%d rules; at most 8 are allowed", len(c.rules))
 	}
-	if rp.Mode != "buffered" {
-		return fieldErr("output.responseProcessing.mode", "%q is not buffered", rp.Mode)
-	}
-	if len(rp.Rules) < 1 || len(rp.Rules) > maxRules {
-		return fieldErr("output.responseProcessing.rules", "%d rules; 1 to 8 are allowed", len(rp.Rules))
-	}
-	rules := slices.Clone(rp.Rules)
-	rp.Rules = rules
+	rp := &processingPayload{Mode: "buffered", Rules: make([]rulePayload, len(c.rules))}
 	ids := map[string]bool{}
-	for i := range rules {
-		if err := rules[i].validate(w, fmt.Sprintf("output.responseProcessing.rules[%d]", i), ids); err != nil {
+	for i := range c.rules {
+		if err := c.rules[i].payload(&rp.Rules[i], fmt.Sprintf("Rules[%d]", i), ids); err != nil {
 			return err
 		}
 	}
+	o.ResponseProcessing = rp
 	return nil
 }
 
-// validate checks one rule as the engine does. It is a list of checks,
-// hence its length.
-func (r *Rule) validate(w *warnings, at string, ids map[string]bool) error {
-	if r.Matcher.Type == "" {
-		r.Matcher.Type = "regex"
+// payload builds a rule's wire form and checks it as the engine does. It
+// is a list of checks, hence its length.
+func (r *Rule) payload(p *rulePayload, at string, ids map[string]bool) error {
+	*p = rulePayload{ID: r.ID, Matcher: matcherPayload{Type: "regex", Pattern: r.Pattern, Flags: r.Flags},
+		CaptureGroup: r.Group, Occurrence: r.Occurrence, Remove: r.Remove, RemoveFrom: r.RemoveFrom}
+	if p.Occurrence == "" {
+		p.Occurrence = "first"
+	}
+	if p.Remove == "" {
+		p.Remove = "none"
 	}
 	switch {
 	case !ruleID.MatchString(r.ID):
-		return fieldErr(at+".id", "%q does not match ^[a-z][a-z0-9_.-]{0,63}$", r.ID)
+		return fieldErr(at+".ID", "%q does not match ^[a-z][a-z0-9_.-]{0,63}$", r.ID)
 	case ids[r.ID]:
-		return fieldErr(at+".id", "duplicate %q", r.ID)
-	case r.Matcher.Type != "regex":
-		return fieldErr(at+".matcher.type", "%q is not regex", r.Matcher.Type)
-	case r.Matcher.Pattern == "":
-		return fieldErr(at+".matcher.pattern", "empty")
-	case len(r.Matcher.Pattern) > maxPatternBytes:
-		return fieldErr(at+".matcher.pattern", "%d bytes, over 1024", len(r.Matcher.Pattern))
-	case r.CaptureGroup < 0:
-		return fieldErr(at+".captureGroup", "%d is negative", r.CaptureGroup)
-	case r.Occurrence != "first" && r.Occurrence != "last" && r.Occurrence != "all":
-		return fieldErr(at+".occurrence", "%q is not first, last or all", r.Occurrence)
-	case r.Remove != "match" && r.Remove != "capture" && r.Remove != "none":
-		return fieldErr(at+".remove", "%q is not match, capture or none", r.Remove)
-	case r.Remove == "none" && len(r.RemoveFrom) > 0:
-		return fieldErr(at+".removeFrom", "must be empty when remove is none")
+		return fieldErr(at+".ID", "duplicate %q", r.ID)
+	case r.Pattern == "":
+		return fieldErr(at+".Pattern", "empty")
+	case len(r.Pattern) > maxPatternBytes:
+		return fieldErr(at+".Pattern", "%d bytes, over 1024", len(r.Pattern))
+	case r.Group < 0:
+		return fieldErr(at+".Group", "%d is negative", r.Group)
+	case p.Occurrence != "first" && p.Occurrence != "last" && p.Occurrence != "all":
+		return fieldErr(at+".Occurrence", "%q is not first, last or all", r.Occurrence)
+	case p.Remove != "match" && p.Remove != "capture" && p.Remove != "none":
+		return fieldErr(at+".Remove", "%q is not none, match or capture", r.Remove)
+	case p.Remove == "none" && len(r.RemoveFrom) > 0:
+		return fieldErr(at+".RemoveFrom", "must be empty when Remove is none")
 	}
 	ids[r.ID] = true
-	if err := validateFlags(at+".matcher.flags", r.Matcher.Flags); err != nil {
+	if err := validateFlags(at+".Flags", r.Flags); err != nil {
 		return err
 	}
-	if err := validateGroups(at, r.Matcher.Pattern, r.CaptureGroup); err != nil {
+	if err := validateGroups(at, r.Pattern, r.Group); err != nil {
 		return err
 	}
-	if r.RemoveFrom == nil {
-		r.RemoveFrom = []string{}
+	switch {
+	case p.Remove == "none":
+		p.RemoveFrom = []string{}
+	case len(p.RemoveFrom) == 0:
+		p.RemoveFrom = []string{"text", "audio"}
 	}
-	if r.Remove != "none" && len(r.RemoveFrom) == 0 {
-		// Refused here until issue #15; the engine accepts it and
-		// extracts without removing anything.
-		w.add(at+".removeFrom", "empty with remove %q: nothing is removed (use remove \"none\")", r.Remove)
-	}
-	return uniqueSubset(at+".removeFrom", r.RemoveFrom, "text", "audio")
+	return uniqueSubset(at+".RemoveFrom", p.RemoveFrom, "text", "audio")
 }
 
 // validateFlags applies the engine's rule to matcher.flags: only the
@@ -327,9 +288,9 @@ func validateGroups(at, pattern string, group int) error {
 	n := re.MaxCap()
 	switch {
 	case n > maxCaptureGroups:
-		return fieldErr(at+".matcher.pattern", "%d capture groups, over %d", n, maxCaptureGroups)
+		return fieldErr(at+".Pattern", "%d capture groups, over %d", n, maxCaptureGroups)
 	case group > n:
-		return fieldErr(at+".captureGroup", "%d does not exist: the pattern has %d capture groups", group, n)
+		return fieldErr(at+".Group", "%d does not exist: the pattern has %d capture groups", group, n)
 	}
 	return nil
 }
@@ -345,43 +306,42 @@ func uniqueSubset(at string, vals []string, allowed ...string) error {
 	return nil
 }
 
-// validatePromptContext applies the engine's rules to the prompt context:
-// the strings must be non-empty, and whitespace-only ones, which the
-// engine accepts (measured, issue #15), are warnings.
-func validatePromptContext(w *warnings, mode string, scene *PromptScene, dir *PromptDirective) error {
-	n := 0
-	for _, set := range []bool{mode != "", scene != nil, dir != nil} {
-		if set {
-			n++
-		}
-	}
-	if n == 0 {
+// promptContext puts the prompt context into p and applies the engine's
+// rules to it: the strings must be non-empty, and whitespace-only ones,
+// which the engine accepts (measured, issue #15), are warnings.
+func (c *common) promptContext(p *requestPayload, w *warnings) error {
+	pr := c.prompt
+	if pr == nil {
 		return nil
 	}
-	if n != 3 {
-		return fieldErr("interactionMode", "interactionMode, promptScene and promptDirective go together: all three or none")
+	p.InteractionMode = pr.Mode
+	if p.InteractionMode == "" {
+		p.InteractionMode = "direct_user"
 	}
-	if mode != "auto_event" && mode != "direct_user" {
-		return fieldErr("interactionMode", "%q is not auto_event or direct_user", mode)
+	if p.InteractionMode != "auto_event" && p.InteractionMode != "direct_user" {
+		return fieldErr("Prompt.Mode", "%q is not direct_user or auto_event", pr.Mode)
 	}
-	if err := nonEmpty(w, "promptScene.", []string{"kind", "family", "label", "sceneLine"},
-		[]string{scene.Kind, scene.Family, scene.Label, scene.SceneLine}); err != nil {
+	if err := nonEmpty(w, "Prompt.", []string{"Kind", "Family", "Label", "SceneLine", "SceneContext", "AutoEventGuide", "DirectUserGuide"},
+		[]string{pr.Kind, pr.Family, pr.Label, pr.SceneLine, pr.SceneContext, pr.AutoEventGuide, pr.DirectUserGuide}); err != nil {
 		return err
 	}
-	if math.IsNaN(scene.Priority) || math.IsInf(scene.Priority, 0) {
-		return fieldErr("promptScene.priority", "must be a finite number")
+	if math.IsNaN(pr.Priority) || math.IsInf(pr.Priority, 0) {
+		return fieldErr("Prompt.Priority", "must be a finite number")
 	}
-	if dir.ProtocolVersion < 1 {
-		return fieldErr("promptDirective.protocolVersion", "%d; must be an integer >= 1", dir.ProtocolVersion)
+	version := pr.DirectiveVersion
+	switch {
+	case version == 0:
+		version = 1
+	case version < 0:
+		return fieldErr("Prompt.DirectiveVersion", "%d is negative", version)
 	}
-	if err := nonEmpty(w, "promptDirective.", []string{"sceneContext", "autoEventGuide", "directUserGuide"},
-		[]string{dir.SceneContext, dir.AutoEventGuide, dir.DirectUserGuide}); err != nil {
-		return err
-	}
-	if dir.PromptVersion != "" && strings.TrimSpace(dir.PromptVersion) == "" {
+	if pr.Version != "" && strings.TrimSpace(pr.Version) == "" {
 		// The engine trims this one (invalid_payload).
-		return fieldErr("promptDirective.promptVersion", "must not be blank when set")
+		return fieldErr("Prompt.Version", "must not be blank when set")
 	}
+	p.PromptScene = &scenePayload{Kind: pr.Kind, Family: pr.Family, Label: pr.Label, SceneLine: pr.SceneLine, Priority: pr.Priority}
+	p.PromptDirective = &directivePayload{ProtocolVersion: version, SceneContext: pr.SceneContext,
+		AutoEventGuide: pr.AutoEventGuide, DirectUserGuide: pr.DirectUserGuide, PromptVersion: pr.Version}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package rpengine_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"math"
 	"strings"
@@ -14,17 +15,16 @@ import (
 
 func fullRequest(t testing.TB) rpengine.ReplyRequest {
 	r := audioReq(testCard(t), "Where is the inn?")
-	r.Audio = &rpengine.AudioInput{Data: make([]byte, 3200), Language: "en"}
-	r.Output.Language = "fr"
-	r.Output.Audio.Processing = &rpengine.AudioProcessing{Profile: "narrowband_voice"}
-	r.Output.ResponseProcessing = &rpengine.ResponseProcessing{Rules: []rpengine.Rule{
-		{ID: "mood", Matcher: rpengine.Matcher{Pattern: `<mood>(.*?)</mood>`, Flags: "is"}, CaptureGroup: 1, Occurrence: "last", Remove: "match", RemoveFrom: []string{"text", "audio"}},
-		{ID: "keep.all", Matcher: rpengine.Matcher{Pattern: `x`}, Occurrence: "all", Remove: "none"},
-	}}
-	r.Player = &rpengine.Player{DisplayName: "Sam"}
-	r.InteractionMode = "direct_user"
-	r.PromptScene = &rpengine.PromptScene{Kind: "k", Family: "f", Label: "l", SceneLine: "s", Priority: 2}
-	r.PromptDirective = &rpengine.PromptDirective{ProtocolVersion: 1, SceneContext: "c", AutoEventGuide: "a", DirectUserGuide: "d", PromptVersion: "v1"}
+	r.Speech, r.SpeechLanguage = make([]int16, 1600), "en"
+	r.Language = "fr"
+	r.AudioProfile = "narrowband_voice"
+	r.Rules = []rpengine.Rule{
+		{ID: "mood", Pattern: `<mood>(.*?)</mood>`, Flags: "is", Group: 1, Occurrence: "last", Remove: "match", RemoveFrom: []string{"text", "audio"}},
+		{ID: "keep.all", Pattern: `x`, Occurrence: "all", Remove: "none"},
+	}
+	r.PlayerName = "Sam"
+	r.Prompt = &rpengine.Prompt{Mode: "direct_user", Kind: "k", Family: "f", Label: "l", SceneLine: "s", Priority: 2,
+		SceneContext: "c", AutoEventGuide: "a", DirectUserGuide: "d", Version: "v1"}
 	return r
 }
 
@@ -36,62 +36,40 @@ func TestServer_Reply_validation(t *testing.T) {
 		edit  func(r *rpengine.ReplyRequest)
 		field string
 	}{
-		{"no integration", func(r *rpengine.ReplyRequest) { r.IntegrationID = "" }, "integrationId"},
-		{"no character", func(r *rpengine.ReplyRequest) { r.CharacterID = "" }, "characterId"},
-		{"no card", func(r *rpengine.ReplyRequest) { r.Card = nil }, "card"},
-		{"invalid card", func(r *rpengine.ReplyRequest) { r.Card = testCard(t, `"tags":["fox"]`, `"tags":"fox"`) }, "card"},
-		{"no event", func(r *rpengine.ReplyRequest) { r.Text, r.Audio = " ", nil }, "event"},
-		{"audio format", func(r *rpengine.ReplyRequest) { r.Audio.Format = "mp3" }, "event.audio.format"},
-		{"audio rate", func(r *rpengine.ReplyRequest) { r.Audio.SampleRate = 44100 }, "event.audio.sampleRate"},
-		{"audio stereo", func(r *rpengine.ReplyRequest) { r.Audio.Channels = 2 }, "event.audio.channels"},
-		{"audio odd bytes", func(r *rpengine.ReplyRequest) { r.Audio.Data = make([]byte, 3) }, "event.audio.data"},
-		{"audio empty", func(r *rpengine.ReplyRequest) { r.Audio.Data = nil }, "event.audio.data"},
-		{"audio 30 s", func(r *rpengine.ReplyRequest) { r.Audio.Data = make([]byte, 2*16000*30+2) }, "event.audio.data"},
-		{"audio language", func(r *rpengine.ReplyRequest) { r.Audio.Language = "fr" }, "event.audio.language"},
-		{"modality", func(r *rpengine.ReplyRequest) { r.Output.Modalities = []string{"text", "video"} }, "output.modalities[1]"},
-		{"duplicate modality", func(r *rpengine.ReplyRequest) { r.Output.Modalities = []string{"text", "text"} }, "output.modalities[1]"},
-		{"no text modality", func(r *rpengine.ReplyRequest) { r.Output.Modalities = []string{"audio"} }, "output.modalities"},
-		{"language", func(r *rpengine.ReplyRequest) { r.Output.Language = "xx" }, "output.language"},
-		{"audio without modality", func(r *rpengine.ReplyRequest) { r.Output.Modalities = []string{"text"} }, "output.audio"},
-		{"model", func(r *rpengine.ReplyRequest) { r.Output.Audio.Model = "other" }, "output.audio.model"},
-		{"voice", func(r *rpengine.ReplyRequest) { r.Output.Audio.Voice = "F6" }, "output.audio.voice"},
-		{"output format", func(r *rpengine.ReplyRequest) { r.Output.Audio.Format = "pcm_f32le" }, "output.audio.format"},
-		{"profile", func(r *rpengine.ReplyRequest) { r.Output.Audio.Processing.Profile = "radio" }, "output.audio.processing.profile"},
-		{"rp mode", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Mode = "stream" }, "output.responseProcessing.mode"},
-		{"no rules", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules = nil }, "output.responseProcessing.rules"},
-		{"rule id", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].ID = "Mood" }, "output.responseProcessing.rules[0].id"},
-		{"duplicate rule id", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[1].ID = "mood" }, "output.responseProcessing.rules[1].id"},
-		{"matcher type", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Matcher.Type = "glob" }, "output.responseProcessing.rules[0].matcher.type"},
-		{"long pattern", func(r *rpengine.ReplyRequest) {
-			r.Output.ResponseProcessing.Rules[0].Matcher.Pattern = strings.Repeat("a", 1025)
-		}, "output.responseProcessing.rules[0].matcher.pattern"},
-		{"flag", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Matcher.Flags = "g" }, "output.responseProcessing.rules[0].matcher.flags"},
-		{"flag twice", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Matcher.Flags = "isi" }, "output.responseProcessing.rules[0].matcher.flags"},
-		{"capture group", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].CaptureGroup = -1 }, "output.responseProcessing.rules[0].captureGroup"},
-		{"occurrence", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Occurrence = "second" }, "output.responseProcessing.rules[0].occurrence"},
-		{"remove", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].Remove = "all" }, "output.responseProcessing.rules[0].remove"},
-		{"removeFrom with none", func(r *rpengine.ReplyRequest) {
-			r.Output.ResponseProcessing.Rules[1].RemoveFrom = []string{"text"}
-		}, "output.responseProcessing.rules[1].removeFrom"},
-		{"removeFrom value", func(r *rpengine.ReplyRequest) {
-			r.Output.ResponseProcessing.Rules[0].RemoveFrom = []string{"text", "text"}
-		}, "output.responseProcessing.rules[0].removeFrom[1]"},
-		{"prompt partial", func(r *rpengine.ReplyRequest) { r.PromptDirective = nil }, "interactionMode"},
-		{"interaction mode", func(r *rpengine.ReplyRequest) { r.InteractionMode = "chat" }, "interactionMode"},
-		{"scene label", func(r *rpengine.ReplyRequest) { r.PromptScene.Label = "" }, "promptScene.label"},
-		{"scene priority", func(r *rpengine.ReplyRequest) { r.PromptScene.Priority = math.Inf(1) }, "promptScene.priority"},
-		{"directive version", func(r *rpengine.ReplyRequest) { r.PromptDirective.ProtocolVersion = 0 }, "promptDirective.protocolVersion"},
-		{"directive guide", func(r *rpengine.ReplyRequest) { r.PromptDirective.AutoEventGuide = "" }, "promptDirective.autoEventGuide"},
+		{"no integration", func(r *rpengine.ReplyRequest) { r.IntegrationID = "" }, "IntegrationID"},
+		{"no character", func(r *rpengine.ReplyRequest) { r.CharacterID = "" }, "CharacterID"},
+		{"no card", func(r *rpengine.ReplyRequest) { r.Card = nil }, "Card"},
+		{"invalid card", func(r *rpengine.ReplyRequest) { r.Card = testCard(t, `"tags":["fox"]`, `"tags":"fox"`) }, "Card"},
+		{"no event", func(r *rpengine.ReplyRequest) { r.Text, r.Speech = " ", nil }, "Text"},
+		{"speech 30 s", func(r *rpengine.ReplyRequest) { r.Speech = make([]int16, 16000*30+1) }, "Speech"},
+		{"speech language", func(r *rpengine.ReplyRequest) { r.SpeechLanguage = "fr" }, "SpeechLanguage"},
+		{"speech language alone", func(r *rpengine.ReplyRequest) { r.Speech = nil }, "SpeechLanguage"},
+		{"language", func(r *rpengine.ReplyRequest) { r.Language = "xx" }, "Language"},
+		{"voice", func(r *rpengine.ReplyRequest) { r.Voice = "F6" }, "Voice"},
+		{"profile", func(r *rpengine.ReplyRequest) { r.AudioProfile = "radio" }, "AudioProfile"},
+		{"profile without voice", func(r *rpengine.ReplyRequest) { r.Voice = "" }, "AudioProfile"},
+		{"nine rules", func(r *rpengine.ReplyRequest) { r.Rules = make([]rpengine.Rule, 9) }, "Rules"},
+		{"rule id", func(r *rpengine.ReplyRequest) { r.Rules[0].ID = "Mood" }, "Rules[0].ID"},
+		{"duplicate rule id", func(r *rpengine.ReplyRequest) { r.Rules[1].ID = "mood" }, "Rules[1].ID"},
+		{"no pattern", func(r *rpengine.ReplyRequest) { r.Rules[1].Pattern = "" }, "Rules[1].Pattern"},
+		{"long pattern", func(r *rpengine.ReplyRequest) { r.Rules[0].Pattern = strings.Repeat("a", 1025) }, "Rules[0].Pattern"},
+		{"flag", func(r *rpengine.ReplyRequest) { r.Rules[0].Flags = "g" }, "Rules[0].Flags"},
+		{"flag twice", func(r *rpengine.ReplyRequest) { r.Rules[0].Flags = "isi" }, "Rules[0].Flags"},
+		{"capture group", func(r *rpengine.ReplyRequest) { r.Rules[0].Group = -1 }, "Rules[0].Group"},
+		{"occurrence", func(r *rpengine.ReplyRequest) { r.Rules[0].Occurrence = "second" }, "Rules[0].Occurrence"},
+		{"remove", func(r *rpengine.ReplyRequest) { r.Rules[0].Remove = "all" }, "Rules[0].Remove"},
+		{"removeFrom with none", func(r *rpengine.ReplyRequest) { r.Rules[1].RemoveFrom = []string{"text"} }, "Rules[1].RemoveFrom"},
+		{"removeFrom value", func(r *rpengine.ReplyRequest) { r.Rules[0].RemoveFrom = []string{"text", "text"} }, "Rules[0].RemoveFrom[1]"},
+		{"interaction mode", func(r *rpengine.ReplyRequest) { r.Prompt.Mode = "chat" }, "Prompt.Mode"},
+		{"scene label", func(r *rpengine.ReplyRequest) { r.Prompt.Label = "" }, "Prompt.Label"},
+		{"scene priority", func(r *rpengine.ReplyRequest) { r.Prompt.Priority = math.Inf(1) }, "Prompt.Priority"},
+		{"directive version", func(r *rpengine.ReplyRequest) { r.Prompt.DirectiveVersion = -1 }, "Prompt.DirectiveVersion"},
+		{"directive guide", func(r *rpengine.ReplyRequest) { r.Prompt.AutoEventGuide = "" }, "Prompt.AutoEventGuide"},
 		// Issue #15: rules the engine applies that were missing.
-		{"prompt version blank", func(r *rpengine.ReplyRequest) { r.PromptDirective.PromptVersion = " " }, "promptDirective.promptVersion"},
-		{"no such capture group", func(r *rpengine.ReplyRequest) { r.Output.ResponseProcessing.Rules[0].CaptureGroup = 2 }, "output.responseProcessing.rules[0].captureGroup"},
-		{"17 capture groups", func(r *rpengine.ReplyRequest) {
-			r.Output.ResponseProcessing.Rules[0].Matcher.Pattern = strings.Repeat("(a)", 17)
-		}, "output.responseProcessing.rules[0].matcher.pattern"},
-		{"f32 NaN", func(r *rpengine.ReplyRequest) {
-			r.Audio.Format, r.Audio.Data = "pcm_f32le", []byte{0, 0, 0, 0, 0, 0, 0xc0, 0x7f}
-		}, "event.audio.data"},
-		{"too big", func(r *rpengine.ReplyRequest) { r.Text = strings.Repeat("a", 8<<20) }, "message"},
+		{"prompt version blank", func(r *rpengine.ReplyRequest) { r.Prompt.Version = " " }, "Prompt.Version"},
+		{"no such capture group", func(r *rpengine.ReplyRequest) { r.Rules[0].Group = 2 }, "Rules[0].Group"},
+		{"17 capture groups", func(r *rpengine.ReplyRequest) { r.Rules[0].Pattern = strings.Repeat("(a)", 17) }, "Rules[0].Pattern"},
+		{"too big", func(r *rpengine.ReplyRequest) { r.Text = strings.Repeat("a", 8<<20) }, "ReplyRequest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +78,7 @@ func TestServer_Reply_validation(t *testing.T) {
 			tt.edit(&r)
 			_, err := f.srv.Reply(ctxT(t), r)
 			var fe *rpengine.FieldError
-			if tt.field == "message" {
+			if tt.field == "ReplyRequest" {
 				// Too big is found only when encoding, after a session is live.
 				f2 := newServer(t, nil)
 				f2.dial(t, nil)
@@ -134,10 +112,19 @@ func TestServer_fullRequestOnTheWire(t *testing.T) {
 		}
 	}
 	ev := v["event"].(map[string]any)["audio"].(map[string]any)
-	testutil.Equal(t, "audio defaults", []any{ev["format"], ev["sampleRate"], ev["channels"]}, []any{"pcm_s16le", 16000.0, 1.0})
+	testutil.Equal(t, "speech", []any{ev["format"], ev["sampleRate"], ev["channels"], ev["language"]}, []any{"pcm_s16le", 16000.0, 1.0, "en"})
+	testutil.Equal(t, "speech data", len(ev["data"].(string)), base64.StdEncoding.EncodedLen(2*1600))
 	out := v["output"].(map[string]any)
-	testutil.Equal(t, "modalities default", out["modalities"], any([]any{"text", "audio"}))
-	testutil.Equal(t, "model default", out["audio"].(map[string]any)["model"], any("gemtavern-supertonic-3"))
+	testutil.Equal(t, "modalities", out["modalities"], any([]any{"text", "audio"}))
+	testutil.Equal(t, "language", out["language"], any("fr"))
+	testutil.Equal(t, "model", out["audio"].(map[string]any)["model"], any("gemtavern-supertonic-3"))
+	testutil.Equal(t, "profile", out["audio"].(map[string]any)["processing"], any(map[string]any{"profile": "narrowband_voice"}))
+	rules := out["responseProcessing"].(map[string]any)["rules"].([]any)
+	testutil.Equal(t, "rule", rules[0], any(map[string]any{"id": "mood", "matcher": map[string]any{"type": "regex", "pattern": "<mood>(.*?)</mood>", "flags": "is"},
+		"captureGroup": 1.0, "occurrence": "last", "remove": "match", "removeFrom": []any{"text", "audio"}}))
+	testutil.Equal(t, "player", v["player"], any(map[string]any{"displayName": "Sam"}))
+	testutil.Equal(t, "mode", v["interactionMode"], any("direct_user"))
+	testutil.Equal(t, "directive version", v["promptDirective"].(map[string]any)["protocolVersion"], any(1.0))
 	// The recorder saw the traffic in both directions.
 	for _, want := range []string{`"dir":"in"`, `"dir":"out"`, `"type":"reply.request"`, `"type":"reply.completed"`} {
 		if !strings.Contains(rec.String(), want) {
@@ -150,10 +137,10 @@ func TestServer_fullRequestOnTheWire(t *testing.T) {
 func TestServer_Capture_validation(t *testing.T) {
 	t.Parallel()
 	f := newServer(t, &rpengine.ServerOptions{FailFast: true})
-	_, err := f.srv.Capture(ctxT(t), rpengine.CaptureRequest{IntegrationID: "g", CharacterID: "c", Card: testCard(t), SilenceBehavior: "wait"})
+	_, err := f.srv.Capture(ctxT(t), rpengine.CaptureRequest{IntegrationID: "g", CharacterID: "c", Card: testCard(t), Voice: "X1"})
 	var fe *rpengine.FieldError
 	testutil.ErrorAs(t, err, &fe)
-	testutil.Equal(t, "field", fe.Field, "silenceBehavior")
+	testutil.Equal(t, "field", fe.Field, "Voice")
 	_, err = f.srv.Capture(ctxT(t), rpengine.CaptureRequest{IntegrationID: "g", CharacterID: "c", Card: testCard(t)})
 	testutil.ErrorIs(t, err, rpengine.ErrNotConnected)
 }

@@ -198,7 +198,7 @@ func (a *app) statusLine() string {
 	} else {
 		parts = append(parts, "waiting for engine")
 	}
-	if c, ok := a.srv.Capacity(); ok && c.Known {
+	if c, ok := a.srv.Session(); ok && c.QueueLimit > 0 {
 		parts = append(parts, fmt.Sprintf("engine queue %d/%d", c.QueueDepth, c.QueueLimit))
 	}
 	if n := len(a.lines) + len(a.pending); n > 0 {
@@ -293,7 +293,7 @@ func (a *app) switchCard(file string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	h, err := a.srv.SyncCharacter(ctx, rpengine.SyncRequest{IntegrationID: a.cfg.integrationID, CharacterID: a.charID, Card: lc.card})
+	h, err := a.srv.SyncCharacter(ctx, a.cfg.integrationID, a.charID, lc.card)
 	if err != nil {
 		a.con.Printf("rpengine-demo: card sync: %v", err)
 		return
@@ -324,12 +324,11 @@ func (a *app) mic() outcome {
 		}
 	}
 	a.con.Printf("rpengine-demo: sending %.1fs of speech", c.Duration().Seconds())
-	in := &rpengine.AudioInput{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1,
-		Data: audio.AppendEncode(nil, audio.EncodingS16LE, audio.AppendFloat32(nil, c.Samples))}
+	sp := &speech{samples: c.Samples} // the Recording is what the engine takes
 	if speechLanguage(a.lang) {
-		in.Language = a.lang
+		sp.lang = a.lang
 	}
-	return a.turn(a.request("", in), true)
+	return a.turn(a.request("", sp), true)
 }
 
 // openMic opens the microphone the first time, and reports whether there
@@ -390,8 +389,7 @@ func (a *app) recordSpeech() (send bool, code int) {
 func (a *app) browserMic() outcome {
 	req := a.request("", nil)
 	cr := rpengine.CaptureRequest{IntegrationID: req.IntegrationID, CharacterID: req.CharacterID, Card: req.Card,
-		Output: req.Output, Player: req.Player, InteractionMode: req.InteractionMode,
-		PromptScene: req.PromptScene, PromptDirective: req.PromptDirective, ReturnTranscript: true}
+		Language: req.Language, Voice: req.Voice, PlayerName: req.PlayerName, Prompt: req.Prompt, Transcript: true}
 	r, o := a.send(func(ctx context.Context) (*rpengine.Reply, error) { return a.srv.Capture(ctx, cr) }, false)
 	if r == nil {
 		return o

@@ -52,11 +52,10 @@ type app struct {
 	tap       *tap
 	card      *loadedCard
 	charID    string
-	scene     *rpengine.PromptScene
-	directive *rpengine.PromptDirective
-	speech    *rpengine.AudioInput // --wav
-	out       *wavOut              // --out
-	outFailed bool                 // an --out error was shown (wavOut's error is sticky)
+	prompt    *rpengine.Prompt // --scene and --directive
+	speech    *speech          // --wav
+	out       *wavOut          // --out
+	outFailed bool             // an --out error was shown (wavOut's error is sticky)
 	port      int
 
 	events       int    // eventIds issued
@@ -519,18 +518,40 @@ func (a *app) closeAudio() {
 	}
 }
 
+// sceneFile is --scene: the promptScene of docs/rpengine-protocol.md.
+type sceneFile struct {
+	Kind      string  `json:"kind"`
+	Family    string  `json:"family"`
+	Label     string  `json:"label"`
+	SceneLine string  `json:"sceneLine"`
+	Priority  float64 `json:"priority"`
+}
+
+// directiveFile is --directive: the promptDirective.
+type directiveFile struct {
+	ProtocolVersion int    `json:"protocolVersion"`
+	SceneContext    string `json:"sceneContext"`
+	AutoEventGuide  string `json:"autoEventGuide"`
+	DirectUserGuide string `json:"directUserGuide"`
+	PromptVersion   string `json:"promptVersion"`
+}
+
 // loadPrompt reads --scene and --directive.
 func (a *app) loadPrompt() error {
 	if a.cfg.sceneFile == "" {
 		return nil
 	}
-	a.scene, a.directive = new(rpengine.PromptScene), new(rpengine.PromptDirective)
-	if err := readJSON(a.cfg.sceneFile, a.scene); err != nil {
+	var sc sceneFile
+	var d directiveFile
+	if err := readJSON(a.cfg.sceneFile, &sc); err != nil {
 		return fmt.Errorf("--scene: %w", err)
 	}
-	if err := readJSON(a.cfg.directiveFile, a.directive); err != nil {
+	if err := readJSON(a.cfg.directiveFile, &d); err != nil {
 		return fmt.Errorf("--directive: %w", err)
 	}
+	a.prompt = &rpengine.Prompt{Mode: "direct_user", Kind: sc.Kind, Family: sc.Family, Label: sc.Label, SceneLine: sc.SceneLine,
+		Priority: sc.Priority, SceneContext: d.SceneContext, AutoEventGuide: d.AutoEventGuide, DirectUserGuide: d.DirectUserGuide,
+		Version: d.PromptVersion, DirectiveVersion: d.ProtocolVersion}
 	return nil
 }
 

@@ -22,25 +22,30 @@ type outcome struct {
 	quit        bool   // the player pressed Ctrl-C twice: leave now
 }
 
+// speech is the player's recorded speech: 16 kHz mono samples, and the
+// language to tell the engine ("" to let it detect).
+type speech struct {
+	samples []int16
+	lang    string
+}
+
 // request builds the reply.request for one event.
-func (a *app) request(text string, speech *rpengine.AudioInput) rpengine.ReplyRequest {
+func (a *app) request(text string, sp *speech) rpengine.ReplyRequest {
 	req := rpengine.ReplyRequest{
 		IntegrationID: a.cfg.integrationID,
 		CharacterID:   a.charID,
 		Card:          a.card.card,
 		EventID:       a.newEventID(),
 		Text:          text,
-		Audio:         speech,
-		Output:        rpengine.Output{Language: a.lang},
+		Language:      a.lang,
+		PlayerName:    a.cfg.player,
+		Prompt:        a.prompt,
+	}
+	if sp != nil {
+		req.Speech, req.SpeechLanguage = sp.samples, sp.lang
 	}
 	if !a.textOnly {
-		req.Output.Audio = &rpengine.OutputAudio{Voice: a.voice}
-	}
-	if a.cfg.player != "" {
-		req.Player = &rpengine.Player{DisplayName: a.cfg.player}
-	}
-	if a.scene != nil {
-		req.InteractionMode, req.PromptScene, req.PromptDirective = "direct_user", a.scene, a.directive
+		req.Voice = a.voice
 	}
 	return req
 }
@@ -187,7 +192,7 @@ func (a *app) waitReady(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if c, ok := a.srv.Capacity(); !ok || c.Known {
+		if info, ok := a.srv.Session(); !ok || info.QueueLimit > 0 {
 			return nil // known, or the session ended: Reply waits for the next
 		}
 		select {
@@ -224,8 +229,8 @@ func (a *app) showSession() {
 		return
 	}
 	a.shownSession = info.ID
-	if c, ok := a.srv.Capacity(); ok && c.Known {
-		a.con.Printf("rpengine-demo: engine queue %d/%d, accepting requests: %v", c.QueueDepth, c.QueueLimit, c.AcceptingRequests)
+	if info.QueueLimit > 0 {
+		a.con.Printf("rpengine-demo: engine queue %d/%d, accepting requests: %v", info.QueueDepth, info.QueueLimit, info.Accepting)
 	}
 }
 
@@ -299,9 +304,6 @@ func (a *app) consume(r *rpengine.Reply, stream, capture bool) outcome {
 			a.stopCapture(r, line, ok)
 		case ev := <-evs:
 			if ev.Kind == rpengine.EventEnd {
-				if a.player != nil { // all segments came: the speech can end
-					_ = a.player.End(r.RequestID())
-				}
 				if stream {
 					a.con.EndText()
 				}
@@ -317,6 +319,22 @@ type view struct {
 	stream  bool   // reply text streams to stdout
 	printed string // the text shown so far
 	o       outcome
+	capture rpengine.CaptureStatus // the browser capture as last shown
+}
+
+// capture shows a browser capture's progress: the level as a meter, and
+// each new state and the transcript on lines of their own.
+func (a *app) capture(v *view, st rpengine.CaptureStatus) {
+	if st.State != v.capture.State {
+		a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", peertext.Clip(st.State, peertext.LogBytes), st.Elapsed.Seconds())
+	}
+	if st.Transcript != v.capture.Transcript {
+		a.con.Printf("rpengine-demo: you said: %s", peertext.Quote(st.Transcript, peertext.LineBytes))
+	}
+	if st.Elapsed != v.capture.Elapsed && st.State == v.capture.State {
+		a.con.Meter(fmt.Sprintf("browser mic %5.1fs [%s]", st.Elapsed.Seconds(), meter(st.RMS*3)))
+	}
+	v.capture = st
 }
 
 // pump forwards the reply's events to a channel until EventEnd; stop ends
@@ -354,12 +372,12 @@ func (a *app) show(r *rpengine.Reply, v *view, ev rpengine.Event) {
 		v.o.text = ev.Text
 	case rpengine.EventSegment:
 		a.segment(r, ev)
-	case rpengine.EventLevel:
-		a.con.Meter(fmt.Sprintf("browser mic %5.1fs [%s]", ev.Level.Seconds, meter(ev.Level.RMS*3)))
-	case rpengine.EventState:
-		a.con.Printf("rpengine-demo: browser capture: %s (%.1fs)", peertext.Clip(ev.State.State, peertext.LogBytes), ev.State.Seconds)
-	case rpengine.EventTranscript:
-		a.con.Printf("rpengine-demo: you said: %s", peertext.Quote(ev.Transcript.Text, peertext.LineBytes))
+	case rpengine.EventAudioEnd:
+		if a.player != nil { // every segment came: the speech can end
+			_ = a.player.End(r.RequestID())
+		}
+	case rpengine.EventCapture:
+		a.capture(v, ev.Capture)
 	case rpengine.EventAnomaly:
 		a.log.Debug("rpengine-demo: stream anomaly", "detail", ev.Anomaly.String())
 	}
@@ -423,7 +441,6 @@ func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
 		return o
 	}
 	var re *rpengine.RequestError
-	var ce *rpengine.CancelledError
 	switch {
 	case o.interrupted:
 		a.con.Printf("rpengine-demo: reply cancelled")
@@ -437,8 +454,8 @@ func (a *app) ended(r *rpengine.Reply, err error, o outcome) outcome {
 				"please report it with the card and a --record FILE.jsonl of the session")
 		}
 		o.code = exitEngineError
-	case errors.As(err, &ce):
-		a.con.Printf("rpengine-demo: reply cancelled by the engine: %s", peertext.Clip(ce.Reason, peertext.LogBytes))
+	case errors.Is(err, rpengine.ErrCancelled):
+		a.con.Printf("rpengine-demo: reply cancelled by the engine: %s", strings.TrimPrefix(oneLine(err), "rpengine: reply cancelled: "))
 		o.code = exitEngineError
 	default:
 		a.con.Printf("rpengine-demo: reply failed: %s", oneLine(err))

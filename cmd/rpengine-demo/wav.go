@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 
-	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 )
 
@@ -117,7 +116,7 @@ const maxSpeech = 30 // seconds
 
 // readSpeech reads a WAV file of any rate and channel count and returns it
 // as the 16 kHz mono PCM16 the engine hears.
-func readSpeech(name, lang string) (*rpengine.AudioInput, error) {
+func readSpeech(name, lang string) (*speech, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -142,12 +141,11 @@ func readSpeech(name, lang string) (*rpengine.AudioInput, error) {
 		return nil, fmt.Errorf("%s: %.1f s of speech; the engine takes at most %d s per event",
 			name, float64(len(pcm))/audio.CaptureRate, maxSpeech)
 	}
-	in := &rpengine.AudioInput{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1,
-		Data: audio.AppendEncode(nil, audio.EncodingS16LE, pcm)}
+	sp := &speech{samples: audio.AppendInt16(nil, pcm)}
 	if speechLanguage(lang) {
-		in.Language = lang
+		sp.lang = lang
 	}
-	return in, nil
+	return sp, nil
 }
 
 // resampleTo16k converts mono samples at rate Hz to 16 kHz, keeping the

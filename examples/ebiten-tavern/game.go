@@ -248,9 +248,6 @@ func (g *game) view() view {
 	if g.ts.Ended && g.ts.Err != nil {
 		v.problem = describe(g.ts.Err)
 	}
-	if g.link0.Err != nil {
-		v.problem = "The game's server stopped: " + g.link0.Err.Error()
-	}
 	if g.notice != "" && g.tick < g.until {
 		v.notice = g.notice
 	}

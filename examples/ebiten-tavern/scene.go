@@ -335,15 +335,13 @@ func (a *art) drawInput(dst *ebiten.Image, v view) {
 	}
 }
 
-// drawStatus shows the engine's state: connected (and its queue), waiting
-// (and what to open), or what failed; and a badge when it is simulated.
+// drawStatus shows the engine's state: connected (and its queue), or
+// waiting (and what to open); and a badge when it is simulated.
 func (a *art) drawStatus(dst *ebiten.Image, v view) {
 	f := a.face(a.regular, 13)
 	dot, msg := okGreen, "RPEngine connected"
 	l := v.link
 	switch {
-	case l.Err != nil:
-		dot, msg = errRed, "Server stopped"
 	case !l.Connected:
 		dot, msg = waitAmber, "Waiting for RPEngine"
 	case l.QueueKnown:
@@ -369,8 +367,6 @@ func (a *art) drawStatus(dst *ebiten.Image, v view) {
 	var banner []string
 	col := waitAmber
 	switch {
-	case l.Err != nil:
-		banner, col = []string{"The game's server stopped:", clip(l.Err.Error(), 110)}, errRed
 	case !l.Connected && l.Mailbox != "":
 		banner = []string{"Open " + l.OpenURL + " in your browser, start the engine,", "and select this game's mailbox folder: " + clip(l.Mailbox, 60)}
 	case !l.Connected:

@@ -6,11 +6,10 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,11 +28,8 @@ const defaultPort = rpengine.DefaultPort
 // link is the game's side of RPEngine: the library's loopback server, or
 // the file mailbox, and the turns sent through it.
 type link struct {
-	srv  *rpengine.Server
-	done chan struct{} // closed when the server stops
-
-	mu  sync.Mutex // guards following
-	err error      // why the server stopped, if it failed
+	srv     *rpengine.Server
+	mailbox string // the mailbox folder, or ""
 }
 
 // linkState is what the scene shows of the connection.
@@ -45,48 +41,26 @@ type linkState struct {
 	Accepting         bool
 	OpenURL           string // what the player opens to connect the engine
 	Mailbox           string // the mailbox folder, or ""
-	Err               error  // the server stopped
 }
 
 // openLink starts the server on the loopback port (0 picks a free one), or
 // on the mailbox folder when mailbox is not "".
 func openLink(port int, mailbox string) (*link, error) {
-	opts := &rpengine.ServerOptions{ServerVersion: "gamelink ebiten-tavern", Logger: quietLogger()}
-	var l net.Listener
+	opts := &rpengine.ServerOptions{ServerVersion: "gamelink ebiten-tavern", Logger: quietLogger(), Addr: "127.0.0.1:" + strconv.Itoa(port)}
 	if mailbox != "" {
 		opts.Mailbox = &rpengine.MailboxOptions{Dir: mailbox, IntegrationID: integrationID, DisplayName: "The Drowned Lantern"}
-	} else {
-		var err error
-		if l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err != nil {
-			return nil, fmt.Errorf("port %d: %w (another game may be listening there; try --port 0)", port, err)
-		}
-		opts.Addr = l.Addr().String()
 	}
 	srv, err := rpengine.NewServer(opts)
 	if err != nil {
-		if l != nil {
-			l.Close()
+		return nil, err
+	}
+	if err := srv.Start(); err != nil { // bound (or the folder set up) when it returns
+		if mailbox == "" {
+			err = fmt.Errorf("port %d: %w (another game may be listening there; try --port 0)", port, err)
 		}
 		return nil, err
 	}
-	k := &link{srv: srv, done: make(chan struct{})}
-	go k.serve(l)
-	return k, nil
-}
-
-func (k *link) serve(l net.Listener) {
-	defer close(k.done)
-	var err error
-	if l != nil {
-		err = k.srv.Serve(l)
-	} else {
-		err = k.srv.ListenAndServe()
-	}
-	if err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
-		k.mu.Lock()
-		k.err = err
-		k.mu.Unlock()
-	}
+	return &link{srv: srv, mailbox: mailbox}, nil
 }
 
 // socketURL is the address an engine dials (the simulated one, here).
@@ -97,23 +71,17 @@ func (k *link) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_ = k.srv.Shutdown(ctx)
-	<-k.done
 }
 
 // state reads the connection's state; it is cheap enough for every frame.
 func (k *link) state() linkState {
-	s := linkState{OpenURL: k.srv.URL(), Mailbox: k.srv.MailboxDir()}
+	s := linkState{OpenURL: k.srv.URL(), Mailbox: k.mailbox}
 	if s.Mailbox != "" {
 		s.OpenURL = rpengine.OriginProduction + "/"
 	}
-	k.mu.Lock()
-	s.Err = k.err
-	k.mu.Unlock()
 	info, live := k.srv.Session()
 	s.Connected, s.Engine = live, info.ClientVersion
-	if c, ok := k.srv.Capacity(); ok {
-		s.Queue, s.QueueLimit, s.QueueKnown, s.Accepting = c.QueueDepth, c.QueueLimit, c.Known, c.AcceptingRequests
-	}
+	s.Queue, s.QueueLimit, s.QueueKnown, s.Accepting = info.QueueDepth, info.QueueLimit, info.QueueLimit > 0, info.Accepting
 	return s
 }
 
@@ -153,13 +121,11 @@ func (k *link) say(ch *character, text string, speech []int16, o sayOptions, sp 
 		CharacterID:   ch.id,
 		Card:          ch.card,
 		Text:          text,
-		Output:        rpengine.Output{Language: o.lang},
-	}
-	if len(speech) > 0 {
-		req.Audio = &rpengine.AudioInput{Format: "pcm_s16le", SampleRate: audio.CaptureRate, Channels: 1, Data: pcm16(speech)}
+		Speech:        speech, // what audio.Recorder gave, as it is
+		Language:      o.lang,
 	}
 	if !o.textOnly {
-		req.Output.Audio = &rpengine.OutputAudio{Voice: o.voice}
+		req.Voice = o.voice
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &turn{stop: cancel, done: make(chan struct{})}
@@ -183,7 +149,7 @@ func (t *turn) run(ctx context.Context, srv *rpengine.Server, req rpengine.Reply
 		ev, err := r.Next(ctx)
 		if err != nil { // interrupted
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = r.Cancel(cctx) // the reply then ends with a *CancelledError
+			_ = r.Cancel(cctx) // the reply then ends with rpengine.ErrCancelled
 			cancel()
 			ctx = context.Background() // every reply ends
 			continue
@@ -205,8 +171,9 @@ func (t *turn) run(ctx context.Context, srv *rpengine.Server, req rpengine.Reply
 			if err := sp.Enqueue(r.RequestID(), ev.Segment); err != nil {
 				t.fail(fmt.Errorf("speech: %w", err)) // the text goes on
 			}
-		case rpengine.EventEnd:
+		case rpengine.EventAudioEnd:
 			_ = sp.End(r.RequestID()) // every segment came: let the speech end
+		case rpengine.EventEnd:
 			t.end(ev.Err)
 			return
 		}
@@ -225,6 +192,11 @@ func (t *turn) interrupt(sp *audio.Speaker) {
 
 // end records that the turn ended, and why if it failed.
 func (t *turn) end(err error) {
+	t.mu.Lock()
+	if t.interrupted && (errors.Is(err, rpengine.ErrCancelled) || errors.Is(err, context.Canceled)) {
+		err = errInterrupted
+	}
+	t.mu.Unlock()
 	t.fail(err)
 	t.mu.Lock()
 	t.st.Ended = true
@@ -253,12 +225,11 @@ func describe(err error) string {
 		return ""
 	}
 	var re *rpengine.RequestError
-	var ce *rpengine.CancelledError
 	switch {
-	case errors.As(err, &ce) && ce.Reason == "requested_by_game", errors.Is(err, context.Canceled):
+	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
 		return "You interrupted."
-	case errors.As(err, &ce):
-		return "The engine cancelled the reply (" + ce.Reason + ")."
+	case errors.Is(err, rpengine.ErrCancelled):
+		return "The engine cancelled the reply (" + strings.TrimPrefix(err.Error(), "rpengine: reply cancelled: ") + ")."
 	case errors.As(err, &re):
 		return "The engine refused: " + re.Code + ": " + re.Message
 	case errors.Is(err, rpengine.ErrConnectionLost):
@@ -269,11 +240,5 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// pcm16 encodes samples as little-endian 16-bit PCM, RPEngine's pcm_s16le.
-func pcm16(samples []int16) []byte {
-	b := make([]byte, 0, 2*len(samples))
-	for _, s := range samples {
-		b = binary.LittleEndian.AppendUint16(b, uint16(s))
-	}
-	return b
-}
+// errInterrupted ends a turn the player interrupted.
+var errInterrupted = errors.New("interrupted by the player")

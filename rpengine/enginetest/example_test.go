@@ -99,7 +99,7 @@ func ExampleOptions_responder() {
 	for _, text := range []string{"Hello?", "How much is a sword?"} {
 		reply, err := server.Reply(ctx, rpengine.ReplyRequest{
 			IntegrationID: "my-game", CharacterID: "bram", Card: smith, Text: text,
-			Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "M1"}},
+			Voice: "M1",
 		})
 		if err != nil {
 			log.Fatal(err)

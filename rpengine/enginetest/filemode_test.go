@@ -156,7 +156,7 @@ func TestFileMode_audioTotals(t *testing.T) {
 	c, err := card.Parse([]byte(fmCard))
 	testutil.Success(t, err)
 	r, err := srv.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "game", CharacterID: "ari", Card: c, Text: "talk",
-		Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "F2"}}})
+		Voice: "F2"})
 	testutil.Success(t, err)
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)

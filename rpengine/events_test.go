@@ -1,0 +1,189 @@
+package rpengine
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+)
+
+// chunkOf returns a reply.audio.chunk of segment seg holding n samples.
+func chunkOf(seq, seg, n int) map[string]any {
+	return map[string]any{"requestId": "r1", "sequence": seq, "segmentSequence": seg, "segmentChunkSequence": 0,
+		"segmentChunkCount": 1, "data": base64.StdEncoding.EncodeToString(make([]byte, 2*n))}
+}
+
+// accept delivers reply.accepted for r1.
+func (u *unit) accept() {
+	u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 1})
+}
+
+// kinds drains r (whose end is queued) and returns its event kinds.
+func kinds(t *testing.T, r *Reply) []EventKind {
+	t.Helper()
+	var ks []EventKind
+	for {
+		ev, err := r.Next(context.Background())
+		if err != nil {
+			testutil.ErrorIs(t, err, io.EOF)
+			return ks
+		}
+		ks = append(ks, ev.Kind)
+	}
+}
+
+// Issue #17: the speech of a reply says when it is complete, so that a
+// speaker can play its end (audio.Speaker.End): EventAudioEnd after the
+// last segment, once, before EventEnd; also when the reply fails
+// mid-speech, and never for a reply without speech.
+func TestReply_audioEnd(t *testing.T) {
+	t.Parallel()
+	audioStart := map[string]any{"requestId": "r1", "format": "pcm_s16le", "sampleRate": 44100, "channels": 1}
+	t.Run("completed", func(t *testing.T) {
+		t.Parallel()
+		u := newUnit(t, &ServerOptions{IdleTimeout: -1})
+		r := u.request(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1", Voice: "F1"})
+		u.accept()
+		u.in("reply.audio.start", audioStart)
+		u.in("reply.audio.chunk", chunkOf(0, 0, 441))
+		u.in("reply.audio.chunk", chunkOf(1, 1, 441))
+		u.in("reply.audio.completed", map[string]any{"requestId": "r1", "chunkCount": 2, "totalBytes": 1764, "segmentCount": 2, "durationSeconds": 0.02, "elapsedMs": 1})
+		u.in("reply.completed", map[string]any{"requestId": "r1", "modalities": []string{"text", "audio"}})
+		testutil.Equal(t, "events", kinds(t, r), []EventKind{EventSegment, EventSegment, EventAudioEnd, EventEnd})
+	})
+	t.Run("failed mid-speech", func(t *testing.T) {
+		t.Parallel()
+		u := newUnit(t, &ServerOptions{IdleTimeout: -1})
+		r := u.request(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1", Voice: "F1"})
+		u.accept()
+		u.in("reply.audio.start", audioStart)
+		u.in("reply.audio.chunk", chunkOf(0, 0, 441))
+		u.in("reply.cancelled", map[string]any{"requestId": "r1", "reason": "service_stopped"})
+		testutil.Equal(t, "events", kinds(t, r), []EventKind{EventSegment, EventAudioEnd, EventEnd})
+		_, err := r.Wait(context.Background())
+		testutil.ErrorIs(t, err, ErrCancelled)
+	})
+	t.Run("text only", func(t *testing.T) {
+		t.Parallel()
+		u := newUnit(t, &ServerOptions{IdleTimeout: -1})
+		r := u.reply(context.Background())
+		u.accept()
+		u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 0, "delta": "Hi."})
+		u.in("reply.completed", map[string]any{"requestId": "r1", "modalities": []string{"text"}})
+		testutil.Equal(t, "events", kinds(t, r), []EventKind{EventText, EventEnd})
+	})
+}
+
+// Issue #17: concurrent consumers lose no wake-up. Next waited on a
+// one-slot notify channel only: when one push queued several events, one
+// consumer woke, took one, and the other slept through the rest and the
+// end. Now each consumer that takes an event passes the wake-up on, and
+// every consumer also waits on the reply's end.
+func TestReply_Next_concurrentConsumers(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		u := newUnit(t, &ServerOptions{IdleTimeout: -1, AckTimeout: -1})
+		r := u.request(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1", Voice: "F1"})
+		u.accept()
+		u.in("reply.audio.start", audioStartOf("r1"))
+		type got struct {
+			n   int
+			err error
+		}
+		results := make(chan got, 3)
+		for range 3 {
+			go func() {
+				n := 0
+				for {
+					_, err := r.Next(context.Background())
+					if err != nil {
+						results <- got{n, err}
+						return
+					}
+					n++
+				}
+			}()
+		}
+		synctest.Wait() // all three wait
+		// One message, three segments and the end of the speech: one push.
+		u.in("reply.audio.chunk", chunkOf(1, 1, 441))
+		u.in("reply.audio.chunk", chunkOf(2, 2, 441))
+		u.in("reply.audio.chunk", chunkOf(0, 0, 441))
+		synctest.Wait()
+		u.in("reply.completed", map[string]any{"requestId": "r1", "modalities": []string{"text", "audio"}})
+		synctest.Wait()
+		total := 0
+		for range 3 {
+			select {
+			case g := <-results:
+				testutil.ErrorIs(t, g.err, io.EOF)
+				total += g.n
+			default:
+				t.Fatal("a consumer still waits after the reply ended")
+			}
+		}
+		// Three segments, the end of the speech, an anomaly (no
+		// reply.audio.completed) and the end.
+		testutil.Equal(t, "events taken once each", total, 6)
+	})
+}
+
+func audioStartOf(id string) map[string]any {
+	return map[string]any{"requestId": id, "format": "pcm_s16le", "sampleRate": 44100, "channels": 1}
+}
+
+// Issue #17: a voice capture's progress is one event kind whose status
+// accumulates; levels coalesce for a slow consumer, a change of state or
+// the transcript never does.
+func TestReply_captureStatus(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{IdleTimeout: -1})
+	r := u.capture(context.Background(), CaptureRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, RequestID: "r1", Transcript: true})
+	u.accept()
+	u.in("voice.capture.state", map[string]any{"requestId": "r1", "state": "listening", "seconds": 0, "autoEndEnabled": true})
+	for i := 1; i <= 5; i++ {
+		u.in("voice.capture.level", map[string]any{"requestId": "r1", "seconds": float64(i) / 10, "peak": 0.5, "rms": float64(i) / 100})
+	}
+	u.in("voice.capture.state", map[string]any{"requestId": "r1", "state": "speech_ended", "seconds": 0.6})
+	u.in("voice.capture.transcript", map[string]any{"requestId": "r1", "text": "Hello.", "language": "en", "elapsedMs": 3})
+	u.in("reply.cancelled", map[string]any{"requestId": "r1", "reason": "requested_by_game"})
+	var got []CaptureStatus
+	for {
+		ev, err := r.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		testutil.Success(t, err)
+		if ev.Kind == EventCapture {
+			got = append(got, ev.Capture)
+		}
+	}
+	testutil.Equal(t, "statuses", got, []CaptureStatus{
+		{State: "listening", AutoEnd: true, Elapsed: 500 * time.Millisecond, Peak: 0.5, RMS: 0.05},
+		{State: "speech_ended", Elapsed: 600 * time.Millisecond, Peak: 0.5, RMS: 0.05},
+		{State: "speech_ended", Elapsed: 600 * time.Millisecond, Peak: 0.5, RMS: 0.05, Transcript: "Hello.", Language: "en"},
+	})
+}
+
+// Issue #17: Session carries the engine's queue (the separate Capacity
+// call is gone).
+func TestServer_Session_queue(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, nil)
+	info, ok := u.srv.Session()
+	testutil.Equal(t, "live", ok, true)
+	testutil.Equal(t, "before the first update", []any{info.QueueDepth, info.QueueLimit, info.Accepting}, []any{0, 0, true})
+	u.in("capacity.update", map[string]any{"queueDepth": 3, "queueLimit": 20, "acceptingRequests": true})
+	info, _ = u.srv.Session()
+	testutil.Equal(t, "queue", []any{info.QueueDepth, info.QueueLimit, info.Accepting}, []any{3, 20, true})
+	u.in("capacity.update", map[string]any{"queueDepth": 20, "queueLimit": 20, "acceptingRequests": false})
+	info, err := u.srv.WaitSession(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "full", []any{info.QueueDepth, info.QueueLimit, info.Accepting}, []any{20, 20, false})
+}
