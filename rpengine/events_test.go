@@ -187,3 +187,46 @@ func TestServer_Session_queue(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "full", []any{info.QueueDepth, info.QueueLimit, info.Accepting}, []any{20, 20, false})
 }
+
+// Issue #17: the reader never waits for a card plan. Plans ran under the
+// session's lock, which the reader takes for every message, and a large
+// card's cold plan takes milliseconds; now the planner has a lock of its
+// own, acceptances reach it at the next plan, and a card_resync_required
+// is planned and answered by the Reply call that waits for the engine.
+func TestSession_readerNeverPlans(t *testing.T) {
+	t.Parallel()
+	// Not in a synctest bubble: a goroutine blocked on a mutex is not
+	// durably blocked there.
+	u := newUnit(t, &ServerOptions{IdleTimeout: -1, AckTimeout: -1})
+	r := u.reply(context.Background())
+	u.sess.pmu.Lock() // a plan in progress, for as long as the test says
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		u.in("request.error", map[string]any{"requestId": "r1", "sourceMessageId": r.MessageID(), "code": "card_resync_required",
+			"message": "resync", "retryable": true})
+		u.accept()
+		u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 0, "delta": "Hi."})
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the reader waits for the plan")
+	}
+	u.sess.pmu.Unlock()
+	for { // the Reply call plans the snapshot and sends it
+		snapshots := 0
+		for _, m := range u.ft.messages("reply.request") {
+			if m["card"].(map[string]any)["mode"] == "snapshot" {
+				snapshots++
+			}
+		}
+		if snapshots == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ev, err := r.Next(context.Background())
+	testutil.Success(t, err)
+	testutil.Equal(t, "text", ev.Text, "Hi.")
+}

@@ -177,10 +177,10 @@ func FuzzInbound(f *testing.F) {
 	f.Fuzz(func(t *testing.T, kind uint8, fields []byte) {
 		u := newFuzzUnit(t)
 		typ := inboundKinds[int(kind)%len(inboundKinds)]
-		u.sess.receive(u.envelope(typ, "m1", fields))
+		u.recv(u.envelope(typ, "m1", fields))
 		// The same message twice is processed once; a new id again.
-		u.sess.receive(u.envelope(typ, "m1", fields))
-		u.sess.receive(u.envelope(typ, "m2", fields))
+		u.recv(u.envelope(typ, "m1", fields))
+		u.recv(u.envelope(typ, "m2", fields))
 		u.finish(t)
 	})
 }
@@ -208,7 +208,7 @@ func FuzzInboundSequence(f *testing.F) {
 			if i == 256 {
 				break
 			}
-			u.sess.receive(u.expand(line))
+			u.recv(u.expand(line))
 		}
 		u.finish(t)
 	})
@@ -341,7 +341,7 @@ func (u *fuzzUnit) outcome(r *Reply) outcome {
 func play(t *testing.T, msgs []string) (outcome, outcome) {
 	u := newFuzzUnit(t)
 	for _, m := range msgs {
-		u.sess.receive(u.expand([]byte(m)))
+		u.recv(u.expand([]byte(m)))
 	}
 	a, b := u.outcome(u.r), u.outcome(u.capture)
 	u.finish(t)

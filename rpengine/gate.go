@@ -251,8 +251,12 @@ func (s *Server) leave(t *ticket) {
 	s.mu.Unlock()
 }
 
-// errRefused is the outcome of an attempt refused with capacity_exceeded.
-var errRefused = errors.New("refused for capacity")
+// errRefused is the outcome of an attempt refused with capacity_exceeded,
+// errResync of one refused with card_resync_required.
+var (
+	errRefused = errors.New("refused for capacity")
+	errResync  = errors.New("card resynchronisation required")
+)
 
 // await waits, bounded by ctx, for the engine's decision on the request's
 // latest attempt: nil once it is accepted or the request ended, and
@@ -265,6 +269,8 @@ func (r *Reply) await(ctx context.Context) (*RequestError, error) {
 		return nil, nil
 	case rerr := <-r.refused:
 		return rerr, errRefused
+	case rerr := <-r.resync:
+		return rerr, errResync
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -284,6 +290,23 @@ func (r *Reply) refuse(rerr *RequestError) bool {
 	select {
 	case r.refused <- rerr:
 	default: // one refusal per attempt is enough
+	}
+	return true
+}
+
+// retry takes a card_resync_required for r: when the Reply call still
+// waits for the engine's decision, it goes back to that call, which plans
+// a snapshot and sends it (true). Reader goroutine.
+func (r *Reply) retry(rerr *RequestError) bool {
+	r.mu.Lock()
+	retry := r.starting && !r.accepted && !r.ended
+	r.mu.Unlock()
+	if !retry {
+		return false
+	}
+	select {
+	case r.resync <- rerr:
+	default: // one per attempt is enough
 	}
 	return true
 }

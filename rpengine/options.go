@@ -104,8 +104,12 @@ type ServerOptions struct {
 	// that repeats (say, a flood of refused connections) is logged 50
 	// times, then counted until it stops, when one line gives the count.
 	Logger *slog.Logger
-	// Recorder, if set, receives every message in and out as JSON Lines
-	// (internal/jsonl format). The server never closes it.
+	// Recorder, if set, receives every message in and out as JSON Lines,
+	// one object a message ({"t":..., "dir":"in" or "out", "msg":...}),
+	// for bug reports. A goroutine of the server's own writes them, so a
+	// slow writer never holds up a connection; at most 32 MiB of lines
+	// wait, and past that lines are dropped and a line counts them.
+	// Shutdown writes what waits. The server never closes it.
 	Recorder io.Writer
 	// OnSession, if set, is called when a session starts (ended false) and
 	// when the live session ends without a newer one replacing it (ended

@@ -116,10 +116,11 @@ type Reply struct {
 	done     chan struct{}
 	notify   chan struct{}
 	// Capacity gate (gate.go): decided is closed at reply.accepted;
-	// refused carries a capacity_exceeded to the Reply call that waits
-	// for the engine's decision. gate and gateGen are guarded by sess.mu.
+	// refused carries a capacity_exceeded, resync a card_resync_required,
+	// to the Reply call that waits for the engine's decision. gate and gateGen are guarded by sess.mu.
 	decided chan struct{}
 	refused chan *RequestError
+	resync  chan *RequestError
 	gate    gateState
 	gateGen uint64
 
@@ -203,6 +204,7 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, c *ca
 		notify:   make(chan struct{}, 1),
 		decided:  make(chan struct{}),
 		refused:  make(chan *RequestError, 1),
+		resync:   make(chan *RequestError, 1),
 		asm:      stream.NewAssembler(nil),
 		starting: true,
 	}
@@ -227,9 +229,16 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, c *ca
 			return nil, err
 		}
 		rerr, err := r.await(ctx)
+		for errors.Is(err, errResync) {
+			if err := r.resend(typ, rerr); err != nil {
+				r.fail(err)
+				return r, nil // its Wait says why
+			}
+			rerr, err = r.await(ctx)
+		}
 		switch {
 		case errors.Is(err, errRefused) && s.opts.FailFast:
-			err = fmt.Errorf("%w: %w", ErrBusy, rerr)
+			err = errd.Chain(ErrBusy, rerr)
 			r.fail(err)
 			return nil, err
 		case errors.Is(err, errRefused):
@@ -280,7 +289,26 @@ func (r *Reply) abandon(typ string, err error) {
 	if typ == wire.TypeCaptureStart {
 		cancel = wire.TypeCaptureCancel
 	}
-	_, _ = r.sess.send(cancel, idPayload{RequestID: r.id}, nil)
+	r.sess.post(cancel, idPayload{RequestID: r.id})
+}
+
+// resend sends the request again after the engine's card_resync_required
+// (rerr), with the planner's snapshot, keeping requestId and eventId. It
+// runs on the Reply call's goroutine, which waits for the engine's
+// decision, so that the reader never plans (issue #17).
+func (r *Reply) resend(typ string, rerr *RequestError) error {
+	r.mu.Lock()
+	sent, n := r.sent, r.resyncs
+	r.resyncs++
+	r.mu.Unlock()
+	if n >= maxResyncs {
+		return errd.Chain(fmt.Errorf("%w after %d retries", ErrResyncLoop, n), rerr)
+	}
+	t, err := r.sess.resync(r.key, r.card, sent)
+	if err != nil {
+		return fmt.Errorf("%w (engine: %w)", err, rerr)
+	}
+	return r.attempt(typ, t)
 }
 
 // attempt sends the request with transfer t.
@@ -540,7 +568,7 @@ func (r *Reply) unexpected(detail string) {
 	r.wake()
 	if slow {
 		r.sess.removeReply(r)
-		_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+		r.sess.post(wire.TypeRequestCancel, idPayload{RequestID: r.id})
 	}
 }
 
@@ -553,39 +581,21 @@ func (r *Reply) handleChunk(c *stream.AudioChunk) {
 }
 
 // handleError processes a request.error for this reply; reader goroutine.
+// A capacity_exceeded or card_resync_required before reply.accepted goes
+// back to the Reply call, which retries.
 func (r *Reply) handleError(f *stream.Failed) {
 	r.got.Store(true)
-	if f.Code == "capacity_exceeded" && r.refuse(&RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: r.id, SourceMessageID: f.SourceMessageID}) {
-		return
-	}
-	if f.Code != "card_resync_required" {
-		r.mu.Lock()
-		r.source = f.SourceMessageID
-		r.mu.Unlock()
-		r.push(f)
-		return
-	}
 	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: r.id, SourceMessageID: f.SourceMessageID}
+	switch {
+	case f.Code == "capacity_exceeded" && r.refuse(rerr):
+		return
+	case f.Code == "card_resync_required" && r.retry(rerr):
+		return
+	}
 	r.mu.Lock()
-	sent, n := r.sent, r.resyncs
-	r.resyncs++
+	r.source = f.SourceMessageID
 	r.mu.Unlock()
-	if n >= maxResyncs {
-		r.fail(fmt.Errorf("%w after %d retries: %w", ErrResyncLoop, n, rerr))
-		return
-	}
-	t, err := r.sess.resync(r.key, r.card, sent)
-	if err != nil {
-		r.fail(fmt.Errorf("%w (engine: %w)", err, rerr))
-		return
-	}
-	typ := wire.TypeReplyRequest
-	if r.capture {
-		typ = wire.TypeCaptureStart
-	}
-	if err := r.attempt(typ, t); err != nil {
-		r.fail(err)
-	}
+	r.push(f)
 }
 
 // pushSegment queues a whole audio segment that a transport assembled
@@ -610,7 +620,7 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 		r.sess.removeReply(r)
 	}
 	if slow {
-		_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+		r.sess.post(wire.TypeRequestCancel, idPayload{RequestID: r.id})
 	}
 }
 
@@ -660,7 +670,7 @@ func (r *Reply) push(ev stream.Event) {
 		r.sess.removeReply(r)
 	}
 	if slow {
-		_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+		r.sess.post(wire.TypeRequestCancel, idPayload{RequestID: r.id})
 	}
 }
 
@@ -768,7 +778,7 @@ func (r *Reply) idleExpired() {
 		return
 	}
 	r.fail(fmt.Errorf("%w: reply %s silent for %v", ErrNoAnswer, r.id, r.sess.srv.opts.IdleTimeout))
-	_, _ = r.sess.send(wire.TypeRequestCancel, idPayload{RequestID: r.id}, nil)
+	r.sess.post(wire.TypeRequestCancel, idPayload{RequestID: r.id})
 }
 
 // seconds converts the engine's seconds to a Duration.

@@ -41,7 +41,7 @@ type SessionInfo struct {
 // every request pending on the older one ends with ErrConnectionLost.
 type Server struct {
 	opts    serverOptions
-	rec     *jsonl.Recorder
+	rec     *jsonl.Queue
 	repeats *repeatState // of opts.Logger's handler
 
 	mu        sync.Mutex // guards following
@@ -70,7 +70,7 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	o.Logger = slog.New(rh)
 	return &Server{
 		opts:    o,
-		rec:     jsonl.New(o.Recorder),
+		rec:     jsonl.NewQueue(o.Recorder, maxRecorded),
 		repeats: rh.st,
 		changed: make(chan struct{}),
 		conns:   make(map[transport]struct{}),
@@ -85,6 +85,7 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 // returned here. A server starts once: Start, or Serve, not both.
 func (s *Server) Start() error {
 	if s.opts.mailbox != nil {
+		s.rec.Start()
 		s.mu.Lock()
 		s.wg.Add(1)
 		s.mu.Unlock()
@@ -119,6 +120,7 @@ func (s *Server) Start() error {
 // synchronous setup (issue #17); use Start.
 func (s *Server) ListenAndServe() error {
 	if s.opts.mailbox != nil {
+		s.rec.Start()
 		return s.serveMailbox()
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host, strconv.Itoa(s.opts.port)))
@@ -127,6 +129,10 @@ func (s *Server) ListenAndServe() error {
 	}
 	return s.Serve(l)
 }
+
+// maxRecorded bounds the lines waiting for ServerOptions.Recorder, in
+// bytes.
+const maxRecorded = 32 << 20
 
 // maxHeaderBytes bounds an upgrade request's header: a browser's is under
 // 2 KiB plus its cookies for 127.0.0.1. net/http's default, 1 MiB, let
@@ -176,6 +182,7 @@ func (s *Server) bind(l net.Listener) (*http.Server, error) {
 		return nil, errors.New("rpengine: already serving: Start or Serve is called once")
 	}
 	s.http, s.port = hs, port
+	s.rec.Start()
 	return hs, nil
 }
 
@@ -259,6 +266,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("rpengine: shutdown: %w", ctx.Err())
 	}
+	_ = s.rec.Close() // what the connections recorded is written
 	return err
 }
 
@@ -410,11 +418,17 @@ func parseHello(data []byte) (string, error) {
 // the engine before welcome. It returns the session that t's reader feeds.
 func (s *Server) attach(t transport, helloID, clientVersion string) (*session, error) {
 	sess := newSession(s, t, SessionInfo{ID: wire.NewID(), ClientVersion: clientVersion, Started: time.Now()})
+	s.wg.Add(1) // t's connection holds the count up: Shutdown cannot be past Wait
+	go func() {
+		defer s.wg.Done()
+		sess.w.run()
+	}()
 	sess.window.Seen(helloID)
 	if err := sess.welcome(helloID); err != nil {
 		sess.mu.Lock()
 		sess.ended = err
 		sess.mu.Unlock()
+		sess.w.stop(err)
 		return nil, err
 	}
 	s.mu.Lock()

@@ -2,6 +2,7 @@ package rpengine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -39,9 +40,12 @@ type outMsg struct {
 type session struct {
 	srv  *Server
 	t    transport
+	w    *writer // writes to t on a goroutine of its own (writer.go)
 	info SessionInfo
 	log  *slog.Logger
 	acks bool
+	// overflowed says the writer's queue overflowed (reported once).
+	overflowed sync.Once
 
 	// chunks and chunk decode reply.audio.chunk messages (see
 	// decodeHeader); reader goroutine only.
@@ -50,33 +54,49 @@ type session struct {
 	// longID says an absurd messageId was reported; reader goroutine only.
 	longID bool
 
-	mu       sync.Mutex // guards following
-	window   *wire.Window
-	out      map[string]*outMsg // pending outbound messages by messageId
-	order    []*outMsg          // pending outbound messages in send order (lazily trimmed)
-	settled  map[string]messageState
-	ring     []string // settled ids, oldest first, bounded by DedupWindow
-	replies  map[string]*Reply
-	syncs    map[string]*syncOp // by the messageId of their current attempt
-	planner  *card.Planner
+	mu      sync.Mutex // guards following
+	window  *wire.Window
+	out     map[string]*outMsg // pending outbound messages by messageId
+	order   []*outMsg          // pending outbound messages in send order (lazily trimmed)
+	settled map[string]messageState
+	ring    []string // settled ids, oldest first, bounded by DedupWindow
+	replies map[string]*Reply
+	syncs   map[string]*syncOp // by the messageId of their current attempt
+	// accepted are the cards the engine accepted (reply.accepted,
+	// character.synced) that the planner has not learnt yet: the reader
+	// records them here and the next plan applies them, so the reader
+	// never waits for a plan (issue #17: a large card's cold plan takes
+	// milliseconds). At most one per request in flight.
+	accepted map[card.Key]acceptance
 	capacity capacity
 	gate     sessionGate // capacity gate (gate.go)
 	ended    error
+
+	pmu     sync.Mutex // guards planner; taken by requests, never by the reader
+	planner *card.Planner
+}
+
+// acceptance is a card the engine accepted, with the hash it reported.
+type acceptance struct {
+	card *card.Card
+	hash card.Digest
 }
 
 func newSession(srv *Server, t transport, info SessionInfo) *session {
 	return &session{
-		srv:     srv,
-		t:       t,
-		info:    info,
-		log:     srv.opts.Logger.With("session", info.ID),
-		acks:    !srv.opts.DisableAcks || t.mustAck(),
-		window:  wire.NewWindow(srv.opts.DedupWindow),
-		out:     make(map[string]*outMsg),
-		settled: make(map[string]messageState),
-		replies: make(map[string]*Reply),
-		syncs:   make(map[string]*syncOp),
-		planner: card.NewPlanner(srv.opts.Planner),
+		srv:      srv,
+		t:        t,
+		w:        newWriter(t, srv.opts.WriteTimeout),
+		info:     info,
+		log:      srv.opts.Logger.With("session", info.ID),
+		acks:     !srv.opts.DisableAcks || t.mustAck(),
+		window:   wire.NewWindow(srv.opts.DedupWindow),
+		out:      make(map[string]*outMsg),
+		settled:  make(map[string]messageState),
+		replies:  make(map[string]*Reply),
+		syncs:    make(map[string]*syncOp),
+		accepted: make(map[card.Key]acceptance),
+		planner:  card.NewPlanner(srv.opts.Planner),
 	}
 }
 
@@ -90,9 +110,7 @@ func (s *session) welcome(helloID string) error {
 	if s.acks {
 		// The ack of hello goes before welcome and without a sessionId:
 		// the engine does not know the session yet.
-		if err := s.sendAck(helloID, false, ""); err != nil {
-			return err
-		}
+		s.sendAck(helloID, false, "")
 	}
 	var payload any = welcomePayload{SessionID: s.info.ID, ServerVersion: s.srv.opts.ServerVersion}
 	if extra := s.t.welcomeExtra(); extra != nil {
@@ -110,17 +128,25 @@ func (s *session) welcome(helloID string) error {
 // *FieldError about the message as a whole.
 var requestName = map[string]string{wire.TypeReplyRequest: "ReplyRequest", wire.TypeCaptureStart: "CaptureRequest", wire.TypeCharacterSync: "Card"}
 
-// send encodes and writes one tracked message. owner, when not nil, is
-// failed with ErrNoAnswer if the message gets neither an ack nor any
-// answer within AckTimeout.
+// send encodes one tracked message and waits until it is written. owner,
+// when not nil, is failed with ErrNoAnswer if the message gets neither an
+// ack nor any answer within AckTimeout.
 func (s *session) send(typ string, payload any, o owner) (string, error) {
-	return s.sendRegistered(typ, payload, o, nil)
+	return s.sendRegistered(typ, payload, o, nil, true)
 }
 
-// sendRegistered is send; reg, when not nil, runs with s.mu held and the
-// new messageId before the write, so an answer cannot overtake the
-// registration. An error from reg aborts the send.
-func (s *session) sendRegistered(typ string, payload any, o owner, reg func(id string) error) (string, error) {
+// post is send without waiting for the write: the reader's (and timers')
+// way to answer the engine (see writer).
+func (s *session) post(typ string, payload any) {
+	_, _ = s.sendRegistered(typ, payload, nil, nil, false)
+}
+
+// sendRegistered is send, or post when wait is false; reg, when not nil,
+// runs with s.mu held and the new messageId before the message is queued,
+// so an answer cannot overtake the registration. An error from reg aborts
+// the send. Messages are queued in the order they are registered, so the
+// oldest pending message is the oldest written.
+func (s *session) sendRegistered(typ string, payload any, o owner, reg func(id string) error, wait bool) (string, error) {
 	id := wire.NewID()
 	b, err := wire.Encode(typ, id, s.info.ID, time.Now(), payload)
 	if err != nil {
@@ -148,12 +174,33 @@ func (s *session) sendRegistered(typ string, payload any, o owner, reg func(id s
 		m.timer = time.AfterFunc(d, func() { s.ackExpired(m) })
 	}
 	s.trimLocked()
-	s.mu.Unlock()
 	s.srv.rec.Record(jsonl.Out, b)
-	if err := s.t.send(b); err != nil {
-		return id, fmt.Errorf("%w: write %s: %w", ErrConnectionLost, typ, err)
+	if !wait {
+		ok := s.w.post(b)
+		s.mu.Unlock()
+		if !ok {
+			s.overflow()
+		}
+		return id, nil
+	}
+	done := s.w.enqueue(b)
+	s.mu.Unlock()
+	if err := <-done; err != nil {
+		var we *writeError
+		if errors.As(err, &we) {
+			return id, fmt.Errorf("%w: write %s: %w", ErrConnectionLost, typ, we.err)
+		}
+		return id, err
 	}
 	return id, nil
+}
+
+// overflow closes a connection whose engine stopped reading (see writer).
+func (s *session) overflow() {
+	s.overflowed.Do(func() {
+		s.log.Warn("rpengine: closed connection", "reason", errNotReading.Error())
+		s.t.close(closePolicy, "the engine is not reading")
+	})
 }
 
 // trimLocked drops settled messages from the front of order and bounds
@@ -186,13 +233,16 @@ func (s *session) settleLocked(m *outMsg, st messageState) {
 	}
 }
 
-func (s *session) sendAck(id string, dup bool, sessionID string) error {
+// sendAck posts the ack of the engine's message id (see writer).
+func (s *session) sendAck(id string, dup bool, sessionID string) {
 	b, err := wire.Encode(wire.TypeAck, wire.NewID(), sessionID, time.Now(), wire.Ack{AcknowledgedMessageID: id, Duplicate: dup})
 	if err != nil {
-		return err
+		return // cannot happen: an Ack always encodes
 	}
 	s.srv.rec.Record(jsonl.Out, b)
-	return s.t.send(b)
+	if !s.w.post(b) {
+		s.overflow()
+	}
 }
 
 func (s *session) ackExpired(m *outMsg) {
@@ -256,7 +306,7 @@ func (s *session) receive(data []byte) {
 	dup := s.window.Seen(h.MessageID)
 	s.mu.Unlock()
 	if h.Type != wire.TypeAck && s.acks {
-		_ = s.sendAck(h.MessageID, dup, s.info.ID)
+		s.sendAck(h.MessageID, dup, s.info.ID)
 	}
 	if dup {
 		s.log.Debug("rpengine: duplicate engine message dropped", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
@@ -444,24 +494,48 @@ func (s *session) removeReply(r *Reply) {
 	s.gateRelease(r)
 }
 
-// Card planner access; the planner is not safe for concurrent use.
+// Card planner access. The planner is not safe for concurrent use and a
+// plan can take milliseconds, so it has a lock of its own, which the
+// requests' goroutines take and the reader never does.
 
+// plan returns the transfer for card c under key k.
 func (s *session) plan(k card.Key, c *card.Card) (card.Transfer, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.learnLocked()
 	return s.planner.Plan(k, c)
 }
 
-func (s *session) cardAccepted(k card.Key, c *card.Card, h card.Digest) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.planner.Accepted(k, c, h)
+// resync returns the transfer to retry with after card_resync_required.
+func (s *session) resync(k card.Key, c *card.Card, sent card.Transfer) (card.Transfer, error) {
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.learnLocked()
+	return s.planner.Resync(k, c, sent)
 }
 
-func (s *session) resync(k card.Key, c *card.Card, sent card.Transfer) (card.Transfer, error) {
+// learnLocked tells the planner what the engine accepted since the last
+// plan. s.pmu must be held.
+func (s *session) learnLocked() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.planner.Resync(k, c, sent)
+	if len(s.accepted) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	learnt := s.accepted
+	s.accepted = make(map[card.Key]acceptance)
+	s.mu.Unlock()
+	for k, a := range learnt {
+		s.planner.Accepted(k, a.card, a.hash)
+	}
+}
+
+// cardAccepted records that the engine holds c under k with hash h; the
+// next plan learns it. Reader goroutine.
+func (s *session) cardAccepted(k card.Key, c *card.Card, h card.Digest) {
+	s.mu.Lock()
+	s.accepted[k] = acceptance{c, h}
+	s.mu.Unlock()
 }
 
 // end finishes the session: every pending request fails with err. It is
@@ -473,6 +547,7 @@ func (s *session) end(err error) {
 		return
 	}
 	s.ended = err
+	s.w.stop(err)
 	for _, m := range s.out {
 		if m.timer != nil {
 			m.timer.Stop()

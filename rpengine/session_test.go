@@ -83,9 +83,17 @@ func newUnit(t *testing.T, opts *ServerOptions) *unit {
 	srv.mu.Unlock()
 	sess, err := srv.attach(ft, "hello-1", "test")
 	testutil.Success(t, err)
+	t.Cleanup(func() { srv.Close() }) // ends the session and its writer
 	c, err := card.Parse([]byte(unitCard))
 	testutil.Success(t, err)
 	return &unit{t: t, srv: srv, ft: ft, sess: sess, card: c}
+}
+
+// recv delivers an engine message and waits until what the session
+// posted in answer (acks) is written.
+func (u *unit) recv(b []byte) {
+	u.sess.receive(b)
+	<-u.sess.w.drained()
 }
 
 // in delivers an engine message with the given fields.
@@ -95,7 +103,7 @@ func (u *unit) in(typ string, fields map[string]any) string {
 	id := "e" + strings.Repeat("x", u.n%3) + string(rune('a'+u.n%26)) + strconv.Itoa(u.n) + time.Now().Format("150405.000000000")
 	b, err := wire.Encode(typ, id, u.sess.info.ID, time.Now(), fields)
 	testutil.Success(u.t, err)
-	u.sess.receive(b)
+	u.recv(b)
 	return id
 }
 
@@ -171,9 +179,9 @@ func TestSession_acksAndDuplicates(t *testing.T) {
 	t.Parallel()
 	u := newUnit(t, nil)
 	b, _ := wire.Encode("capacity.update", "cap-1", "", time.Now(), map[string]any{"queueDepth": 1, "queueLimit": 20, "acceptingRequests": true})
-	u.sess.receive(b)
+	u.recv(b)
 	b2, _ := wire.Encode("capacity.update", "cap-1", "", time.Now(), map[string]any{"queueDepth": 9, "queueLimit": 20, "acceptingRequests": false})
-	u.sess.receive(b2)
+	u.recv(b2)
 	c, _ := u.srv.Capacity()
 	testutil.Equal(t, "duplicate not processed", c, capacity{QueueDepth: 1, QueueLimit: 20, AcceptingRequests: true, Known: true})
 	acks := u.ft.messages("ack")
@@ -197,7 +205,7 @@ func TestSession_dedupWindowPerSession(t *testing.T) {
 	u := newUnit(t, &ServerOptions{DedupWindow: 2})
 	for _, id := range []string{"a", "b", "a", "c", "a"} {
 		b, _ := wire.Encode("x.unknown", id, "", time.Now(), nil)
-		u.sess.receive(b)
+		u.recv(b)
 	}
 	var dups []any
 	for _, a := range u.ft.messages("ack")[1:] {
@@ -452,8 +460,8 @@ func TestSession_dedupPerSession(t *testing.T) {
 	t.Parallel()
 	u := newUnit(t, nil)
 	b, _ := wire.Encode("x.unknown", "same-id", "", time.Now(), nil)
-	u.sess.receive(b)
-	u.sess.receive(b)
+	u.recv(b)
+	u.recv(b)
 	ft2 := &fakeTransport{}
 	u.srv.mu.Lock()
 	u.srv.handshake++
@@ -466,7 +474,7 @@ func TestSession_dedupPerSession(t *testing.T) {
 	testutil.Equal(t, "fresh window", acks[len(acks)-1]["duplicate"], nil)
 	// The old session's messages are no longer processed.
 	before := len(u.ft.messages("ack"))
-	u.sess.receive(b)
+	u.recv(b)
 	testutil.Equal(t, "old session ignores", len(u.ft.messages("ack")), before)
 }
 
@@ -723,7 +731,7 @@ func TestSession_longMessageIDs(t *testing.T) {
 	for _, id := range []string{big("a"), big("b"), big("c"), big("a"), "short"} {
 		b, err := wire.Encode("future.kind", id, u.sess.info.ID, time.Now(), nil)
 		testutil.Success(t, err)
-		u.sess.receive(b)
+		u.recv(b)
 	}
 	acks := u.ft.messages("ack")[1:] // after the hello's
 	testutil.Equal(t, "acks", len(acks), 5)

@@ -2,7 +2,6 @@ package rpengine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -39,6 +38,7 @@ type syncOp struct {
 	card    *card.Card
 	got     atomic.Bool
 	done    chan struct{}
+	resync  chan *RequestError // a card_resync_required for the waiting call
 	once    sync.Once
 	hash    card.Digest
 	err     error
@@ -68,7 +68,8 @@ func (s *Server) SyncCharacter(ctx context.Context, integrationID, characterID s
 	if err != nil {
 		return card.Digest{}, err
 	}
-	op := &syncOp{sess: sess, key: card.Key{IntegrationID: integrationID, CharacterID: characterID}, card: c, done: make(chan struct{})}
+	op := &syncOp{sess: sess, key: card.Key{IntegrationID: integrationID, CharacterID: characterID}, card: c,
+		done: make(chan struct{}), resync: make(chan *RequestError, 1)}
 	t, err := sess.plan(op.key, op.card)
 	if err != nil {
 		return card.Digest{}, err
@@ -84,13 +85,37 @@ func (s *Server) SyncCharacter(ctx context.Context, integrationID, characterID s
 		})
 		defer timer.Stop()
 	}
-	select {
-	case <-op.done:
-		return op.hash, op.err
-	case <-ctx.Done():
-		op.forget()
-		return card.Digest{}, ctx.Err()
+	for {
+		select {
+		case <-op.done:
+			return op.hash, op.err
+		case rerr := <-op.resync:
+			if err := op.resend(rerr); err != nil {
+				op.fail(err)
+			}
+		case <-ctx.Done():
+			op.forget()
+			return card.Digest{}, ctx.Err()
+		}
 	}
+}
+
+// resend sends character.sync again after card_resync_required (rerr),
+// with the planner's snapshot; on the SyncCharacter call's goroutine, so
+// that the reader never plans.
+func (op *syncOp) resend(rerr *RequestError) error {
+	op.mu.Lock()
+	sent, n := op.sent, op.resyncs
+	op.resyncs++
+	op.mu.Unlock()
+	if n >= maxResyncs {
+		return errd.Chain(fmt.Errorf("%w after %d retries", ErrResyncLoop, n), rerr)
+	}
+	t, err := op.sess.resync(op.key, op.card, sent)
+	if err != nil {
+		return fmt.Errorf("%w (engine: %w)", err, rerr)
+	}
+	return op.attempt(t)
 }
 
 // attempt sends character.sync with transfer t and registers the op under
@@ -121,7 +146,7 @@ func (s *session) sendSync(op *syncOp, p syncPayload) (string, error) {
 		}
 		s.syncs[id] = op
 		return nil
-	})
+	}, true)
 }
 
 func (op *syncOp) forget() {
@@ -147,6 +172,9 @@ func (op *syncOp) finish(h card.Digest, err error) {
 	op.forget()
 }
 
+// handleError takes a request.error for the sync: card_resync_required
+// goes back to the waiting SyncCharacter call, anything else ends it.
+// Reader goroutine.
 func (op *syncOp) handleError(f *stream.Failed) {
 	op.got.Store(true)
 	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, SourceMessageID: f.SourceMessageID}
@@ -155,21 +183,9 @@ func (op *syncOp) handleError(f *stream.Failed) {
 		return
 	}
 	op.forget()
-	op.mu.Lock()
-	sent, n := op.sent, op.resyncs
-	op.resyncs++
-	op.mu.Unlock()
-	if n >= maxResyncs {
-		op.fail(fmt.Errorf("%w after %d retries: %w", ErrResyncLoop, n, rerr))
-		return
-	}
-	t, err := op.sess.resync(op.key, op.card, sent)
-	if err != nil {
-		op.fail(errors.Join(err, rerr))
-		return
-	}
-	if err := op.attempt(t); err != nil {
-		op.fail(err)
+	select {
+	case op.resync <- rerr:
+	default: // one per attempt is enough
 	}
 }
 

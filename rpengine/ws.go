@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
@@ -168,11 +169,13 @@ func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
 	for {
 		typ, data, err := w.c.Read(context.Background())
 		if err != nil {
-			reason := err.Error()
 			if errors.Is(err, websocket.ErrMessageTooBig) {
 				s.opts.Logger.Warn("rpengine: closed connection", "reason", "message over 8 MiB", "session", sess.info.ID)
 			}
-			sess.end(errors.Join(ErrConnectionLost, errors.New(reason)))
+			// The read error stays reachable (errors.As finds a
+			// websocket.CloseError; issue #17: errors.Join of its text
+			// dropped it).
+			sess.end(errd.Chain(ErrConnectionLost, err))
 			w.c.CloseNow()
 			return
 		}

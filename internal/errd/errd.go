@@ -45,3 +45,24 @@ func (w *wrapped) Error() string {
 }
 
 func (w *wrapped) Unwrap() error { return w.err }
+
+// Chain returns an error that reads "err: cause" and unwraps to both, for
+// an error of the package's own (a sentinel) caused by another; the
+// cause's package prefix is left out when err's text starts with the same
+// one ("rpengine: engine is not accepting requests: engine refused ...").
+func Chain(err, cause error) error {
+	return &chained{err: err, cause: cause}
+}
+
+type chained struct{ err, cause error }
+
+func (c *chained) Error() string {
+	msg := c.err.Error()
+	prefix := ""
+	if i := strings.Index(msg, ": "); i >= 0 {
+		prefix = msg[:i+2]
+	}
+	return msg + ": " + Text(c.cause, prefix)
+}
+
+func (c *chained) Unwrap() []error { return []error{c.err, c.cause} }

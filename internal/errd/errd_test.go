@@ -36,3 +36,16 @@ func TestWrap(t *testing.T) {
 		})
 	}
 }
+
+func TestChain(t *testing.T) {
+	t.Parallel()
+	busy := errors.New("rpengine: engine is not accepting requests")
+	refused := errors.New("rpengine: engine refused request")
+	err := Chain(busy, refused)
+	testutil.Equal(t, "text", err.Error(), "rpengine: engine is not accepting requests: engine refused request")
+	testutil.ErrorIs(t, err, busy)
+	testutil.ErrorIs(t, err, refused)
+	testutil.Equal(t, "foreign cause", Chain(busy, io.EOF).Error(), "rpengine: engine is not accepting requests: EOF")
+	Wrap(&err, "rpengine: reply")
+	testutil.Equal(t, "wrapped", err.Error(), "rpengine: reply: engine is not accepting requests: engine refused request")
+}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -64,5 +67,97 @@ func TestRecorder_nil(t *testing.T) {
 	}
 	if err := r.Record(In, []byte(`{}`)); err != nil {
 		t.Error(err)
+	}
+}
+
+// blockingWriter blocks every Write until release is closed.
+type blockingWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	buf     bytes.Buffer
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	<-b.release
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// Issue #17: a Queue's Record never waits for the writer (a reader that
+// records what it reads went at the pace of the game's log file), lines
+// come out in order, and Close writes what is queued.
+func TestQueue_neverWaits(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		bw := &blockingWriter{release: make(chan struct{})}
+		q := NewQueue(bw, 1<<20)
+		q.Start()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range 100 {
+				if err := q.Record(In, []byte(`{"n":`+strconv.Itoa(i)+`}`)); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("Record waits for the writer")
+		}
+		close(bw.release)
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(bw.buf.String(), "\n"), "\n")
+		if len(lines) != 100 {
+			t.Fatalf("%d lines, want 100", len(lines))
+		}
+		for i, l := range lines {
+			if !strings.Contains(l, `"msg":{"n":`+strconv.Itoa(i)+`}`) {
+				t.Fatalf("line %d is %s", i, l)
+			}
+		}
+	})
+}
+
+// The queue is bounded: past maxBytes lines are dropped and counted in a
+// note line once there is room again.
+func TestQueue_bounded(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		bw := &blockingWriter{release: make(chan struct{})}
+		q := NewQueue(bw, 1000)
+		q.Start()
+		msg := []byte(`{"pad":"` + strings.Repeat("x", 200) + `"}`)
+		for range 10 { // about 4 fit
+			_ = q.Record(Out, msg)
+		}
+		synctest.Wait()
+		close(bw.release)
+		synctest.Wait()
+		_ = q.Record(Out, []byte(`{"last":true}`))
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		out := bw.buf.String()
+		if n := strings.Count(out, `"pad"`); n < 3 || n > 5 {
+			t.Errorf("%d lines kept, want about 4", n)
+		}
+		if !strings.Contains(out, "lines dropped") || !strings.HasSuffix(out, `"msg":{"last":true}}`+"\n") {
+			t.Errorf("no note of the dropped lines before the last line:\n%s", out)
+		}
+	})
+}
+
+func TestQueue_nil(t *testing.T) {
+	t.Parallel()
+	q := NewQueue(nil, 10)
+	q.Start()
+	if q.Record(In, []byte(`{}`)) != nil || q.Close() != nil {
+		t.Fatal("a nil Queue records nothing and fails nothing")
 	}
 }

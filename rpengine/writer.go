@@ -1,0 +1,213 @@
+package rpengine
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// writer is a session's outbound queue. One goroutine of its own writes
+// the queued messages to the transport in order, so that the connection's
+// reader never waits for a write (issue #17; coder/websocket's read loop
+// hands its control frames to the writer the same way): the reader posts
+// its acks and answers and goes on. A game's goroutine that sends a
+// request waits for its own message to be written, as before.
+//
+// Overflow policy: the messages the reader posted and nobody waits for
+// are bounded by maxPosted. An engine that sends faster than the game can
+// write its acks fills that (a flood of small messages does), and then
+// the reader waits for the writer to take the queue, which slows the
+// engine down as TCP would. If the writer takes nothing for WriteTimeout,
+// the engine has stopped reading what the game writes: its connection is
+// closed with 1008 and the session ends with ErrConnectionLost. Messages
+// a game's goroutine waits for are bounded by those goroutines.
+type writer struct {
+	t       transport
+	timeout time.Duration // WriteTimeout: how long a full queue may stay full; <= 0 for ever
+	wake    chan struct{} // one slot: something was queued, or stop
+
+	mu     sync.Mutex // guards following
+	queue  []outbound
+	posted int           // queued messages nobody waits for
+	busy   bool          // the goroutine is writing what it took from queue
+	ended  error         // set by stop: no more writes
+	idle   chan struct{} // closed when the queue is written (drained)
+	room   chan struct{} // closed when the goroutine takes the queue
+}
+
+// outbound is one queued message; done, when not nil, receives the
+// write's result.
+type outbound struct {
+	msg  []byte
+	done chan error
+}
+
+// maxPosted bounds the messages posted and not yet written.
+const maxPosted = 1024
+
+// errNotReading is why a connection is closed when the engine stopped
+// reading while the game's posts piled up.
+var errNotReading = errors.New("the engine is not reading: 1024 messages waited a whole write timeout to be written")
+
+// writeError is a transport's failure to write, as opposed to the end of
+// the session before the write.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+func newWriter(t transport, timeout time.Duration) *writer {
+	return &writer{t: t, timeout: timeout, wake: make(chan struct{}, 1)}
+}
+
+// run writes queued messages until stop. It is the writer's goroutine.
+func (w *writer) run() {
+	var batch []outbound
+	for range w.wake {
+		w.mu.Lock()
+		if w.ended != nil {
+			w.failLocked()
+			w.mu.Unlock()
+			return
+		}
+		batch, w.queue = w.queue, batch[:0]
+		w.posted = 0
+		w.busy = len(batch) > 0
+		if w.room != nil {
+			close(w.room)
+			w.room = nil
+		}
+		w.mu.Unlock()
+		for i, o := range batch {
+			if err := w.t.send(o.msg); o.done != nil {
+				if err != nil {
+					err = &writeError{err}
+				}
+				o.done <- err
+			}
+			batch[i] = outbound{}
+		}
+		w.mu.Lock()
+		w.busy = false
+		if len(w.queue) > 0 {
+			w.signal()
+		} else if w.idle != nil {
+			close(w.idle)
+			w.idle = nil
+		}
+		w.mu.Unlock()
+	}
+}
+
+// failLocked answers every waiting sender with the session's end.
+func (w *writer) failLocked() {
+	for _, o := range w.queue {
+		if o.done != nil {
+			o.done <- w.ended
+		}
+	}
+	w.queue, w.posted = nil, 0
+	if w.idle != nil {
+		close(w.idle)
+		w.idle = nil
+	}
+	if w.room != nil {
+		close(w.room)
+		w.room = nil
+	}
+}
+
+func (w *writer) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// post queues msg without waiting for it to be written; the reader's way
+// to write. Only when maxPosted messages wait does it wait for the writer
+// to take them (see the overflow policy), and it reports false when that
+// took longer than the write timeout: the caller then closes the
+// connection.
+func (w *writer) post(msg []byte) bool {
+	w.mu.Lock()
+	for w.ended == nil && w.posted >= maxPosted {
+		if w.room == nil {
+			w.room = make(chan struct{})
+		}
+		room := w.room
+		w.mu.Unlock()
+		if !w.waitRoom(room) {
+			return false
+		}
+		w.mu.Lock()
+	}
+	defer w.mu.Unlock()
+	if w.ended != nil {
+		return true // dropped with the connection; nothing to close
+	}
+	w.posted++
+	w.queue = append(w.queue, outbound{msg: msg})
+	w.signal()
+	return true
+}
+
+// waitRoom waits for room, at most the write timeout.
+func (w *writer) waitRoom(room <-chan struct{}) bool {
+	if w.timeout <= 0 {
+		<-room
+		return true
+	}
+	t := time.NewTimer(w.timeout)
+	defer t.Stop()
+	select {
+	case <-room:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// enqueue queues msg and returns the channel its write's result arrives
+// on. It does not wait, so that a caller holding the session's lock can
+// queue in the order it registered messages.
+func (w *writer) enqueue(msg []byte) <-chan error {
+	done := make(chan error, 1)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended != nil {
+		done <- w.ended
+		return done
+	}
+	w.queue = append(w.queue, outbound{msg: msg, done: done})
+	w.signal()
+	return done
+}
+
+// stop ends the writer: what is queued is not written, and whoever waits
+// for it gets err. It is idempotent and does not wait.
+func (w *writer) stop(err error) {
+	w.mu.Lock()
+	if w.ended == nil {
+		w.ended = err
+		w.signal()
+	}
+	w.mu.Unlock()
+}
+
+// drained returns a channel closed once everything queued so far is
+// written (or the writer stopped): for tests that look at what was sent.
+func (w *writer) drained() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.idle == nil {
+		w.idle = make(chan struct{})
+	}
+	if (len(w.queue) == 0 && !w.busy) || w.ended != nil {
+		close(w.idle)
+		ch := w.idle
+		w.idle = nil
+		return ch
+	}
+	return w.idle
+}

@@ -1,0 +1,108 @@
+package rpengine
+
+import (
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+)
+
+// stuckTransport is an engine that stops reading once welcome is
+// written: every later write blocks until release.
+type stuckTransport struct {
+	fakeTransport
+	writes  atomic.Int32
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *stuckTransport) send(b []byte) error {
+	if s.writes.Add(1) > 2 { // the ack of hello and welcome go through
+		<-s.release
+	}
+	return s.fakeTransport.send(b)
+}
+
+func (s *stuckTransport) unstick() { s.once.Do(func() { close(s.release) }) }
+
+// stuckSession is a live session on a stuck transport.
+func stuckSession(t *testing.T, opts *ServerOptions) (*session, *stuckTransport) {
+	opts.Logger = slog.New(slog.DiscardHandler)
+	srv, err := NewServer(opts)
+	testutil.Success(t, err)
+	st := &stuckTransport{release: make(chan struct{})}
+	srv.mu.Lock()
+	srv.handshake++
+	srv.mu.Unlock()
+	sess, err := srv.attach(st, "hello-1", "test")
+	testutil.Success(t, err)
+	t.Cleanup(func() {
+		st.unstick()
+		srv.Close()
+	})
+	return sess, st
+}
+
+// Issue #17: the reader never waits for a write. It wrote each ack to the
+// socket itself and waited up to WriteTimeout for an engine that did not
+// read (xiaotangyuan's protocol notes call this the way to deadlock both
+// sides); now it posts the acks to the session's writer and goes on.
+func TestSession_readerNeverWaitsForWrites(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sess, st := stuckSession(t, &ServerOptions{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range 100 {
+				b, _ := wire.Encode("capacity.update", "cap-"+strconv.Itoa(i), sess.info.ID, time.Now(),
+					map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+				sess.receive(b)
+			}
+		}()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("the reader waits for the stuck engine to read")
+		}
+		info := sess.snapshot()
+		testutil.Equal(t, "every message handled", info.QueueLimit, 20)
+		st.unstick()
+		<-sess.w.drained()
+		testutil.Equal(t, "every ack written", len(st.messages("ack")), 101) // hello's too
+	})
+}
+
+// Issue #17, the writer's overflow policy: 1024 posted messages may wait;
+// then the reader waits for the writer, and once the writer has taken
+// nothing for WriteTimeout the connection is closed with 1008.
+func TestSession_writerOverflow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sess, st := stuckSession(t, &ServerOptions{WriteTimeout: 10 * time.Second})
+		// The writer goroutine took the first ack and is stuck writing it.
+		sess.sendAck("first", false, sess.info.ID)
+		synctest.Wait()
+		for i := range maxPosted {
+			sess.sendAck("a"+strconv.Itoa(i), false, sess.info.ID)
+		}
+		testutil.Equal(t, "queue full, nothing closed", st.closedCode(), 0)
+		start := time.Now()
+		sess.sendAck("one too many", false, sess.info.ID) // waits for room
+		testutil.Equal(t, "waited the write timeout", time.Since(start), 10*time.Second)
+		testutil.Equal(t, "closed", st.closedCode(), closePolicy)
+	})
+}
+
+func (f *fakeTransport) closedCode() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
