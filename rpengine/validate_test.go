@@ -125,7 +125,9 @@ func TestServer_fullRequestOnTheWire(t *testing.T) {
 	testutil.Equal(t, "player", v["player"], any(map[string]any{"displayName": "Sam"}))
 	testutil.Equal(t, "mode", v["interactionMode"], any("direct_user"))
 	testutil.Equal(t, "directive version", v["promptDirective"].(map[string]any)["protocolVersion"], any(1.0))
-	// The recorder saw the traffic in both directions.
+	// The recorder saw the traffic in both directions, written by
+	// Shutdown at the latest.
+	testutil.Success(t, f.srv.Close())
 	for _, want := range []string{`"dir":"in"`, `"dir":"out"`, `"type":"reply.request"`, `"type":"reply.completed"`} {
 		if !strings.Contains(rec.String(), want) {
 			t.Errorf("recording lacks %s", want)

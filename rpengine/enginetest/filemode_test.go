@@ -101,6 +101,7 @@ func TestFileMode_mergesTextDeltas(t *testing.T) {
 	res, err := r.Wait(ctx)
 	testutil.Success(t, err)
 	testutil.Equal(t, "text", res.Text, sentence)
+	testutil.Success(t, srv.Close()) // the recording is written
 	deltas := rec.inbound(t, "reply.text.delta")
 	if len(deltas) == 0 || len(deltas) >= 41 {
 		t.Fatalf("%d deltas for 41 words: not merged", len(deltas))
@@ -130,6 +131,7 @@ func TestFileMode_levelsAreLossy(t *testing.T) {
 	testutil.Success(t, err)
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)
+	testutil.Success(t, srv.Close()) // the recording is written
 	got := rec.inbound(t, "voice.capture.level")
 	if len(got) == 0 || len(got) > levels/4 {
 		t.Fatalf("%d of %d level samples arrived; want the newest per 250 ms", len(got), levels)
@@ -160,6 +162,7 @@ func TestFileMode_audioTotals(t *testing.T) {
 	testutil.Success(t, err)
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)
+	testutil.Success(t, srv.Close()) // the recording is written
 	testutil.Equal(t, "no reply.audio.start", len(rec.inbound(t, "reply.audio.start")), 0)
 	segs := rec.inbound(t, "reply.audio.segment")
 	testutil.Equal(t, "segments", len(segs), 2)
