@@ -17,7 +17,7 @@
 //   - BenchmarkPlan: card.Planner choosing and verifying a patch for a
 //     one-field edit of the typical card.
 //   - BenchmarkReplyPCM: raw reply.audio.chunk text to samples queued for
-//     playback, with stream.ChunkDecoder against encoding/json + base64.
+//     playback, with stream.Assembler.Push against encoding/json + base64.
 //   - BenchmarkCapture: 48 kHz stereo float to a base64 16 kHz s16le
 //     event.audio payload.
 //   - BenchmarkResampler: audio.Resampler at 48 and 44.1 to 16 kHz with quality

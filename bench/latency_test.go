@@ -95,18 +95,28 @@ func latencyChunk(reply string, data string) []byte {
 		`"segmentSequence":0,"segmentChunkSequence":0,"segmentChunkCount":1,"data":%q}`, reply, reply, data)
 }
 
+// replyAssembler returns the assembler of a reply whose reply.audio.start
+// arrived.
+func replyAssembler(tb testing.TB, reply string) *stream.Assembler {
+	a, err := stream.NewAssembler(&stream.Options{RequestID: reply})
+	if err == nil {
+		err = a.Push(fmt.Appendf(nil, `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.start","messageId":"s-%s",`+
+			`"timestamp":"2026-07-14T00:00:00.000Z","requestId":%q,"format":"pcm_s16le","sampleRate":%d,"channels":1}`, reply, reply, enginetest.SampleRate))
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
 // playChunk is the game's side of one chunk, from its message text (the
 // reader has read its last byte) to its samples queued on the speaker:
-// stream.ChunkDecoder, stream.Assembler, Speaker.Enqueue (float conversion
-// and resampling from 44.1 kHz to the device's 48 kHz).
-func playChunk(d *stream.ChunkDecoder, sp *audio.Speaker, reply string, msg []byte) error {
-	var c stream.AudioChunk
-	if _, err := d.Decode(&c, msg); err != nil {
+// stream.Assembler.Push (which decodes it), Speaker.Enqueue (float
+// conversion and resampling from 44.1 kHz to the device's 48 kHz).
+func playChunk(a *stream.Assembler, sp *audio.Speaker, reply string, msg []byte) error {
+	if err := a.Push(msg); err != nil {
 		return err
 	}
-	a := stream.NewAssembler(&stream.Options{RequestID: reply})
-	a.Push(&stream.AudioStart{RequestID: reply, Format: "pcm_s16le", SampleRate: enginetest.SampleRate, Channels: 1})
-	a.Push(&c)
 	out, ok := a.Next()
 	if !ok || out.Kind != stream.OutputSegment {
 		return fmt.Errorf("no segment from the chunk: %+v", out)
@@ -129,7 +139,6 @@ func BenchmarkPlaybackLatency(b *testing.B) {
 	defer dev.close()
 	data := base64.StdEncoding.EncodeToString(enginetest.Synthesize(0, float64(chunkSamples)/enginetest.SampleRate)[:chunkBytes])
 	rng := rand.New(rand.NewPCG(24, 1)) // the phases of the chunks' arrival
-	var d stream.ChunkDecoder
 	var lat, work []time.Duration
 	b.SetBytes(chunkBytes)
 	b.ReportAllocs()
@@ -139,10 +148,11 @@ func BenchmarkPlaybackLatency(b *testing.B) {
 		time.Sleep(time.Duration(rng.Int64N(int64(devicePeriod))))
 		reply := fmt.Sprintf("r%d", i)
 		msg := latencyChunk(reply, data)
+		a := replyAssembler(b, reply)
 		dev.watch <- reply
 		b.StartTimer()
 		t0 := time.Now()
-		if err := playChunk(&d, dev.speaker, reply, msg); err != nil {
+		if err := playChunk(a, dev.speaker, reply, msg); err != nil {
 			b.Fatal(err)
 		}
 		work = append(work, time.Since(t0))
@@ -176,7 +186,6 @@ func TestPlaybackLatency(t *testing.T) {
 	dev := newPulledDevice(t)
 	defer dev.close()
 	data := base64.StdEncoding.EncodeToString(enginetest.Synthesize(0, 0.05)[:2*2205])
-	var d stream.ChunkDecoder
 	for i := range 3 {
 		reply := fmt.Sprintf("t%d", i)
 		dev.watch <- reply
@@ -186,7 +195,7 @@ func TestPlaybackLatency(t *testing.T) {
 			t.Fatalf("chunk %d reported heard before it was queued", i)
 		default:
 		}
-		if err := playChunk(&d, dev.speaker, reply, latencyChunk(reply, data)); err != nil {
+		if err := playChunk(replyAssembler(t, reply), dev.speaker, reply, latencyChunk(reply, data)); err != nil {
 			t.Fatal(err)
 		}
 		select {

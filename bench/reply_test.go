@@ -58,7 +58,13 @@ type chunkJSON struct {
 	MessageID       string `json:"messageId"`
 	SessionID       string `json:"sessionId"`
 	Timestamp       string `json:"timestamp"`
-	stream.AudioChunk
+
+	RequestID            string `json:"requestId"`
+	Sequence             int    `json:"sequence"`
+	SegmentSequence      int    `json:"segmentSequence"`
+	SegmentChunkSequence int    `json:"segmentChunkSequence"`
+	SegmentChunkCount    int    `json:"segmentChunkCount"`
+	Data                 string `json:"data"`
 }
 
 // playback stands for the speaker's queue: the samples are converted to
@@ -83,70 +89,41 @@ type replyPath interface {
 	reset() // a new reply
 }
 
-// decoderPath is ours: stream.ChunkDecoder and stream.Assembler.
+// decoderPath is ours: stream.Assembler.Push, which decodes a chunk
+// message without encoding/json straight into the segment's samples.
 type decoderPath struct {
-	d  stream.ChunkDecoder
-	c  stream.AudioChunk
 	a  *stream.Assembler
 	pb *playback
 }
 
 func (p *decoderPath) reset() {
-	p.a = stream.NewAssembler(&stream.Options{RequestID: replyID})
-	p.a.Push(&stream.AudioStart{RequestID: replyID, Format: "pcm_s16le", SampleRate: enginetest.SampleRate, Channels: 1})
+	a, err := stream.NewAssembler(&stream.Options{RequestID: replyID})
+	if err != nil {
+		panic(err)
+	}
+	p.a = a
+	if err := p.a.Push(audioStart); err != nil {
+		panic(err)
+	}
 }
+
+// audioStart is the reply.audio.start of the benchmark's reply.
+var audioStart = []byte(`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.start","messageId":"start",` +
+	`"timestamp":"2026-07-14T00:00:00.000Z","requestId":"` + replyID + `","format":"pcm_s16le","sampleRate":44100,"channels":1}`)
 
 func (p *decoderPath) chunk(msg []byte) error {
-	if _, err := p.d.Decode(&p.c, msg); err != nil {
+	if err := p.a.Push(msg); err != nil {
 		return err
 	}
-	p.a.Push(&p.c)
-	return drainSegments(p.a, p.pb)
-}
-
-func drainSegments(a *stream.Assembler, pb *playback) error {
-	for out, ok := a.Next(); ok; out, ok = a.Next() {
+	for out, ok := p.a.Next(); ok; out, ok = p.a.Next() {
 		switch out.Kind {
 		case stream.OutputSegment:
-			pb.write(out.Segment.Samples)
+			p.pb.write(out.Segment.Samples)
 		case stream.OutputAnomaly:
 			return fmt.Errorf("anomaly %v", out.Anomaly)
 		}
 	}
 	return nil
-}
-
-// jsonAssemblerPath is what a reader does with encoding/json: decode the
-// envelope, then the payload into stream.AudioChunk, and push it.
-type jsonAssemblerPath struct {
-	a  *stream.Assembler
-	pb *playback
-}
-
-func (p *jsonAssemblerPath) reset() {
-	p.a = stream.NewAssembler(&stream.Options{RequestID: replyID})
-	p.a.Push(&stream.AudioStart{RequestID: replyID, Format: "pcm_s16le", SampleRate: enginetest.SampleRate, Channels: 1})
-}
-
-func (p *jsonAssemblerPath) chunk(msg []byte) error {
-	var h struct {
-		Protocol        string          `json:"protocol"`
-		ProtocolVersion json.RawMessage `json:"protocolVersion"`
-		Type            string          `json:"type"`
-		MessageID       string          `json:"messageId"`
-		SessionID       *string         `json:"sessionId"`
-		Timestamp       string          `json:"timestamp"`
-		RequestID       *string         `json:"requestId"`
-	}
-	if err := json.Unmarshal(msg, &h); err != nil {
-		return err
-	}
-	c := new(stream.AudioChunk)
-	if err := json.Unmarshal(msg, c); err != nil {
-		return err
-	}
-	p.a.Push(c)
-	return drainSegments(p.a, p.pb)
 }
 
 // naivePath is the straightforward path: encoding/json into a struct,
@@ -193,9 +170,7 @@ func (p *base64Path) chunk(msg []byte) error {
 // message (32 KiB of PCM, 0.37 s of speech): from the WebSocket message
 // text to the samples queued for playback.
 //
-//   - decoder: ours, stream.ChunkDecoder + stream.Assembler;
-//   - json+assembler: encoding/json for envelope and payload, then
-//     stream.Assembler (what a reader does without ChunkDecoder);
+//   - decoder: ours, stream.Assembler.Push of the message text;
 //   - naive: the straightforward path, encoding/json into a struct, then
 //     base64.StdEncoding.Decode, appending samples to the sentence;
 //   - base64: decoding the data alone, the floor.
@@ -209,7 +184,6 @@ func BenchmarkReplyPCM(b *testing.B) {
 		path replyPath
 	}{
 		{"decoder", &decoderPath{pb: newPlayback()}},
-		{"json+assembler", &jsonAssemblerPath{pb: newPlayback()}},
 		{"naive", &naivePath{pb: newPlayback()}},
 		{"base64", &base64Path{buf: make([]byte, chunkBytes)}},
 	}
@@ -262,15 +236,12 @@ func TestReplyPaths(t *testing.T) {
 		}
 	}
 	for name, p := range map[string]replyPath{
-		"decoder": &decoderPath{pb: newPlayback()}, "json+assembler": &jsonAssemblerPath{pb: newPlayback()},
-		"naive": &naivePath{pb: newPlayback()},
+		"decoder": &decoderPath{pb: newPlayback()}, "naive": &naivePath{pb: newPlayback()},
 	} {
 		var got []int16
 		pb := &playback{}
 		switch q := p.(type) {
 		case *decoderPath:
-			q.pb = pb
-		case *jsonAssemblerPath:
 			q.pb = pb
 		case *naivePath:
 			q.pb = pb

@@ -136,7 +136,7 @@ type Reply struct {
 	delivered bool          // the End event was consumed
 	ended     bool
 	err       error
-	final     *stream.TextCompleted
+	final     *wire.TextCompleted
 	text      string
 	status    CaptureStatus // a capture's latest
 	speech    bool          // an EventSegment was queued
@@ -205,7 +205,7 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, c *ca
 		decided:  make(chan struct{}),
 		refused:  make(chan *RequestError, 1),
 		resync:   make(chan *RequestError, 1),
-		asm:      stream.NewAssembler(nil),
+		asm:      newAssembler(),
 		starting: true,
 	}
 	defer func() {
@@ -499,31 +499,8 @@ func (r *Reply) handle(typ string, data []byte) {
 		return
 	}
 	r.got.Store(true)
-	var ev stream.Event
-	switch typ {
-	case wire.TypeReplyAccepted:
-		ev = &stream.Accepted{}
-	case wire.TypeTextDelta:
-		ev = &stream.TextDelta{}
-	case wire.TypeTextCompleted:
-		ev = &stream.TextCompleted{}
-	case wire.TypeAudioStart:
-		ev = &stream.AudioStart{}
-	case wire.TypeAudioChunk:
-		ev = &stream.AudioChunk{}
-	case wire.TypeAudioCompleted:
-		ev = &stream.AudioCompleted{}
-	case wire.TypeReplyCompleted:
-		ev = &stream.Completed{}
-	case wire.TypeReplyCancelled:
-		ev = &stream.Cancelled{}
-	case wire.TypeCaptureLevel:
-		ev = &stream.CaptureLevel{}
-	case wire.TypeCaptureState:
-		ev = &stream.CaptureState{}
-	case wire.TypeCaptureTranscript:
-		ev = &stream.CaptureTranscript{}
-	default:
+	ev := wire.NewEvent(typ)
+	if ev == nil || typ == wire.TypeRequestError { // request.error is routed by the session
 		if h, ok := r.sess.t.(replyHandler); ok && h.handleReply(r, typ, data) {
 			return
 		}
@@ -534,10 +511,10 @@ func (r *Reply) handle(typ string, data []byte) {
 		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", peertext.Clip(err.Error(), peertext.LogBytes))
 		return
 	}
-	if ac, ok := ev.(*stream.AudioCompleted); ok && wholeSegments(r.sess.t) {
+	if ac, ok := ev.(*wire.AudioCompleted); ok && wholeSegments(r.sess.t) {
 		ev = r.segmentsCompleted(ac)
 	}
-	if a, ok := ev.(*stream.Accepted); ok {
+	if a, ok := ev.(*wire.Accepted); ok {
 		if h, err := card.ParseDigest(a.ResolvedCardHash); err == nil {
 			r.sess.cardAccepted(r.key, r.card, h)
 			r.mu.Lock()
@@ -575,7 +552,7 @@ func (r *Reply) unexpected(detail string) {
 // handleChunk processes a reply.audio.chunk the session decoded already
 // (session.decodeHeader); reader goroutine. The assembler keeps no
 // reference to c, which the session reuses for the next chunk.
-func (r *Reply) handleChunk(c *stream.AudioChunk) {
+func (r *Reply) handleChunk(c *wire.AudioChunk) {
 	r.got.Store(true)
 	r.push(c)
 }
@@ -583,7 +560,7 @@ func (r *Reply) handleChunk(c *stream.AudioChunk) {
 // handleError processes a request.error for this reply; reader goroutine.
 // A capacity_exceeded or card_resync_required before reply.accepted goes
 // back to the Reply call, which retries.
-func (r *Reply) handleError(f *stream.Failed) {
+func (r *Reply) handleError(f *wire.Failed) {
 	r.got.Store(true)
 	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: r.id, SourceMessageID: f.SourceMessageID}
 	switch {
@@ -625,7 +602,7 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 }
 
 // push feeds one event through the assembler and queues its outputs.
-func (r *Reply) push(ev stream.Event) {
+func (r *Reply) push(ev wire.Event) {
 	r.mu.Lock()
 	if r.ended {
 		r.mu.Unlock()
@@ -633,34 +610,29 @@ func (r *Reply) push(ev stream.Event) {
 	}
 	r.touchLocked(ev)
 	switch ev.(type) {
-	case *stream.TextDelta, *stream.AudioStart, *stream.TextCompleted:
+	case *wire.TextDelta, *wire.AudioStart, *wire.TextCompleted:
 		r.spoke = true
 	}
 	switch e := ev.(type) {
-	case *stream.CaptureLevel:
+	case *wire.CaptureLevel:
 		st := &r.status
 		st.Elapsed, st.Peak, st.RMS = seconds(e.Seconds), e.Peak, e.RMS
 		r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
-	case *stream.CaptureState:
+	case *wire.CaptureState:
 		r.spoke = r.spoke || e.State == "speech_ended"
 		st := &r.status
 		st.State, st.Message, st.AutoEnd, st.Elapsed = e.State, e.Message, e.AutoEndEnabled, seconds(e.Seconds)
 		r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
-	case *stream.CaptureTranscript:
+	case *wire.CaptureTranscript:
 		r.spoke = true
 		r.status.Transcript, r.status.Language = e.Text, e.Language
 		r.enqueueLocked(Event{Kind: EventCapture, Capture: r.status})
 	default:
-		if tc, ok := ev.(*stream.TextCompleted); ok {
+		if tc, ok := ev.(*wire.TextCompleted); ok {
 			r.final = tc
 		}
-		r.asm.Push(ev)
+		wire.Assemble(r.asm, ev) // decoded once, by the reader
 		r.drainLocked()
-		if _, ok := ev.(*stream.AudioCompleted); ok && !r.ended && !r.audioEnd {
-			// Every segment the assembler could complete is queued.
-			r.audioEnd = true
-			r.enqueueLocked(Event{Kind: EventAudioEnd})
-		}
 	}
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
 	ended := r.ended
@@ -686,6 +658,11 @@ func (r *Reply) drainLocked() {
 			r.enqueueLocked(Event{Kind: EventText, Text: out.Text})
 		case stream.OutputSegment:
 			r.enqueueLocked(Event{Kind: EventSegment, Segment: out.Segment})
+		case stream.OutputAudioEnd:
+			if !r.audioEnd {
+				r.audioEnd = true
+				r.enqueueLocked(Event{Kind: EventAudioEnd})
+			}
 		case stream.OutputAnomaly:
 			r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", peertext.Clip(out.Anomaly.Detail, peertext.LogBytes))
 			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: out.Anomaly})
@@ -696,9 +673,6 @@ func (r *Reply) drainLocked() {
 }
 
 func (r *Reply) endError(e stream.End) error {
-	if e.Final != nil {
-		r.final = e.Final
-	}
 	if t := r.asm.Text(); t != "" {
 		r.text = t
 	}
@@ -738,8 +712,8 @@ func (r *Reply) enqueueLocked(ev Event) {
 
 // touchLocked resets the idle timer for a message of this reply; any
 // message but reply.accepted means the engine is producing it.
-func (r *Reply) touchLocked(ev stream.Event) {
-	if _, ok := ev.(*stream.Accepted); !ok {
+func (r *Reply) touchLocked(ev wire.Event) {
+	if _, ok := ev.(*wire.Accepted); !ok {
 		r.active = true
 	}
 	r.resetIdleLocked()
@@ -793,4 +767,10 @@ func seconds(s float64) time.Duration {
 // or a transcript is never coalesced away.
 func sameStage(a, b CaptureStatus) bool {
 	return a.State == b.State && a.Transcript == b.Transcript
+}
+
+// newAssembler returns an assembler with the default bounds.
+func newAssembler() *stream.Assembler {
+	a, _ := stream.NewAssembler(nil) // nil options cannot be invalid
+	return a
 }

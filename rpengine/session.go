@@ -12,7 +12,6 @@ import (
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
-	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // maxMessageIDBytes is the longest messageId that is not reported as
@@ -49,8 +48,8 @@ type session struct {
 
 	// chunks and chunk decode reply.audio.chunk messages (see
 	// decodeHeader); reader goroutine only.
-	chunks stream.ChunkDecoder
-	chunk  stream.AudioChunk
+	chunks wire.ChunkDecoder
+	chunk  wire.AudioChunk
 	// longID says an absurd messageId was reported; reader goroutine only.
 	longID bool
 
@@ -317,13 +316,13 @@ func (s *session) receive(data []byte) {
 }
 
 // decodeHeader decodes an engine message's envelope. reply.audio.chunk,
-// nearly all the bytes of a spoken reply, goes through stream.ChunkDecoder,
+// nearly all the bytes of a spoken reply, goes through wire.ChunkDecoder,
 // which checks the same envelope and decodes the chunk whole without
 // encoding/json (bench/: encoding/json was about half the CPU of a reply
 // over loopback); chunk is then that decoded chunk, valid until the next
 // message. Anything else, or anything that decoder refuses, goes through
 // wire.DecodeHeader, whose errors are the ones logged.
-func (s *session) decodeHeader(data []byte) (h wire.Header, chunk *stream.AudioChunk, err error) {
+func (s *session) decodeHeader(data []byte) (h wire.Header, chunk *wire.AudioChunk, err error) {
 	if len(data) <= wire.MaxMessageBytes {
 		if env, err := s.chunks.Decode(&s.chunk, data); err == nil {
 			h = wire.Header{Type: wire.TypeAudioChunk, MessageID: string(env.MessageID), RequestID: &s.chunk.RequestID}
@@ -355,7 +354,7 @@ func (s *session) touchWaiting() {
 
 // dispatch routes one new engine message. chunk is the decoded message
 // when it is a reply.audio.chunk that decodeHeader decoded already.
-func (s *session) dispatch(h wire.Header, chunk *stream.AudioChunk, data []byte) {
+func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, data []byte) {
 	switch h.Type {
 	case wire.TypeAck:
 		var a wire.Ack
@@ -381,7 +380,7 @@ func (s *session) dispatch(h wire.Header, chunk *stream.AudioChunk, data []byte)
 			s.onSynced(m)
 		}
 	case wire.TypeRequestError:
-		var f stream.Failed
+		var f wire.Failed
 		if s.decode(h, data, &f) {
 			s.onError(&f)
 		}
@@ -427,7 +426,7 @@ func (s *session) onAck(a wire.Ack) {
 // sourceMessageId to a sync or reply, and otherwise (invalid_payload,
 // which carries neither) to the oldest message the engine has not acked:
 // over one ordered connection that is the one it refused.
-func (s *session) onError(f *stream.Failed) {
+func (s *session) onError(f *wire.Failed) {
 	if f.RequestID != nil && *f.RequestID != "" {
 		if r := s.reply(*f.RequestID); r != nil {
 			r.handleError(f)

@@ -11,7 +11,6 @@ import (
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
-	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // maxResyncs bounds card_resync_required retries of one request; the
@@ -175,7 +174,7 @@ func (op *syncOp) finish(h card.Digest, err error) {
 // handleError takes a request.error for the sync: card_resync_required
 // goes back to the waiting SyncCharacter call, anything else ends it.
 // Reader goroutine.
-func (op *syncOp) handleError(f *stream.Failed) {
+func (op *syncOp) handleError(f *wire.Failed) {
 	op.got.Store(true)
 	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, SourceMessageID: f.SourceMessageID}
 	if f.Code != "card_resync_required" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
@@ -42,7 +43,7 @@ type segmentTotals struct {
 	bytes   int          // PCM bytes
 	chunks  int          // sum over segments of ceil(bytes / 32 KiB)
 	seconds float64      // sum over segments of samples / rate
-	final   *stream.AudioCompleted
+	final   *wire.AudioCompleted
 }
 
 // add counts seg; a repeated segmentSequence is not counted twice.
@@ -69,7 +70,7 @@ func (t *segmentTotals) add(seg stream.Segment) {
 // check compares the engine's totals with the segments received and
 // returns the anomalies: each total that differs, and the segments below
 // segmentCount (or below the highest received) that never arrived.
-func (t *segmentTotals) check(e *stream.AudioCompleted) []stream.Anomaly {
+func (t *segmentTotals) check(e *wire.AudioCompleted) []stream.Anomaly {
 	var out []stream.Anomaly
 	mismatch := func(name string, declared, got any) {
 		out = append(out, stream.Anomaly{Kind: stream.AnomalyTotalsMismatch,
@@ -109,7 +110,7 @@ func (t *segmentTotals) check(e *stream.AudioCompleted) []stream.Anomaly {
 // returns what the assembler is given instead, an empty
 // reply.audio.completed, which ends its (empty) audio as the real one
 // would. A repeat is compared with the first. Reader goroutine.
-func (r *Reply) segmentsCompleted(e *stream.AudioCompleted) *stream.AudioCompleted {
+func (r *Reply) segmentsCompleted(e *wire.AudioCompleted) *wire.AudioCompleted {
 	r.mu.Lock()
 	var anomalies []stream.Anomaly
 	if f := r.files.final; f != nil {
@@ -133,5 +134,5 @@ func (r *Reply) segmentsCompleted(e *stream.AudioCompleted) *stream.AudioComplet
 	}
 	r.mu.Unlock()
 	r.wake()
-	return &stream.AudioCompleted{RequestID: e.RequestID}
+	return &wire.AudioCompleted{RequestID: e.RequestID}
 }

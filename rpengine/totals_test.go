@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
@@ -16,24 +17,24 @@ func Test_segmentTotals(t *testing.T) {
 	}
 	// 22050 samples = 44100 bytes = 2 chunks; 16384 samples = 1 chunk.
 	two := []stream.Segment{seg(0, 22050), seg(1, 16384)}
-	exact := stream.AudioCompleted{SegmentCount: 2, TotalBytes: 44100 + 32768, ChunkCount: 3, DurationSeconds: (22050.0 + 16384) / 44100}
+	exact := wire.AudioCompleted{SegmentCount: 2, TotalBytes: 44100 + 32768, ChunkCount: 3, DurationSeconds: (22050.0 + 16384) / 44100}
 	tests := []struct {
 		name  string
 		segs  []stream.Segment
-		final stream.AudioCompleted
+		final wire.AudioCompleted
 		want  []stream.AnomalyKind
 		seqs  []int // Sequences of a missing_segments anomaly
 	}{
 		{"as the engine computes them", two, exact, nil, nil},
 		{"repeated segment counted once", append(two, seg(1, 16384)), exact, nil, nil},
-		{"nothing spoken", nil, stream.AudioCompleted{}, nil, nil},
+		{"nothing spoken", nil, wire.AudioCompleted{}, nil, nil},
 		{"segment lost", two[:1], exact, []stream.AnomalyKind{stream.AnomalyTotalsMismatch, stream.AnomalyTotalsMismatch,
 			stream.AnomalyTotalsMismatch, stream.AnomalyTotalsMismatch, stream.AnomalyMissingSegments}, []int{1}},
-		{"gap below the highest", []stream.Segment{seg(2, 10)}, stream.AudioCompleted{SegmentCount: 1, TotalBytes: 20, ChunkCount: 1, DurationSeconds: 10.0 / 44100},
+		{"gap below the highest", []stream.Segment{seg(2, 10)}, wire.AudioCompleted{SegmentCount: 1, TotalBytes: 20, ChunkCount: 1, DurationSeconds: 10.0 / 44100},
 			[]stream.AnomalyKind{stream.AnomalyMissingSegments}, []int{0, 1}},
-		{"duration off by more than 1 ms", two, func() stream.AudioCompleted { e := exact; e.DurationSeconds += 0.002; return e }(),
+		{"duration off by more than 1 ms", two, func() wire.AudioCompleted { e := exact; e.DurationSeconds += 0.002; return e }(),
 			[]stream.AnomalyKind{stream.AnomalyTotalsMismatch}, nil},
-		{"duration within 1 ms", two, func() stream.AudioCompleted { e := exact; e.DurationSeconds += 0.0005; return e }(), nil, nil},
+		{"duration within 1 ms", two, func() wire.AudioCompleted { e := exact; e.DurationSeconds += 0.0005; return e }(), nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,23 +1,25 @@
 package stream_test
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // chunkEvents returns count in-order chunks of one segment, each of
 // samples samples.
-func chunkEvents(seg, firstSeq, count, samples int) []*stream.AudioChunk {
+func chunkEvents(seg, firstSeq, count, samples int) []*wire.AudioChunk {
 	data := make([]int16, samples)
 	for i := range data {
 		data[i] = int16(i * 7)
 	}
 	enc := pcm(data...)
-	evs := make([]*stream.AudioChunk, count)
+	evs := make([]*wire.AudioChunk, count)
 	for i := range evs {
 		evs[i] = rawChunk(firstSeq+i, seg, i, count, enc)
 	}
@@ -35,22 +37,22 @@ func TestAssembler_PushAllocs(t *testing.T) {
 	testutil.SkipAllocs(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const count = 400
-	a := stream.NewAssembler(nil)
-	a.Push(start())
+	a := mustAssembler(nil)
+	a.PushEvent(start())
 	for seg := range 4 {
 		evs := chunkEvents(seg, seg*count, count, 1024)
-		a.Push(evs[0]) // first use of the segment: sizes its buffers
+		a.PushEvent(evs[0]) // first use of the segment: sizes its buffers
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		for _, ev := range evs[1 : count-1] {
-			a.Push(ev)
+			a.PushEvent(ev)
 			if _, ok := a.Next(); ok {
 				t.Fatal("unexpected output before the segment is complete")
 			}
 		}
 		runtime.ReadMemStats(&m1)
 		testutil.Equal(t, "allocations by in-order chunks", m1.Mallocs-m0.Mallocs, uint64(0))
-		a.Push(evs[count-1]) // the last chunk completes the segment
+		a.PushEvent(evs[count-1]) // the last chunk completes the segment
 		out, ok := a.Next()
 		testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment && out.Segment.Index == seg, true)
 		testutil.Equal(t, "samples", len(out.Segment.Samples), count*1024)
@@ -65,21 +67,21 @@ func TestAssembler_PushAllocs(t *testing.T) {
 // that MemStats.TotalAlloc counts this test alone.
 func TestAssembler_ReserveBounded(t *testing.T) {
 	opts := &stream.Options{MaxHeldAudio: time.Second}
-	evs := make([]*stream.AudioChunk, 0, 1024)
+	evs := make([]*wire.AudioChunk, 0, 1024)
 	for seg := 1; seg <= cap(evs); seg++ {
 		evs = append(evs, chunk(seg, seg, 0, 1<<40, 1))
 	}
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	a := stream.NewAssembler(opts)
-	a.Push(start())
+	a := mustAssembler(opts)
+	a.PushEvent(start())
 	pushed := 0
 	for _, ev := range evs {
 		if a.Done() {
 			break
 		}
-		a.Push(ev)
+		a.PushEvent(ev)
 		pushed++
 		for _, ok := a.Next(); ok; _, ok = a.Next() {
 		}
@@ -100,17 +102,17 @@ func TestAssembler_ReserveBounded(t *testing.T) {
 // MemStats.TotalAlloc counts this test alone.
 func TestAssembler_TextLinear(t *testing.T) {
 	const n = 20000
-	evs := make([]*stream.TextDelta, n)
+	evs := make([]*wire.TextDelta, n)
 	for i := range evs {
 		evs[i] = delta(i, "0123456789")
 	}
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	a := stream.NewAssembler(nil)
+	a := mustAssembler(nil)
 	var last string
 	for _, ev := range evs {
-		a.Push(ev)
+		a.PushEvent(ev)
 		for o, ok := a.Next(); ok; o, ok = a.Next() {
 			last = o.Text
 		}
@@ -121,4 +123,51 @@ func TestAssembler_TextLinear(t *testing.T) {
 	if got := m1.TotalAlloc - m0.TotalAlloc; got > limit {
 		t.Fatalf("%d deltas allocated %d bytes, want at most %d", n, got, limit)
 	}
+}
+
+// chunkText is the text of a reply.audio.chunk message as engines send it.
+func chunkText(seq, seg, pos, count int, data string) []byte {
+	return fmt.Appendf(nil, `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.chunk","messageId":"m-%d",`+
+		`"sessionId":"s-1","timestamp":"2026-07-14T00:00:00.000Z","requestId":"%s","sequence":%d,"segmentSequence":%d,`+
+		`"segmentChunkSequence":%d,"segmentChunkCount":%d,"data":"%s"}`, seq, rid, seq, seg, pos, count, data)
+}
+
+// TestAssembler_PushRawAllocs pins zero allocations per in-order chunk
+// from message text to assembled samples: Push decodes the envelope and
+// the chunk without encoding/json, into the segment's samples.
+func TestAssembler_PushRawAllocs(t *testing.T) {
+	testutil.SkipAllocs(t)
+	const runs = 200
+	samples := make([]int16, 4096)
+	for i := range samples {
+		samples[i] = int16(i * 13)
+	}
+	data := pcm(samples...)
+	msgs := make([][]byte, runs+3)
+	for i := range msgs {
+		msgs[i] = chunkText(i, 0, i, len(msgs), data)
+	}
+	a := mustAssembler(nil)
+	testutil.Success(t, a.Push([]byte(`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.start","messageId":"s",`+
+		`"timestamp":"t","requestId":"r1","format":"pcm_s16le","sampleRate":44100,"channels":1}`)))
+	push := func(i int) {
+		if err := a.Push(msgs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push(0)
+	i := 1
+	allocs := testing.AllocsPerRun(runs, func() {
+		push(i)
+		i++
+		if out, ok := a.Next(); ok {
+			t.Fatalf("unexpected output %v", out.Kind)
+		}
+	})
+	testutil.Equal(t, "allocs per chunk", allocs, 0.0)
+	push(i)
+	out, ok := a.Next()
+	testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment, true)
+	testutil.Equal(t, "samples", len(out.Segment.Samples), len(msgs)*len(samples))
+	testutil.Equal(t, "last sample", out.Segment.Samples[len(out.Segment.Samples)-1], samples[len(samples)-1])
 }

@@ -1,16 +1,18 @@
 package stream
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/peertext"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
 // Assembler assembles one reply's messages into ordered display text,
 // whole audio segments in segment order, [Anomaly] reports and one [End].
 //
-// It is passive: Push records an event and queues the outputs it made
+// It is passive: Push records a message and queues the outputs it made
 // possible; Next pops them. It starts no goroutine, takes no lock and reads
 // no clock. An Assembler is not safe for concurrent use; the caller
 // serialises Push and Next (one reader goroutine usually owns it). Drain
@@ -26,7 +28,12 @@ type Assembler struct {
 	done      bool
 	stats     Stats
 
-	accepted *Accepted
+	accepted *wire.Accepted
+	audioEnd bool // OutputAudioEnd was queued
+
+	// chunks and chunk decode reply.audio.chunk without allocating.
+	chunks wire.ChunkDecoder
+	chunk  wire.AudioChunk
 
 	txt textState
 	aud audioState
@@ -52,24 +59,60 @@ type Stats struct {
 }
 
 // NewAssembler returns an assembler for one reply. A nil opts means
-// defaults (see [Options]).
-func NewAssembler(opts *Options) *Assembler {
-	o := opts.withDefaults()
+// defaults; an invalid option is a *ConfigError (see [Options]).
+func NewAssembler(opts *Options) (*Assembler, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	a := &Assembler{opts: o, requestID: o.RequestID}
 	a.aud.maxHeld = heldSamplesFor(o.MaxHeldAudio, expectedSampleRate)
-	return a
+	return a, nil
 }
 
-// Push feeds one decoded message of this reply: one of the reply payload
-// types of this package, as a pointer. It never panics. Anomalies and bound
-// violations are reported through [Assembler.Next]; a bound violation ends
-// the reply as [EndFailed]. After the End, events are counted in
-// [Stats].Late and dropped. Push keeps no reference to ev or its strings
-// beyond what it returns in outputs (a *TextCompleted is kept as
-// [End].Final and must not be modified). A *Failed with a nil RequestID
-// (request.error without requestId) is taken as this reply's: the caller
-// routed it here.
-func (a *Assembler) Push(ev Event) {
+func init() {
+	wire.Assemble = func(a any, ev wire.Event) { a.(*Assembler).pushEvent(ev) }
+}
+
+// Push feeds one message of the reply: the text of an engine message
+// (one WebSocket text message, or one mailbox file), envelope included.
+// A message that is not a valid envelope (docs/rpengine-protocol.md,
+// "Envelope") or whose fields do not decode is an error, and nothing
+// changes; a valid message that is not part of a reply is an
+// [AnomalyUnexpectedEvent]. Push never panics. Anomalies and bound
+// violations are reported through [Assembler.Next]; a bound violation
+// ends the reply as [EndFailed]. After the End, messages are counted in
+// [Stats].Late and dropped. Push keeps no reference to msg: the caller
+// may reuse it once Push returns. A request.error without requestId
+// (invalid_payload) is taken as this reply's: the caller routed it here.
+//
+// A reply.audio.chunk is decoded without allocating; an in-order chunk of
+// a known segment then goes straight into the segment's samples.
+func (a *Assembler) Push(msg []byte) error {
+	if _, err := a.chunks.Decode(&a.chunk, msg); err == nil {
+		a.pushEvent(&a.chunk)
+		a.chunk.Data = "" // it aliases msg
+		return nil
+	}
+	h, err := wire.DecodeHeader(msg)
+	if err != nil {
+		return fmt.Errorf("stream: push: %w", err)
+	}
+	ev := wire.NewEvent(h.Type)
+	if ev == nil {
+		a.pushEvent(nil)
+		return nil
+	}
+	if err := json.Unmarshal(msg, ev); err != nil {
+		return fmt.Errorf("stream: push %s: %s", peertext.Quote(h.Type, peertext.LogBytes), peertext.Clip(err.Error(), peertext.LogBytes))
+	}
+	a.pushEvent(ev)
+	return nil
+}
+
+// pushEvent feeds one decoded message (package rpengine's reader decodes
+// each message once and pushes it through wire.Assemble).
+func (a *Assembler) pushEvent(ev wire.Event) {
 	if a.done {
 		a.stats.Late++
 		return
@@ -78,89 +121,89 @@ func (a *Assembler) Push(ev Event) {
 }
 
 // push dispatches one event; it is a type switch, hence its length.
-func (a *Assembler) push(ev Event) {
+func (a *Assembler) push(ev wire.Event) {
 	switch e := ev.(type) {
-	case *Accepted:
+	case *wire.Accepted:
 		if e != nil && a.ownedBy(e.RequestID, "reply.accepted") {
 			a.pushAccepted(e)
 			return
 		}
-	case *TextDelta:
+	case *wire.TextDelta:
 		if e != nil && a.ownedBy(e.RequestID, "reply.text.delta") {
 			a.pushDelta(e)
 			return
 		}
-	case *TextCompleted:
+	case *wire.TextCompleted:
 		if e != nil && a.ownedBy(e.RequestID, "reply.text.completed") {
 			a.pushTextCompleted(e)
 			return
 		}
-	case *AudioStart:
+	case *wire.AudioStart:
 		if e != nil && a.ownedBy(e.RequestID, "reply.audio.start") {
 			a.pushAudioStart(e)
 			return
 		}
-	case *AudioChunk:
+	case *wire.AudioChunk:
 		if e != nil && a.ownedBy(e.RequestID, "reply.audio.chunk") {
 			a.pushChunk(e)
 			return
 		}
-	case *AudioCompleted:
+	case *wire.AudioCompleted:
 		if e != nil && a.ownedBy(e.RequestID, "reply.audio.completed") {
 			a.pushAudioCompleted(e)
 			return
 		}
-	case *Completed:
+	case *wire.Completed:
 		if e != nil && a.ownedBy(e.RequestID, "reply.completed") {
 			a.pushCompleted()
 			return
 		}
-	case *Cancelled:
+	case *wire.Cancelled:
 		if e != nil && a.ownedBy(e.RequestID, "reply.cancelled") {
 			a.end(End{State: EndCancelled, Reason: e.Reason})
 			return
 		}
-	case *Failed:
+	case *wire.Failed:
 		if e != nil && (e.RequestID == nil || a.ownedBy(*e.RequestID, "request.error")) {
 			a.end(End{State: EndFailed, Code: e.Code, Message: e.Message, Retryable: e.Retryable})
 			return
 		}
 	}
 	if isNilEvent(ev) || !isReplyEvent(ev) {
-		a.anomaly(Anomaly{Kind: AnomalyUnexpectedEvent, Detail: fmt.Sprintf("%T is not a reply message", ev)})
+		a.anomaly(Anomaly{Kind: AnomalyUnexpectedEvent, Detail: "not a reply message"})
 	}
 }
 
 // isNilEvent reports a nil interface or a nil pointer of a known type.
-func isNilEvent(ev Event) bool {
+func isNilEvent(ev wire.Event) bool {
 	switch e := ev.(type) {
 	case nil:
 		return true
-	case *Accepted:
+	case *wire.Accepted:
 		return e == nil
-	case *TextDelta:
+	case *wire.TextDelta:
 		return e == nil
-	case *TextCompleted:
+	case *wire.TextCompleted:
 		return e == nil
-	case *AudioStart:
+	case *wire.AudioStart:
 		return e == nil
-	case *AudioChunk:
+	case *wire.AudioChunk:
 		return e == nil
-	case *AudioCompleted:
+	case *wire.AudioCompleted:
 		return e == nil
-	case *Completed:
+	case *wire.Completed:
 		return e == nil
-	case *Cancelled:
+	case *wire.Cancelled:
 		return e == nil
-	case *Failed:
+	case *wire.Failed:
 		return e == nil
 	}
 	return false
 }
 
-func isReplyEvent(ev Event) bool {
+func isReplyEvent(ev wire.Event) bool {
 	switch ev.(type) {
-	case *CaptureLevel, *CaptureState, *CaptureTranscript:
+	case *wire.CaptureLevel, *wire.CaptureState, *wire.CaptureTranscript:
 		return false
 	}
 	return true
@@ -182,7 +225,7 @@ func (a *Assembler) ownedBy(requestID, typ string) bool {
 	return false
 }
 
-func (a *Assembler) pushAccepted(e *Accepted) {
+func (a *Assembler) pushAccepted(e *wire.Accepted) {
 	if a.accepted == nil {
 		c := *e
 		a.accepted = &c
@@ -217,7 +260,12 @@ func (a *Assembler) pushCompleted() {
 
 // end queues e (with the final text) and drops everything held.
 func (a *Assembler) end(e End) {
-	e.Final = a.txt.final
+	if f := a.txt.final; f != nil {
+		e.Final = &Final{Text: f.Text, TokenCount: f.TokenCount, Elapsed: millis(f.ElapsedMs), Extracted: f.ExtractedContent}
+	}
+	if a.aud.seen() {
+		a.audioEnded() // the reply ended in the middle of its audio
+	}
 	a.done = true
 	a.txt.release()
 	a.aud.release()
@@ -279,6 +327,22 @@ func (a *Assembler) Done() bool { return a.done }
 
 // Stats returns the reply's counters so far.
 func (a *Assembler) Stats() Stats { return a.stats }
+
+// audioEnded queues OutputAudioEnd, once.
+func (a *Assembler) audioEnded() {
+	if !a.audioEnd {
+		a.audioEnd = true
+		a.enqueue(item{out: Output{Kind: OutputAudioEnd}, textLen: -1})
+	}
+}
+
+// millis converts the engine's milliseconds to a Duration.
+func millis(ms float64) time.Duration {
+	if !(ms >= 0 && ms < 1e12) {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
 
 // durationOf returns the duration of n samples at rate Hz.
 func durationOf(n int64, rate int) time.Duration {

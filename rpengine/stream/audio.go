@@ -7,22 +7,23 @@ import (
 	"slices"
 
 	"github.com/gamelink-go/gamelink/internal/peertext"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
 // audioState assembles reply.audio.chunk into segments.
 type audioState struct {
-	start       *AudioStart      // reply.audio.start, once arrived (a copy)
-	unsupported bool             // the declared format cannot be played: chunks are dropped
-	totals      *AudioCompleted  // reply.audio.completed, once arrived (a copy)
-	completed   bool             // the audio ended: chunks are stale
-	segs        map[int]*segment // segments not yet emitted or skipped
-	nextSeg     int              // segments below were emitted or skipped
-	held        int              // samples charged for held audio
-	maxHeld     int              // bound on held, in samples
-	reserved    int              // samples of capacity reserved ahead by segs (see newSegment)
-	segsSeen    int              // distinct segments with an accepted chunk
-	emitted     int64            // samples emitted so far: the next segment's offset
-	scratch     []byte           // decoded chunk data, reused
+	start       *wire.AudioStart     // reply.audio.start, once arrived (a copy)
+	unsupported bool                 // the declared format cannot be played: chunks are dropped
+	totals      *wire.AudioCompleted // reply.audio.completed, once arrived (a copy)
+	completed   bool                 // the audio ended: chunks are stale
+	segs        map[int]*segment     // segments not yet emitted or skipped
+	nextSeg     int                  // segments below were emitted or skipped
+	held        int                  // samples charged for held audio
+	maxHeld     int                  // bound on held, in samples
+	reserved    int                  // samples of capacity reserved ahead by segs (see newSegment)
+	segsSeen    int                  // distinct segments with an accepted chunk
+	emitted     int64                // samples emitted so far: the next segment's offset
+	scratch     []byte               // decoded chunk data, reused
 }
 
 // segment is one segmentSequence being assembled. Chunks that arrive in
@@ -63,7 +64,7 @@ func (au *audioState) release() {
 	au.segs, au.held, au.reserved, au.scratch = nil, 0, 0, nil
 }
 
-func (a *Assembler) pushAudioStart(e *AudioStart) {
+func (a *Assembler) pushAudioStart(e *wire.AudioStart) {
 	au := &a.aud
 	if au.start != nil {
 		x := *e
@@ -94,14 +95,14 @@ func (a *Assembler) pushAudioStart(e *AudioStart) {
 }
 
 // chunkAnomaly reports a dropped chunk.
-func (a *Assembler) chunkAnomaly(kind AnomalyKind, e *AudioChunk, format string, args ...any) {
+func (a *Assembler) chunkAnomaly(kind AnomalyKind, e *wire.AudioChunk, format string, args ...any) {
 	a.anomaly(Anomaly{Kind: kind, Sequences: []int{e.Sequence}, Segment: e.SegmentSequence,
 		Detail: fmt.Sprintf("reply.audio.chunk %d (segment %d, chunk %d of %d): ", e.Sequence, e.SegmentSequence, e.SegmentChunkSequence, e.SegmentChunkCount) + fmt.Sprintf(format, args...)})
 }
 
 // pushChunk is the hot path: an in-order chunk of a known segment is decoded
 // into the segment's samples without allocating.
-func (a *Assembler) pushChunk(e *AudioChunk) {
+func (a *Assembler) pushChunk(e *wire.AudioChunk) {
 	au := &a.aud
 	if au.unsupported {
 		return // reported once at reply.audio.start
@@ -158,7 +159,7 @@ func (a *Assembler) pushChunk(e *AudioChunk) {
 }
 
 // validChunk checks the numbers of a chunk and whether it is stale.
-func (a *Assembler) validChunk(e *AudioChunk) bool {
+func (a *Assembler) validChunk(e *wire.AudioChunk) bool {
 	switch {
 	case e.Sequence < 0 || e.SegmentSequence < 0 || e.SegmentChunkSequence < 0:
 		a.chunkAnomaly(AnomalyInvalidChunk, e, "negative sequence number")
@@ -178,7 +179,7 @@ func (a *Assembler) validChunk(e *AudioChunk) bool {
 
 // decodeChunk decodes e.Data into the scratch buffer and returns its length
 // in bytes.
-func (a *Assembler) decodeChunk(e *AudioChunk) (int, bool) {
+func (a *Assembler) decodeChunk(e *wire.AudioChunk) (int, bool) {
 	if len(e.Data) > maxEncodedChunk {
 		a.chunkAnomaly(AnomalyChunkTooLarge, e, "%d base64 characters decode to more than %d bytes", len(e.Data), maxChunkBytes)
 		return 0, false
@@ -199,7 +200,7 @@ func (a *Assembler) decodeChunk(e *AudioChunk) (int, bool) {
 
 // duplicateChunk reports whether e repeats a chunk already in s (ignored
 // or reported as a conflict).
-func (a *Assembler) duplicateChunk(s *segment, e *AudioChunk, n int) bool {
+func (a *Assembler) duplicateChunk(s *segment, e *wire.AudioChunk, n int) bool {
 	pos := e.SegmentChunkSequence
 	var seq int
 	var have []int16
@@ -234,7 +235,7 @@ func (a *Assembler) duplicateChunk(s *segment, e *AudioChunk, n int) bool {
 // segment reserve the whole bound, and a 30 s bound let a hostile engine
 // make the game allocate tens of gigabytes. A segment over the budget
 // starts at the size of its first chunk and grows by append.
-func (a *Assembler) newSegment(e *AudioChunk, n int) *segment {
+func (a *Assembler) newSegment(e *wire.AudioChunk, n int) *segment {
 	au := &a.aud
 	if au.segs == nil {
 		au.segs = make(map[int]*segment)
@@ -291,7 +292,7 @@ func (a *Assembler) emit(index int, s *segment) {
 	a.enqueue(item{out: Output{Kind: OutputSegment, Segment: seg}, textLen: -1})
 }
 
-func (a *Assembler) pushAudioCompleted(e *AudioCompleted) {
+func (a *Assembler) pushAudioCompleted(e *wire.AudioCompleted) {
 	au := &a.aud
 	if au.totals != nil {
 		x := *e
@@ -305,10 +306,11 @@ func (a *Assembler) pushAudioCompleted(e *AudioCompleted) {
 		a.checkTotals(e)
 	}
 	a.flushAudio()
+	a.audioEnded()
 }
 
 // checkTotals compares reply.audio.completed with the accepted chunks.
-func (a *Assembler) checkTotals(e *AudioCompleted) {
+func (a *Assembler) checkTotals(e *wire.AudioCompleted) {
 	au := &a.aud
 	mismatch := func(name string, declared, got any) {
 		a.anomaly(Anomaly{Kind: AnomalyTotalsMismatch, Detail: fmt.Sprintf("reply.audio.completed %s is %v, the accepted chunks give %v", name, declared, got)})

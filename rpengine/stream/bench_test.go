@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
@@ -24,14 +25,14 @@ func reportRealtime(b *testing.B, audioPerOp time.Duration) {
 func BenchmarkAssembler_PushChunk(b *testing.B) {
 	const samples, perSeg = 4096, 32
 	evs := chunkEvents(0, 0, perSeg, samples)
-	a := stream.NewAssembler(nil)
-	a.Push(start())
+	a := mustAssembler(nil)
+	a.PushEvent(start())
 	b.ReportAllocs()
 	b.SetBytes(2 * samples)
 	seg, i := 0, 0
 	for b.Loop() {
 		evs[i].SegmentSequence = seg // the assembler keeps no reference to a chunk
-		a.Push(evs[i])
+		a.PushEvent(evs[i])
 		if i++; i == perSeg {
 			i, seg = 0, seg+1
 			if _, ok := a.Next(); !ok {
@@ -44,9 +45,9 @@ func BenchmarkAssembler_PushChunk(b *testing.B) {
 
 // reply30s is a 30 s reply: 10 sentences of 3 s in chunks of 4096
 // samples, 100 text deltas, and the closing messages.
-func reply30s() []stream.Event {
-	var evs []stream.Event
-	evs = append(evs, &stream.Accepted{RequestID: rid}, start())
+func reply30s() []wire.Event {
+	var evs []wire.Event
+	evs = append(evs, &wire.Accepted{RequestID: rid}, start())
 	const segSamples, chunkSamples = 3 * benchRate, 4096
 	seq, total, nBytes := 0, "", 0
 	for s := range 10 {
@@ -65,7 +66,7 @@ func reply30s() []stream.Event {
 		}
 	}
 	return append(evs, textCompleted(total),
-		&stream.AudioCompleted{RequestID: rid, ChunkCount: seq, TotalBytes: nBytes, SegmentCount: 10, DurationSeconds: float64(nBytes/2) / benchRate},
+		&wire.AudioCompleted{RequestID: rid, ChunkCount: seq, TotalBytes: nBytes, SegmentCount: 10, DurationSeconds: float64(nBytes/2) / benchRate},
 		completed())
 }
 
@@ -76,10 +77,10 @@ func BenchmarkReply30s(b *testing.B) {
 	b.Run("assembler", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			a := stream.NewAssembler(nil)
+			a := mustAssembler(nil)
 			segs := 0
 			for _, ev := range evs {
-				a.Push(ev)
+				a.PushEvent(ev)
 				for o, ok := a.Next(); ok; o, ok = a.Next() {
 					if o.Kind == stream.OutputSegment {
 						segs++

@@ -15,7 +15,7 @@ var maxEncodedChunk = base64.StdEncoding.EncodedLen(maxChunkBytes)
 //
 // The []byte(s) conversion does not copy: since Go 1.22 the compiler
 // reuses the string's bytes when the slice neither escapes nor is written,
-// which holds for base64.Encoding.Decode's source. TestAssembler_PushAllocs
+// which holds for base64.Encoding.Decode's source. An allocation test
 // pins it (unsafe.StringData would be the fallback).
 func decodeBase64(scratch *[]byte, s string) (int, error) {
 	need := base64.StdEncoding.DecodedLen(len(s))

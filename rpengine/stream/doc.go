@@ -1,23 +1,32 @@
 // Package stream assembles the reply stream of an RPEngine engine
-// (protocol gemtavern.rp_engine v3, spec section 6) into what a game
-// shows and plays: display text that grows as it streams, each sentence's
-// audio as soon as it is whole, and a clear end.
+// (protocol gemtavern.rp_engine v3; this project's notes on it are
+// docs/rpengine-protocol.md) into what a game shows and plays: display
+// text that grows as it streams, each sentence's audio as soon as it is
+// whole, the end of the audio, and a clear end.
 //
-// An [Assembler] serves one reply. Feed it every decoded message of the
-// reply with [Assembler.Push] and pop results with [Assembler.Next]:
+// Package rpengine does this for every reply it serves; use stream
+// directly only with a transport of your own. An [Assembler] serves one
+// reply. Push it every message of the reply as the connection delivers
+// it, and pop results with [Assembler.Next]:
 //
-//	a := stream.NewAssembler(&stream.Options{RequestID: id})
-//	a.Push(ev) // *stream.TextDelta, *stream.AudioChunk, ...
+//	a, err := stream.NewAssembler(&stream.Options{RequestID: id})
+//	err = a.Push(msg) // one engine message, envelope included
 //	for out, ok := a.Next(); ok; out, ok = a.Next() {
 //		switch out.Kind {
-//		case stream.OutputText:    // subtitles: out.Text is the whole text so far
-//		case stream.OutputSegment: // play out.Segment.Samples at out.Segment.SampleRate
-//		case stream.OutputAnomaly: // log out.Anomaly; the reply goes on
-//		case stream.OutputEnd:     // completed, cancelled or failed (out.End)
+//		case stream.OutputText:     // subtitles: out.Text is the whole text so far
+//		case stream.OutputSegment:  // play out.Segment.Samples at out.Segment.SampleRate
+//		case stream.OutputAudioEnd: // no segment follows: end the speech
+//		case stream.OutputAnomaly:  // log out.Anomaly; the reply goes on
+//		case stream.OutputEnd:      // completed, cancelled or failed (out.End)
 //		}
 //	}
 //
 // # Protocol
+//
+// A message is one JSON object whose envelope (protocol, protocolVersion
+// 3, type, messageId, timestamp) is checked as the game's server checks
+// it; a message that is not valid is an error of Push and changes
+// nothing.
 //
 // Text: reply.text.delta carries a 0-based sequence. The display text is
 // the deltas in sequence order up to the first gap; deltas after a gap are
@@ -25,9 +34,10 @@
 // with another delta is an [AnomalyConflictingDelta] and the first is kept.
 // reply.text.completed is the final word: when it differs from the
 // assembled deltas it replaces them and an [AnomalyTextMismatch] is
-// reported; its tokenCount, elapsedMs and extractedContent are kept in
+// reported; its token count, time and extracted content are kept in
 // [End].Final. If the reply ends without it, the gaps are reported
-// ([AnomalyTextGap]) and skipped.
+// ([AnomalyTextGap]) and skipped. With buffered response processing the
+// engine sends no delta at all, only the completed text.
 //
 // Audio: reply.audio.chunk carries a global sequence, its sentence
 // (segmentSequence), its place in the sentence (segmentChunkSequence) and
@@ -40,7 +50,11 @@
 // Duration and its Offset within the reply's emitted audio. At
 // reply.audio.completed (or at reply.completed without it) the totals are
 // checked and every segment or chunk still missing is reported and
-// skipped, so that every later complete segment is still emitted, in order.
+// skipped, so that every later complete segment is still emitted, in
+// order; then [OutputAudioEnd] says that no segment follows. A player
+// needs that to play its last milliseconds, as nothing in a segment says
+// it is the last; a reply that ends in the middle of its audio gets it
+// just before its End.
 //
 // Checks: every inconsistency (totals, missing chunks or segments,
 // oversized or odd chunk data, disagreeing segmentChunkCount, conflicting
@@ -61,32 +75,29 @@
 // growing. Emitted segments belong to the caller, so a reply may run for
 // as long as the engine talks.
 //
-// [Capture] folds voice.capture.level, voice.capture.state and
-// voice.capture.transcript into the latest state of one capture request.
-//
 // # Performance
 //
-// An in-order chunk of a known segment is decoded straight into the
-// segment's sample buffer, sized from the segment's first chunk: pushing it
-// allocates nothing (TestAssembler_PushAllocs). Each segment allocates its
+// A reply.audio.chunk is decoded from the message text without
+// encoding/json, and an in-order chunk of a known segment straight into
+// the segment's sample buffer, sized from the segment's first chunk: Push
+// allocates nothing for it (a test pins it). Each segment allocates its
 // own buffer once, because the caller keeps the samples. The display text
 // is append-only, so every text output shares it rather than copying it: a
-// reply of n deltas costs O(n), not O(n²) (TestAssembler_TextLinear).
+// reply of n deltas costs O(n), not O(n²).
 //
 // # Concurrency
 //
-// Assembler and Capture are passive values: no goroutines, no locks, no
-// clock, no logging. They are not safe for concurrent use; the goroutine
-// that reads the connection usually owns one per reply and hands the
-// outputs on. Drain Next after every Push: only anomalies are bounded in
-// the output queue (1024 pending; more are counted in
-// [Stats].DroppedAnomalies).
+// An Assembler is a passive value: no goroutines, no locks, no clock, no
+// logging. It is not safe for concurrent use; the goroutine that reads
+// the connection usually owns one per reply and hands the outputs on.
+// Drain Next after every Push: only anomalies are bounded in the output
+// queue (1024 pending; more are counted in [Stats].DroppedAnomalies).
 //
 // # Security
 //
 // The engine is a local but untrusted peer. Numbers are validated before
-// use, chunk data is limited to 32 KiB decoded as the spec states, the
-// capacity reserved from a peer's numbers is capped by the held-audio bound
-// over all pending segments together (TestAssembler_ReserveBounded), and
-// what the assembler holds is bounded as above.
+// use, chunk data is limited to 32 KiB decoded as the protocol states, the
+// capacity reserved from a peer's numbers is capped by the held-audio
+// bound over all pending segments together, and what the assembler holds
+// is bounded as above.
 package stream

@@ -8,3 +8,12 @@ const (
 	CodeHeldTextLimit  = "stream_held_text_limit"  // Options.MaxHeldText exceeded
 	CodeTextLimit      = "stream_text_limit"       // Options.MaxText exceeded
 )
+
+// ConfigError reports an invalid [Options] field.
+type ConfigError struct {
+	Field  string
+	Reason string
+}
+
+// Error names the option and what is wrong with it.
+func (e *ConfigError) Error() string { return "stream: option " + e.Field + ": " + e.Reason }

@@ -7,24 +7,36 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
+// message returns the text of an engine message of type typ whose own
+// fields are the JSON fields given, as a connection delivers it.
+func message(typ, fields string) []byte {
+	return []byte(`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"` + typ +
+		`","messageId":"m-` + fmt.Sprint(len(fields)) + `","sessionId":"s1","timestamp":"2026-07-14T00:00:00.000Z",` + fields + `}`)
+}
+
 // Example assembles a reply whose messages arrive out of order: the second
 // sentence's audio is complete first but waits for the first sentence.
 func Example() {
 	data := func(samples int) string { return base64.StdEncoding.EncodeToString(make([]byte, 2*samples)) }
-	a := stream.NewAssembler(&stream.Options{RequestID: "r1"})
-	events := []stream.Event{
-		&stream.AudioStart{RequestID: "r1", Format: "pcm_s16le", SampleRate: 44100, Channels: 1},
-		&stream.TextDelta{RequestID: "r1", Sequence: 1, Delta: "there."},
-		&stream.TextDelta{RequestID: "r1", Sequence: 0, Delta: "Hello "},
-		&stream.AudioChunk{RequestID: "r1", Sequence: 2, SegmentSequence: 1, SegmentChunkSequence: 0, SegmentChunkCount: 1, Data: data(4410)},
-		&stream.AudioChunk{RequestID: "r1", Sequence: 0, SegmentSequence: 0, SegmentChunkSequence: 0, SegmentChunkCount: 2, Data: data(8820)},
-		&stream.AudioChunk{RequestID: "r1", Sequence: 1, SegmentSequence: 0, SegmentChunkSequence: 1, SegmentChunkCount: 2, Data: data(4410)},
-		&stream.TextCompleted{RequestID: "r1", Text: "Hello there."},
-		&stream.AudioCompleted{RequestID: "r1", ChunkCount: 3, TotalBytes: 35280, SegmentCount: 2, DurationSeconds: 0.4},
-		&stream.Completed{RequestID: "r1", Modalities: []string{"text", "audio"}},
+	a, err := stream.NewAssembler(&stream.Options{RequestID: "r1"})
+	if err != nil {
+		panic(err)
 	}
-	for _, ev := range events {
-		a.Push(ev)
+	messages := [][]byte{ // as read from the connection
+		message("reply.audio.start", `"requestId":"r1","format":"pcm_s16le","sampleRate":44100,"channels":1`),
+		message("reply.text.delta", `"requestId":"r1","sequence":1,"delta":"there."`),
+		message("reply.text.delta", `"requestId":"r1","sequence":0,"delta":"Hello "`),
+		message("reply.audio.chunk", `"requestId":"r1","sequence":2,"segmentSequence":1,"segmentChunkSequence":0,"segmentChunkCount":1,"data":"`+data(4410)+`"`),
+		message("reply.audio.chunk", `"requestId":"r1","sequence":0,"segmentSequence":0,"segmentChunkSequence":0,"segmentChunkCount":2,"data":"`+data(8820)+`"`),
+		message("reply.audio.chunk", `"requestId":"r1","sequence":1,"segmentSequence":0,"segmentChunkSequence":1,"segmentChunkCount":2,"data":"`+data(4410)+`"`),
+		message("reply.text.completed", `"requestId":"r1","text":"Hello there.","tokenCount":3,"elapsedMs":250`),
+		message("reply.audio.completed", `"requestId":"r1","chunkCount":3,"totalBytes":35280,"segmentCount":2,"durationSeconds":0.4,"elapsedMs":400`),
+		message("reply.completed", `"requestId":"r1","modalities":["text","audio"]`),
+	}
+	for _, msg := range messages {
+		if err := a.Push(msg); err != nil {
+			fmt.Println(err) // not a valid engine message: nothing changed
+		}
 		for out, ok := a.Next(); ok; out, ok = a.Next() {
 			switch out.Kind {
 			case stream.OutputText:
@@ -32,6 +44,8 @@ func Example() {
 			case stream.OutputSegment:
 				s := out.Segment
 				fmt.Printf("segment %d: %d samples at %d Hz, offset %v, duration %v\n", s.Index, len(s.Samples), s.SampleRate, s.Offset, s.Duration)
+			case stream.OutputAudioEnd:
+				fmt.Println("audio complete")
 			case stream.OutputAnomaly:
 				fmt.Println("anomaly", out.Anomaly)
 			case stream.OutputEnd:
@@ -43,16 +57,17 @@ func Example() {
 	// text "Hello there."
 	// segment 0: 13230 samples at 44100 Hz, offset 0s, duration 300ms
 	// segment 1: 4410 samples at 44100 Hz, offset 300ms, duration 100ms
+	// audio complete
 	// end completed final text: Hello there.
 }
 
 // ExampleAssembler_Next_anomaly shows a reported inconsistency: the
 // completed text differs from the deltas, and wins.
 func ExampleAssembler_Next_anomaly() {
-	a := stream.NewAssembler(nil)
-	a.Push(&stream.TextDelta{RequestID: "r1", Sequence: 0, Delta: "Hi"})
-	a.Push(&stream.TextCompleted{RequestID: "r1", Text: "Hi!"})
-	a.Push(&stream.Cancelled{RequestID: "r1", Reason: "requested_by_game"})
+	a, _ := stream.NewAssembler(nil)
+	_ = a.Push(message("reply.text.delta", `"requestId":"r1","sequence":0,"delta":"Hi"`))
+	_ = a.Push(message("reply.text.completed", `"requestId":"r1","text":"Hi!","tokenCount":1,"elapsedMs":3`))
+	_ = a.Push(message("reply.cancelled", `"requestId":"r1","reason":"requested_by_game"`))
 	for out, ok := a.Next(); ok; out, ok = a.Next() {
 		switch out.Kind {
 		case stream.OutputText:
@@ -68,17 +83,4 @@ func ExampleAssembler_Next_anomaly() {
 	// anomaly text_mismatch
 	// text "Hi!"
 	// end cancelled requested_by_game
-}
-
-// ExampleCapture folds voice capture messages into their latest state.
-func ExampleCapture() {
-	var c stream.Capture
-	c.Push(&stream.CaptureState{RequestID: "c1", State: "speech_started", Seconds: 0.8})
-	c.Push(&stream.CaptureLevel{RequestID: "c1", Seconds: 1.2, Peak: 0.5, RMS: 0.25})
-	c.Push(&stream.CaptureTranscript{RequestID: "c1", Text: "open the door", Language: "en"})
-	s, _ := c.State()
-	l, _ := c.Level()
-	t, _ := c.Transcript()
-	fmt.Println(s.State, l.RMS, t.Text)
-	// Output: speech_started 0.25 open the door
 }

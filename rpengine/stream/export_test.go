@@ -1,5 +1,11 @@
 package stream
 
+import "github.com/gamelink-go/gamelink/rpengine/internal/wire"
+
+// PushEvent pushes a decoded message, as rpengine's reader does (through
+// wire.Assemble): the tests build messages as values.
+func (a *Assembler) PushEvent(ev wire.Event) { a.pushEvent(ev) }
+
 // Held reports what a holds back, for the bounded-memory checks of the
 // tests: held audio in samples (with bookkeeping), its bound, held text in
 // bytes (with bookkeeping), and pending outputs.

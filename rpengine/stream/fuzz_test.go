@@ -7,24 +7,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // The fuzz input is one event per line: a type name, a space, its JSON.
-var fuzzTypes = map[string]func() stream.Event{
-	"accepted":        func() stream.Event { return new(stream.Accepted) },
-	"delta":           func() stream.Event { return new(stream.TextDelta) },
-	"text.completed":  func() stream.Event { return new(stream.TextCompleted) },
-	"audio.start":     func() stream.Event { return new(stream.AudioStart) },
-	"chunk":           func() stream.Event { return new(stream.AudioChunk) },
-	"audio.completed": func() stream.Event { return new(stream.AudioCompleted) },
-	"completed":       func() stream.Event { return new(stream.Completed) },
-	"cancelled":       func() stream.Event { return new(stream.Cancelled) },
-	"error":           func() stream.Event { return new(stream.Failed) },
-	"level":           func() stream.Event { return new(stream.CaptureLevel) },
+var fuzzTypes = map[string]func() wire.Event{
+	"accepted":        func() wire.Event { return new(wire.Accepted) },
+	"delta":           func() wire.Event { return new(wire.TextDelta) },
+	"text.completed":  func() wire.Event { return new(wire.TextCompleted) },
+	"audio.start":     func() wire.Event { return new(wire.AudioStart) },
+	"chunk":           func() wire.Event { return new(wire.AudioChunk) },
+	"audio.completed": func() wire.Event { return new(wire.AudioCompleted) },
+	"completed":       func() wire.Event { return new(wire.Completed) },
+	"cancelled":       func() wire.Event { return new(wire.Cancelled) },
+	"error":           func() wire.Event { return new(wire.Failed) },
+	"level":           func() wire.Event { return new(wire.CaptureLevel) },
 }
 
-func encodeEvents(tb testing.TB, evs []stream.Event) []byte {
+func encodeEvents(tb testing.TB, evs []wire.Event) []byte {
 	var buf bytes.Buffer
 	for _, ev := range evs {
 		name := "nil"
@@ -47,8 +48,8 @@ func encodeEvents(tb testing.TB, evs []stream.Event) []byte {
 	return buf.Bytes()
 }
 
-func decodeEvents(data []byte) []stream.Event {
-	var evs []stream.Event
+func decodeEvents(data []byte) []wire.Event {
+	var evs []wire.Event
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
 		name, js, _ := bytes.Cut(line, []byte(" "))
 		mk, ok := fuzzTypes[string(name)]
@@ -76,13 +77,13 @@ func FuzzAssembler(f *testing.F) {
 	f.Add(encodeEvents(f, genReply(newRand(1))))
 	// Two first chunks whose segments would each reserve most of the 50 ms
 	// bound of the fuzz options: the second must not reserve beyond it.
-	f.Add(encodeEvents(f, []stream.Event{start(), chunk(0, 0, 0, 4, make([]int16, 500)...), chunk(1, 1, 0, 4, make([]int16, 500)...)}))
+	f.Add(encodeEvents(f, []wire.Event{start(), chunk(0, 0, 0, 4, make([]int16, 500)...), chunk(1, 1, 0, 4, make([]int16, 500)...)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := &stream.Options{MaxHeldAudio: 50 * time.Millisecond, MaxHeldText: 4096, MaxText: 8192}
-		a := stream.NewAssembler(opts)
+		a := mustAssembler(opts)
 		lastSeg, lastOffset, ended, final := -1, time.Duration(-1), false, false
 		for _, ev := range decodeEvents(data) {
-			a.Push(ev)
+			a.PushEvent(ev)
 			audio, maxAudio, text, pending := a.Held()
 			if audio > maxAudio || text > opts.MaxHeldText || pending > 2048 {
 				t.Fatalf("held audio %d/%d samples, text %d/%d bytes, %d outputs pending", audio, maxAudio, text, opts.MaxHeldText, pending)
@@ -90,7 +91,7 @@ func FuzzAssembler(f *testing.F) {
 			if r := a.Reserved(); r < 0 || r > maxAudio {
 				t.Fatalf("%d samples reserved ahead, bound %d", r, maxAudio)
 			}
-			if tc, ok := ev.(*stream.TextCompleted); ok && tc != nil {
+			if tc, ok := ev.(*wire.TextCompleted); ok && tc != nil {
 				final = true // its text replaces the deltas unchecked (Options.MaxText)
 			}
 			if !final && len(a.Text()) > opts.MaxText+opts.MaxHeldText {

@@ -6,10 +6,28 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 const rid = "r1"
+
+// finalOf is the End.Final that reply.text.completed tc gives, or nil.
+func finalOf(tc *wire.TextCompleted) *stream.Final {
+	if tc == nil {
+		return nil
+	}
+	return &stream.Final{Text: tc.Text, TokenCount: tc.TokenCount, Elapsed: time.Duration(tc.ElapsedMs * float64(time.Millisecond)), Extracted: tc.ExtractedContent}
+}
+
+// mustAssembler is NewAssembler for options that are valid.
+func mustAssembler(o *stream.Options) *stream.Assembler {
+	a, err := stream.NewAssembler(o)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
 
 func pcm(samples ...int16) string {
 	b := make([]byte, 2*len(samples))
@@ -21,33 +39,33 @@ func pcm(samples ...int16) string {
 
 func pcmBytes(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-func start() *stream.AudioStart {
-	return &stream.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 44100, Channels: 1}
+func start() *wire.AudioStart {
+	return &wire.AudioStart{RequestID: rid, Format: "pcm_s16le", SampleRate: 44100, Channels: 1}
 }
 
-func delta(seq int, s string) *stream.TextDelta {
-	return &stream.TextDelta{RequestID: rid, Sequence: seq, Delta: s}
+func delta(seq int, s string) *wire.TextDelta {
+	return &wire.TextDelta{RequestID: rid, Sequence: seq, Delta: s}
 }
 
-func chunk(seq, seg, pos, count int, samples ...int16) *stream.AudioChunk {
-	return &stream.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
+func chunk(seq, seg, pos, count int, samples ...int16) *wire.AudioChunk {
+	return &wire.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
 		SegmentChunkSequence: pos, SegmentChunkCount: count, Data: pcm(samples...)}
 }
 
-func rawChunk(seq, seg, pos, count int, data string) *stream.AudioChunk {
-	return &stream.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
+func rawChunk(seq, seg, pos, count int, data string) *wire.AudioChunk {
+	return &wire.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
 		SegmentChunkSequence: pos, SegmentChunkCount: count, Data: data}
 }
 
-func textCompleted(s string) *stream.TextCompleted {
-	return &stream.TextCompleted{RequestID: rid, Text: s, TokenCount: 3, ElapsedMs: 12.5}
+func textCompleted(s string) *wire.TextCompleted {
+	return &wire.TextCompleted{RequestID: rid, Text: s, TokenCount: 3, ElapsedMs: 12.5}
 }
 
-func completed() *stream.Completed { return &stream.Completed{RequestID: rid} }
+func completed() *wire.Completed { return &wire.Completed{RequestID: rid} }
 
 // audioCompleted returns totals matching chunks chunks of bytes bytes.
-func audioCompleted(chunks, bytes, segments int) *stream.AudioCompleted {
-	return &stream.AudioCompleted{RequestID: rid, ChunkCount: chunks, TotalBytes: bytes,
+func audioCompleted(chunks, bytes, segments int) *wire.AudioCompleted {
+	return &wire.AudioCompleted{RequestID: rid, ChunkCount: chunks, TotalBytes: bytes,
 		SegmentCount: segments, DurationSeconds: float64(bytes/2) / 44100}
 }
 
@@ -64,6 +82,8 @@ func outSeg(index, rate int, offsetSamples int64, samples ...int16) stream.Outpu
 func outAnomaly(kind stream.AnomalyKind, segment int, seqs ...int) stream.Output {
 	return stream.Output{Kind: stream.OutputAnomaly, Anomaly: stream.Anomaly{Kind: kind, Segment: segment, Sequences: seqs}}
 }
+
+func outAudioEnd() stream.Output { return stream.Output{Kind: stream.OutputAudioEnd} }
 
 func outEnd(e stream.End) stream.Output { return stream.Output{Kind: stream.OutputEnd, End: e} }
 

@@ -1,10 +1,15 @@
 package stream
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Options bound what an [Assembler] holds. A nil *Options means defaults.
 // The bounds protect the game from a misbehaving or hostile engine: past a
 // bound the reply ends as [EndFailed] with a Code* code instead of growing.
+// Zero means the default; a bound cannot be disabled, so a negative one is
+// a *ConfigError.
 type Options struct {
 	// RequestID is the reply's requestId. Events carrying another non-empty
 	// requestId are reported as [AnomalyWrongRequest] and dropped. If empty,
@@ -16,20 +21,18 @@ type Options struct {
 	// waiting for an earlier one. It is measured at the rate declared by
 	// reply.audio.start (44.1 kHz before it arrives), and every held chunk
 	// also counts 64 samples of bookkeeping, so that empty chunks are bounded
-	// too. Emitted segments belong to the caller and do not count. If zero or
-	// negative, 30 s is used. Exceeding it ends the reply with
-	// [CodeHeldAudioLimit].
+	// too. Emitted segments belong to the caller and do not count. If zero,
+	// 30 s is used. Exceeding it ends the reply with [CodeHeldAudioLimit].
 	MaxHeldAudio time.Duration
 
 	// MaxHeldText bounds the text deltas held behind a gap in their
-	// sequence, in bytes; every held delta also counts 64 bytes. If zero or
-	// negative, 1 MiB is used. Exceeding it ends the reply with
-	// [CodeHeldTextLimit].
+	// sequence, in bytes; every held delta also counts 64 bytes. If zero,
+	// 1 MiB is used. Exceeding it ends the reply with [CodeHeldTextLimit].
 	MaxHeldText int
 
 	// MaxText bounds the display text assembled from deltas, in bytes;
-	// every delta also counts 8 bytes of bookkeeping. If zero or negative,
-	// 4 MiB is used. Exceeding it ends the reply with [CodeTextLimit]. The
+	// every delta also counts 8 bytes of bookkeeping. If zero, 4 MiB is
+	// used. Exceeding it ends the reply with [CodeTextLimit]. The
 	// text of reply.text.completed is the final word and replaces the
 	// assembled text as it is, unchecked: it is one message, which the
 	// connection's read limit bounds, not an accumulation.
@@ -48,25 +51,33 @@ const (
 
 	expectedSampleRate = 44100
 	maxSampleRate      = 384000
-	maxChunkBytes      = 32 << 10 // spec section 6: at most 32,768 bytes decoded
+	maxChunkBytes      = 32 << 10 // at most 32,768 bytes decoded (docs/rpengine-protocol.md)
 
 	maxPendingAnomalies = 1024 // anomalies queued and not yet popped
 	maxListed           = 32   // sequence numbers listed in one Anomaly
 )
 
-func (o *Options) withDefaults() Options {
+func (o *Options) withDefaults() (Options, error) {
 	var r Options
 	if o != nil {
 		r = *o
 	}
-	if r.MaxHeldAudio <= 0 {
+	switch {
+	case r.MaxHeldAudio < 0:
+		return r, &ConfigError{"MaxHeldAudio", r.MaxHeldAudio.String() + " is negative"}
+	case r.MaxHeldText < 0:
+		return r, &ConfigError{"MaxHeldText", strconv.Itoa(r.MaxHeldText) + " is negative"}
+	case r.MaxText < 0:
+		return r, &ConfigError{"MaxText", strconv.Itoa(r.MaxText) + " is negative"}
+	}
+	if r.MaxHeldAudio == 0 {
 		r.MaxHeldAudio = defaultMaxHeldAudio
 	}
-	if r.MaxHeldText <= 0 {
+	if r.MaxHeldText == 0 {
 		r.MaxHeldText = defaultMaxHeldText
 	}
-	if r.MaxText <= 0 {
+	if r.MaxText == 0 {
 		r.MaxText = defaultMaxText
 	}
-	return r
+	return r, nil
 }

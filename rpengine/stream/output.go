@@ -10,10 +10,11 @@ type OutputKind int
 
 // Output kinds.
 const (
-	OutputText    OutputKind = iota + 1 // Output.Text: the display text grew or changed
-	OutputSegment                       // Output.Segment: a whole sentence of audio
-	OutputAnomaly                       // Output.Anomaly: a stream inconsistency, reported and survived
-	OutputEnd                           // Output.End: the reply ended; nothing follows
+	OutputText     OutputKind = iota + 1 // Output.Text: the display text grew or changed
+	OutputSegment                        // Output.Segment: a whole sentence of audio
+	OutputAudioEnd                       // the audio is complete: no OutputSegment follows
+	OutputAnomaly                        // Output.Anomaly: a stream inconsistency, reported and survived
+	OutputEnd                            // Output.End: the reply ended; nothing follows
 )
 
 // Output is one result of an [Assembler], popped with [Assembler.Next].
@@ -49,11 +50,21 @@ const (
 // End is the last output of a reply.
 type End struct {
 	State     EndState
-	Reason    string         // EndCancelled: reply.cancelled reason
-	Code      string         // EndFailed: request.error code, or a local Code* constant for a bound violation
-	Message   string         // EndFailed: human-readable explanation
-	Retryable bool           // EndFailed: request.error retryable
-	Final     *TextCompleted // when reply.text.completed arrived (not modified afterwards)
+	Reason    string // EndCancelled: reply.cancelled reason
+	Code      string // EndFailed: request.error code, or a local Code* constant for a bound violation
+	Message   string // EndFailed: human-readable explanation
+	Retryable bool   // EndFailed: request.error retryable
+	Final     *Final // when reply.text.completed arrived
+}
+
+// Final is what reply.text.completed says of a reply: its final text and
+// what its response-processing rules extracted.
+type Final struct {
+	Text       string
+	TokenCount int           // the reply's length in the model's tokens
+	Elapsed    time.Duration // the engine's time to produce the text
+	// Extracted maps each rule's id to what it captured.
+	Extracted map[string][]string
 }
 
 // String returns the kind's name.
@@ -63,6 +74,8 @@ func (k OutputKind) String() string {
 		return "text"
 	case OutputSegment:
 		return "segment"
+	case OutputAudioEnd:
+		return "audio_end"
 	case OutputAnomaly:
 		return "anomaly"
 	case OutputEnd:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
@@ -17,8 +18,8 @@ var seedFlag = flag.Uint64("stream.seed", 0, "seed of TestAssembler_random (0: f
 // genReply generates a reply and its delivery: deltas and chunks permuted,
 // with duplicates, conflicting duplicates and drops, then the closing
 // messages. All numbers are valid; the disorder is in the delivery.
-func genReply(rng *rand.Rand) []stream.Event {
-	var body []stream.Event
+func genReply(rng *rand.Rand) []wire.Event {
+	var body []wire.Event
 	text := ""
 	for i := range rng.IntN(8) {
 		d := randWord(rng)
@@ -45,12 +46,12 @@ func genReply(rng *rand.Rand) []stream.Event {
 			break
 		}
 		switch e := body[rng.IntN(len(body))].(type) {
-		case *stream.TextDelta:
+		case *wire.TextDelta:
 			body = append(body, e)
 			if rng.IntN(2) == 0 {
 				body = append(body, delta(e.Sequence, e.Delta+"!"))
 			}
-		case *stream.AudioChunk:
+		case *wire.AudioChunk:
 			body = append(body, e)
 			if rng.IntN(2) == 0 {
 				c := *e
@@ -68,8 +69,8 @@ func genReply(rng *rand.Rand) []stream.Event {
 	if rng.IntN(10) == 0 {
 		final += "?"
 	}
-	closing := []stream.Event{textCompleted(final),
-		&stream.AudioCompleted{RequestID: rid, ChunkCount: seq, TotalBytes: nBytes, SegmentCount: nSegs, DurationSeconds: float64(nBytes/2) / 44100}}
+	closing := []wire.Event{textCompleted(final),
+		&wire.AudioCompleted{RequestID: rid, ChunkCount: seq, TotalBytes: nBytes, SegmentCount: nSegs, DurationSeconds: float64(nBytes/2) / 44100}}
 	if rng.IntN(5) == 0 {
 		closing = append(closing, textCompleted(final+"x"))
 	}
@@ -79,7 +80,7 @@ func genReply(rng *rand.Rand) []stream.Event {
 		if rng.IntN(5) == 0 {
 			at = rng.IntN(len(body) + 1)
 		}
-		body = append(body[:at], append([]stream.Event{e}, body[at:]...)...)
+		body = append(body[:at], append([]wire.Event{e}, body[at:]...)...)
 	}
 	// Drops.
 	kept := body[:0]
@@ -90,9 +91,9 @@ func genReply(rng *rand.Rand) []stream.Event {
 	}
 	switch rng.IntN(10) {
 	case 0:
-		kept = append(kept, &stream.Cancelled{RequestID: rid, Reason: "requested_by_game"})
+		kept = append(kept, &wire.Cancelled{RequestID: rid, Reason: "requested_by_game"})
 	case 1:
-		kept = append(kept, &stream.Failed{RequestID: strp(rid), Code: "request_failed", Message: "boom"})
+		kept = append(kept, &wire.Failed{RequestID: strp(rid), Code: "request_failed", Message: "boom"})
 	default:
 		kept = append(kept, completed())
 	}
@@ -100,7 +101,7 @@ func genReply(rng *rand.Rand) []stream.Event {
 }
 
 // permute shuffles fully or only locally.
-func permute(rng *rand.Rand, evs []stream.Event) []stream.Event {
+func permute(rng *rand.Rand, evs []wire.Event) []wire.Event {
 	if rng.IntN(2) == 0 {
 		rng.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
 		return evs
@@ -121,9 +122,9 @@ func randWord(rng *rand.Rand) string {
 	return string(b)
 }
 
-func describe(ev stream.Event) string {
+func describe(ev wire.Event) string {
 	switch e := ev.(type) {
-	case *stream.Failed:
+	case *wire.Failed:
 		return fmt.Sprintf("%T%+v", e, *e)
 	}
 	return fmt.Sprintf("%T%+v", ev, ev)
@@ -141,9 +142,9 @@ func TestAssembler_random(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for iter := range 3000 {
 		evs := genReply(rng)
-		a, r := stream.NewAssembler(nil), newReference()
+		a, r := mustAssembler(nil), newReference()
 		for i, ev := range evs {
-			a.Push(ev)
+			a.PushEvent(ev)
 			got, want := drain(a), r.push(ev)
 			if len(got) != 0 || len(want) != 0 {
 				if !equalOutputs(got, want) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
@@ -18,7 +19,7 @@ import (
 // only events whose numbers are valid (what the random generator makes).
 type reference struct {
 	deltas    map[int]string
-	final     *stream.TextCompleted
+	final     *wire.TextCompleted
 	shownText string
 
 	start    bool
@@ -28,13 +29,22 @@ type reference struct {
 	next     int                 // segments below were emitted or skipped
 	emitted  int64               // samples emitted
 	done     bool                // audio ended
-	totals   *stream.AudioCompleted
+	totals   *wire.AudioCompleted
 	nChunks  int
 	nBytes   int
 	ended    bool
 	out      []stream.Output
 	late     int
-	accepted *stream.Accepted
+	accepted *wire.Accepted
+	audioEnd bool // OutputAudioEnd emitted
+}
+
+// audioEnded emits OutputAudioEnd once.
+func (r *reference) audioEnded() {
+	if !r.audioEnd {
+		r.audioEnd = true
+		r.out = append(r.out, outAudioEnd())
+	}
 }
 
 type refChunk struct {
@@ -51,30 +61,30 @@ func (r *reference) anomaly(kind stream.AnomalyKind, segment int, seqs ...int) {
 }
 
 // push returns the outputs of one event.
-func (r *reference) push(ev stream.Event) []stream.Output {
+func (r *reference) push(ev wire.Event) []stream.Output {
 	r.out = nil
 	if r.ended {
 		r.late++
 		return nil
 	}
 	switch e := ev.(type) {
-	case *stream.Accepted:
+	case *wire.Accepted:
 		r.accepted = e
-	case *stream.TextDelta:
+	case *wire.TextDelta:
 		r.delta(e)
-	case *stream.TextCompleted:
+	case *wire.TextCompleted:
 		r.textCompleted(e)
-	case *stream.AudioStart:
+	case *wire.AudioStart:
 		if r.start {
 			break // the generator repeats it identically
 		}
 		r.start, r.rate = true, e.SampleRate
 		r.emitReady()
-	case *stream.AudioChunk:
+	case *wire.AudioChunk:
 		r.chunk(e)
-	case *stream.AudioCompleted:
+	case *wire.AudioCompleted:
 		r.audioCompleted(e)
-	case *stream.Completed:
+	case *wire.Completed:
 		if r.final == nil && r.textWithGaps() != r.prefix() {
 			r.anomaly(stream.AnomalyTextGap, 0, r.missingDeltas()...)
 		}
@@ -84,21 +94,24 @@ func (r *reference) push(ev stream.Event) []stream.Output {
 		}
 		r.flush()
 		r.end(stream.End{State: stream.EndCompleted})
-	case *stream.Cancelled:
+	case *wire.Cancelled:
 		r.end(stream.End{State: stream.EndCancelled, Reason: e.Reason})
-	case *stream.Failed:
+	case *wire.Failed:
 		r.end(stream.End{State: stream.EndFailed, Code: e.Code, Message: e.Message, Retryable: e.Retryable})
 	}
 	return r.out
 }
 
 func (r *reference) end(e stream.End) {
-	e.Final = r.final
+	if r.start || len(r.counts) > 0 {
+		r.audioEnded() // the reply ends in the middle of its audio
+	}
+	e.Final = finalOf(r.final)
 	r.ended = true
 	r.out = append(r.out, outEnd(e))
 }
 
-func (r *reference) delta(e *stream.TextDelta) {
+func (r *reference) delta(e *wire.TextDelta) {
 	old, ok := r.deltas[e.Sequence]
 	switch {
 	case r.final != nil:
@@ -163,7 +176,7 @@ func (r *reference) showText(s string) {
 	}
 }
 
-func (r *reference) textCompleted(e *stream.TextCompleted) {
+func (r *reference) textCompleted(e *wire.TextCompleted) {
 	if r.final != nil {
 		if r.final.Text != e.Text {
 			r.anomaly(stream.AnomalyConflictingMessage, 0)
@@ -180,7 +193,7 @@ func (r *reference) textCompleted(e *stream.TextCompleted) {
 	r.showText(e.Text)
 }
 
-func (r *reference) chunk(e *stream.AudioChunk) {
+func (r *reference) chunk(e *wire.AudioChunk) {
 	if r.done || e.SegmentSequence < r.next {
 		r.anomaly(stream.AnomalyStaleChunk, e.SegmentSequence, e.Sequence)
 		return
@@ -236,7 +249,7 @@ func (r *reference) emit(seg int) {
 	r.out = append(r.out, o)
 }
 
-func (r *reference) audioCompleted(e *stream.AudioCompleted) {
+func (r *reference) audioCompleted(e *wire.AudioCompleted) {
 	if r.totals != nil {
 		if *r.totals != *e {
 			r.anomaly(stream.AnomalyConflictingMessage, 0)
@@ -255,6 +268,7 @@ func (r *reference) audioCompleted(e *stream.AudioCompleted) {
 		}
 	}
 	r.flush()
+	r.audioEnded()
 }
 
 func (r *reference) flush() {

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
 // textState assembles reply.text.delta in sequence order.
@@ -14,10 +16,10 @@ type textState struct {
 	// costs nothing: each OutputText carries the whole text without
 	// copying it (a copy per delta made a reply of n deltas cost O(n²)).
 	text     strings.Builder
-	ends     []int          // ends[i]: end of delta i in buf
-	held     map[int]string // deltas after a gap, by sequence
-	heldCost int            // bytes charged for held (see Options.MaxHeldText)
-	final    *TextCompleted // reply.text.completed, once arrived
+	ends     []int               // ends[i]: end of delta i in buf
+	held     map[int]string      // deltas after a gap, by sequence
+	heldCost int                 // bytes charged for held (see Options.MaxHeldText)
+	final    *wire.TextCompleted // reply.text.completed, once arrived
 }
 
 func (t *textState) next() int { return len(t.ends) }
@@ -63,7 +65,7 @@ func (t *textState) heldInOrder() string {
 	return string(b)
 }
 
-func (a *Assembler) pushDelta(e *TextDelta) {
+func (a *Assembler) pushDelta(e *wire.TextDelta) {
 	t := &a.txt
 	seq := e.Sequence
 	switch {
@@ -140,7 +142,7 @@ func (a *Assembler) queueText() {
 	a.enqueue(item{out: Output{Kind: OutputText}, textLen: a.txt.text.Len()})
 }
 
-func (a *Assembler) pushTextCompleted(e *TextCompleted) {
+func (a *Assembler) pushTextCompleted(e *wire.TextCompleted) {
 	t := &a.txt
 	if t.final != nil {
 		a.repeated(sameTextCompleted(t.final, e), "reply.text.completed")
@@ -196,7 +198,7 @@ func (a *Assembler) flushText() {
 	a.setText(t.text.String() + t.heldInOrder())
 }
 
-func sameTextCompleted(x, y *TextCompleted) bool {
+func sameTextCompleted(x, y *wire.TextCompleted) bool {
 	return x.Text == y.Text && x.TokenCount == y.TokenCount &&
 		x.ElapsedMs == y.ElapsedMs && maps.EqualFunc(x.ExtractedContent, y.ExtractedContent, slices.Equal)
 }

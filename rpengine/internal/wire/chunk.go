@@ -1,4 +1,4 @@
-package stream
+package wire
 
 import (
 	"bytes"
@@ -8,18 +8,13 @@ import (
 	"fmt"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // ErrNotAudioChunk is wrapped by [ChunkDecoder.Decode] when the message is
 // a valid envelope of another type: the caller decodes it the usual way.
-var ErrNotAudioChunk = errors.New("stream: not a reply.audio.chunk message")
-
-// Envelope constants checked by [ChunkDecoder.Decode] (spec section 2).
-const (
-	chunkProtocol = "gemtavern.rp_engine"
-	chunkVersion  = "3"
-	chunkType     = "reply.audio.chunk"
-)
+var ErrNotAudioChunk = errors.New("not a reply.audio.chunk message")
 
 // ChunkEnvelope is the envelope of a message decoded by
 // [ChunkDecoder.Decode]. Its slices alias the message text.
@@ -29,15 +24,16 @@ type ChunkEnvelope struct {
 	Timestamp []byte
 }
 
-// ChunkDecoder decodes the raw text of reply.audio.chunk messages (the
-// flat envelope of spec sections 2 and 6) into [AudioChunk] without
-// allocating, for the reader of a connection: a 32 KiB chunk is about
-// 44 KB of JSON, almost all of it base64, and encoding/json spends most of
-// its time copying and checking that string. Its result is exactly what
-// encoding/json gives for the same text (a differential fuzz target checks
-// it): messages the fast scanner does not handle (escapes in strings,
-// nested unknown values, case-folded or non-ASCII keys, malformed JSON)
-// are decoded with encoding/json instead.
+// ChunkDecoder decodes the raw text of reply.audio.chunk messages (a flat
+// envelope, docs/rpengine-protocol.md "Envelope" and "Engine to game")
+// into [AudioChunk] without allocating, for the reader of a connection: a
+// 32 KiB chunk is about 44 KB of JSON, almost all of it base64, and
+// encoding/json spends most of its time copying and checking that string.
+// Its result is exactly what encoding/json gives for the same text (a
+// differential fuzz target checks it): messages the fast scanner does not
+// handle (escapes in strings, nested unknown values, case-folded or
+// non-ASCII keys, malformed JSON) are decoded with encoding/json instead.
+// The envelope is checked by the rules DecodeHeader applies (checkEnvelope).
 //
 // A ChunkDecoder is not safe for concurrent use; the zero value is ready.
 // It remembers the last requestId so that the chunks of one reply share
@@ -59,23 +55,25 @@ type chunkFields struct {
 }
 
 // Decode decodes msg, the text of one engine message, into c, and returns
-// its envelope. It checks the envelope as the server does: a JSON object,
-// protocol "gemtavern.rp_engine", protocolVersion the integer 3, non-empty
-// type, messageId and timestamp. A valid envelope of another type returns
-// an error wrapping [ErrNotAudioChunk]; anything else wrong returns an
-// error saying what, and c is then unchanged.
+// its envelope. It checks the envelope as DecodeHeader does. A valid
+// envelope of another type returns an error wrapping [ErrNotAudioChunk];
+// anything else wrong returns DecodeHeader's error for it, and c is then
+// unchanged.
 //
 // c.Data and the envelope's slices alias msg: msg must not be modified
-// while they are in use. [Assembler.Push] keeps no reference to them, so
-// a reader can reuse its message buffer once Push returns. c.RequestID is
-// a string of its own.
+// while they are in use. The stream assembler keeps no reference to them,
+// so a reader can reuse its message buffer once it was pushed.
+// c.RequestID is a string of its own.
 func (d *ChunkDecoder) Decode(c *AudioChunk, msg []byte) (ChunkEnvelope, error) {
 	var f rawFields
-	if !f.scan(msg) {
+	if len(msg) > MaxMessageBytes || !f.scan(msg) {
 		return d.decodeSlow(c, msg)
 	}
-	if err := checkEnvelope(f.protocol, f.version, f.typ, len(f.messageID) > 0, len(f.timestamp) > 0); err != nil {
+	if err := checkEnvelope(f.protocol, f.version, f.typ, f.messageID, f.timestamp); err != nil {
 		return ChunkEnvelope{}, err
+	}
+	if string(f.typ) != TypeAudioChunk {
+		return ChunkEnvelope{}, fmt.Errorf("%w: type %s", ErrNotAudioChunk, peertext.Quote(string(f.typ), peertext.LogBytes))
 	}
 	if string(f.requestID) != d.requestID {
 		d.requestID = string(f.requestID)
@@ -90,15 +88,21 @@ func (d *ChunkDecoder) Decode(c *AudioChunk, msg []byte) (ChunkEnvelope, error) 
 
 // decodeSlow is the reference path: encoding/json, then the same checks.
 func (d *ChunkDecoder) decodeSlow(c *AudioChunk, msg []byte) (ChunkEnvelope, error) {
+	if len(msg) > MaxMessageBytes {
+		return ChunkEnvelope{}, fmt.Errorf("%w: %d bytes", ErrTooBig, len(msg))
+	}
 	if t := bytes.TrimLeft(msg, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return ChunkEnvelope{}, errors.New("stream: decode reply.audio.chunk: not a JSON object")
+		return ChunkEnvelope{}, ErrNotJSON
 	}
 	var f chunkFields
 	if err := json.Unmarshal(msg, &f); err != nil {
-		return ChunkEnvelope{}, fmt.Errorf("stream: decode reply.audio.chunk: %w", err)
+		return ChunkEnvelope{}, fmt.Errorf("%w: %s", ErrNotJSON, peertext.Clip(err.Error(), peertext.LogBytes))
 	}
-	if err := checkEnvelope([]byte(f.Protocol), f.ProtocolVersion, []byte(f.Type), f.MessageID != "", f.Timestamp != ""); err != nil {
+	if err := checkEnvelope(f.Protocol, f.ProtocolVersion, f.Type, f.MessageID, f.Timestamp); err != nil {
 		return ChunkEnvelope{}, err
+	}
+	if f.Type != TypeAudioChunk {
+		return ChunkEnvelope{}, fmt.Errorf("%w: type %s", ErrNotAudioChunk, peertext.Quote(f.Type, peertext.LogBytes))
 	}
 	d.requestID = f.RequestID
 	*c = f.AudioChunk
@@ -107,25 +111,6 @@ func (d *ChunkDecoder) decodeSlow(c *AudioChunk, msg []byte) (ChunkEnvelope, err
 		env.SessionID = []byte(*f.SessionID)
 	}
 	return env, nil
-}
-
-// checkEnvelope applies the server's envelope rules.
-func checkEnvelope(protocol, version, typ []byte, hasID, hasTime bool) error {
-	switch {
-	case string(protocol) != chunkProtocol:
-		return fmt.Errorf("stream: decode reply.audio.chunk: unsupported protocol %q", protocol)
-	case string(version) != chunkVersion:
-		return fmt.Errorf("stream: decode reply.audio.chunk: unsupported protocol version %s", version)
-	case len(typ) == 0:
-		return errors.New("stream: decode reply.audio.chunk: missing required envelope field type")
-	case !hasID:
-		return errors.New("stream: decode reply.audio.chunk: missing required envelope field messageId")
-	case !hasTime:
-		return errors.New("stream: decode reply.audio.chunk: missing required envelope field timestamp")
-	case string(typ) != chunkType:
-		return fmt.Errorf("%w: type %q", ErrNotAudioChunk, typ)
-	}
-	return nil
 }
 
 // rawFields is the fast scanner's result: views into the message.

@@ -1,28 +1,41 @@
-package stream_test
+package wire_test
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
-	"github.com/gamelink-go/gamelink/rpengine/stream"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
+
+const rid = "r1"
+
+// pcm is samples as base64 PCM16 little-endian, as chunks carry them.
+func pcm(samples ...int16) string {
+	b := make([]byte, 2*len(samples))
+	for i, v := range samples {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
 
 const chunkEnv = `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.chunk","messageId":"m-1","sessionId":"s-1","timestamp":"2026-07-14T00:00:00.000Z",`
 
 // chunkMsg is the text of a chunk message as engines send it.
 func chunkMsg(seq, seg, pos, count int, data string) []byte {
-	b, _ := json.Marshal(stream.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
+	b, _ := json.Marshal(wire.AudioChunk{RequestID: rid, Sequence: seq, SegmentSequence: seg,
 		SegmentChunkSequence: pos, SegmentChunkCount: count, Data: data})
 	return append([]byte(chunkEnv), b[1:]...)
 }
 
 // refDecode is the reference: encoding/json and the server's envelope
 // rules (wire.DecodeHeader), then the type check.
-func refDecode(msg []byte) (stream.AudioChunk, stream.ChunkEnvelope, error) {
+func refDecode(msg []byte) (wire.AudioChunk, wire.ChunkEnvelope, error) {
 	var f struct {
 		Protocol        string          `json:"protocol"`
 		ProtocolVersion json.RawMessage `json:"protocolVersion"`
@@ -30,22 +43,22 @@ func refDecode(msg []byte) (stream.AudioChunk, stream.ChunkEnvelope, error) {
 		MessageID       string          `json:"messageId"`
 		SessionID       *string         `json:"sessionId"`
 		Timestamp       string          `json:"timestamp"`
-		stream.AudioChunk
+		wire.AudioChunk
 	}
 	if t := bytes.TrimLeft(msg, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return stream.AudioChunk{}, stream.ChunkEnvelope{}, errors.New("not an object")
+		return wire.AudioChunk{}, wire.ChunkEnvelope{}, errors.New("not an object")
 	}
 	if err := json.Unmarshal(msg, &f); err != nil {
-		return stream.AudioChunk{}, stream.ChunkEnvelope{}, err
+		return wire.AudioChunk{}, wire.ChunkEnvelope{}, err
 	}
 	switch {
 	case f.Protocol != "gemtavern.rp_engine", string(f.ProtocolVersion) != "3",
 		f.Type == "", f.MessageID == "", f.Timestamp == "":
-		return stream.AudioChunk{}, stream.ChunkEnvelope{}, errors.New("bad envelope")
+		return wire.AudioChunk{}, wire.ChunkEnvelope{}, errors.New("bad envelope")
 	case f.Type != "reply.audio.chunk":
-		return stream.AudioChunk{}, stream.ChunkEnvelope{}, stream.ErrNotAudioChunk
+		return wire.AudioChunk{}, wire.ChunkEnvelope{}, wire.ErrNotAudioChunk
 	}
-	env := stream.ChunkEnvelope{MessageID: []byte(f.MessageID), Timestamp: []byte(f.Timestamp)}
+	env := wire.ChunkEnvelope{MessageID: []byte(f.MessageID), Timestamp: []byte(f.Timestamp)}
 	if f.SessionID != nil {
 		env.SessionID = []byte(*f.SessionID)
 	}
@@ -53,20 +66,20 @@ func refDecode(msg []byte) (stream.AudioChunk, stream.ChunkEnvelope, error) {
 }
 
 // checkDecode compares ChunkDecoder.Decode with the reference on msg.
-func checkDecode(t *testing.T, d *stream.ChunkDecoder, msg []byte) {
+func checkDecode(t *testing.T, d *wire.ChunkDecoder, msg []byte) {
 	t.Helper()
 	orig := bytes.Clone(msg)
 	wantC, wantEnv, wantErr := refDecode(msg)
-	c := stream.AudioChunk{Data: "untouched"}
+	c := wire.AudioChunk{Data: "untouched"}
 	env, err := d.Decode(&c, msg)
 	if !bytes.Equal(msg, orig) {
 		t.Fatalf("Decode modified its input %q", orig)
 	}
-	if (err == nil) != (wantErr == nil) || errors.Is(err, stream.ErrNotAudioChunk) != errors.Is(wantErr, stream.ErrNotAudioChunk) {
+	if (err == nil) != (wantErr == nil) || errors.Is(err, wire.ErrNotAudioChunk) != errors.Is(wantErr, wire.ErrNotAudioChunk) {
 		t.Fatalf("Decode(%q): error %v, reference %v", msg, err, wantErr)
 	}
 	if err != nil {
-		if c != (stream.AudioChunk{Data: "untouched"}) {
+		if c != (wire.AudioChunk{Data: "untouched"}) {
 			t.Fatalf("Decode(%q) failed but changed the chunk to %+v", msg, c)
 		}
 		return
@@ -128,7 +141,7 @@ func TestChunkDecoder_Decode(t *testing.T) {
 	for _, tc := range decodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			checkDecode(t, new(stream.ChunkDecoder), []byte(tc.msg))
+			checkDecode(t, new(wire.ChunkDecoder), []byte(tc.msg))
 		})
 	}
 }
@@ -136,17 +149,17 @@ func TestChunkDecoder_Decode(t *testing.T) {
 func TestChunkDecoder_NotAudioChunk(t *testing.T) {
 	t.Parallel()
 	msg := strings.Replace(chunkEnv, "reply.audio.chunk", "reply.text.delta", 1) + `"delta":"hi"}`
-	var c stream.AudioChunk
-	_, err := new(stream.ChunkDecoder).Decode(&c, []byte(msg))
-	testutil.ErrorIs(t, err, stream.ErrNotAudioChunk)
+	var c wire.AudioChunk
+	_, err := new(wire.ChunkDecoder).Decode(&c, []byte(msg))
+	testutil.ErrorIs(t, err, wire.ErrNotAudioChunk)
 }
 
 // TestChunkDecoder_RequestIDShared checks that the chunks of one reply
 // share one requestId string and that it does not alias the message.
 func TestChunkDecoder_RequestIDShared(t *testing.T) {
 	t.Parallel()
-	var d stream.ChunkDecoder
-	var a, b stream.AudioChunk
+	var d wire.ChunkDecoder
+	var a, b wire.AudioChunk
 	m1, m2 := chunkMsg(0, 0, 0, 2, "AAAA"), chunkMsg(1, 0, 1, 2, "AAAA")
 	_, err := d.Decode(&a, m1)
 	testutil.Success(t, err)
@@ -160,53 +173,12 @@ func TestChunkDecoder_RequestIDShared(t *testing.T) {
 	testutil.Equal(t, "data aliases the message", a.Data, "xxxx")
 }
 
-// TestChunkDecoder_PushAllocs pins zero allocations per in-order chunk
-// from message text to assembled samples.
-func TestChunkDecoder_PushAllocs(t *testing.T) {
-	testutil.SkipAllocs(t)
-	const runs = 200
-	samples := make([]int16, 4096)
-	for i := range samples {
-		samples[i] = int16(i * 13)
-	}
-	data := pcm(samples...)
-	msgs := make([][]byte, runs+3)
-	for i := range msgs {
-		msgs[i] = chunkMsg(i, 0, i, len(msgs), data)
-	}
-	var d stream.ChunkDecoder
-	var c stream.AudioChunk
-	a := stream.NewAssembler(nil)
-	a.Push(start())
-	push := func(i int) {
-		if _, err := d.Decode(&c, msgs[i]); err != nil {
-			t.Fatal(err)
-		}
-		a.Push(&c)
-	}
-	push(0)
-	i := 1
-	allocs := testing.AllocsPerRun(runs, func() {
-		push(i)
-		i++
-		if out, ok := a.Next(); ok {
-			t.Fatalf("unexpected output %v", out.Kind)
-		}
-	})
-	testutil.Equal(t, "allocs per chunk", allocs, 0.0)
-	push(i)
-	out, ok := a.Next()
-	testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment, true)
-	testutil.Equal(t, "samples", len(out.Segment.Samples), len(msgs)*len(samples))
-	testutil.Equal(t, "last sample", out.Segment.Samples[len(out.Segment.Samples)-1], samples[len(samples)-1])
-}
-
 func FuzzChunkDecoder(f *testing.F) {
 	for _, tc := range decodeCases {
 		f.Add([]byte(tc.msg))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		checkDecode(t, new(stream.ChunkDecoder), msg)
+		checkDecode(t, new(wire.ChunkDecoder), msg)
 	})
 }
 
@@ -219,7 +191,7 @@ func TestChunkDecoder_LongData(t *testing.T) {
 	for _, bad := range []string{"\x00", "\x1f", "\n", "\\/", "é", "\xff", "\x7f", "\""} {
 		for at := 0; at <= len(base); at++ {
 			msg := []byte(chunkEnv + `"data":"` + base[:at] + bad + base[at:] + `"}`)
-			checkDecode(t, new(stream.ChunkDecoder), msg)
+			checkDecode(t, new(wire.ChunkDecoder), msg)
 		}
 	}
 }

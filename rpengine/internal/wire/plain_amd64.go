@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package stream
+package wire
 
 import "golang.org/x/sys/cpu"
 

@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package stream
+package wire
 
 const hasAVX2 = false
 

@@ -1,13 +1,53 @@
-package stream
+package wire
 
 // Event is one decoded engine message that belongs to a reply or to a voice
 // capture. It is sealed: only the payload types of this package implement
-// it, always through pointer receivers (push &TextDelta{...}, not TextDelta{...}).
+// it, always through pointer receivers (&TextDelta{...}, not TextDelta{...}).
 //
-// The payload types carry the JSON tags of the wire (spec section 6), so the
-// flat envelope of a message can be unmarshalled directly into them; the
-// envelope fields (protocol, type, messageId, ...) are ignored.
+// The payload types carry the JSON names of the wire
+// (docs/rpengine-protocol.md, "Engine to game"), so the flat envelope of a
+// message unmarshals directly into them; the envelope fields (protocol,
+// type, messageId, ...) are ignored.
 type Event interface{ isEvent() }
+
+// NewEvent returns a new, empty payload for a reply or capture message of
+// type typ, or nil for another type.
+func NewEvent(typ string) Event {
+	switch typ {
+	case TypeReplyAccepted:
+		return &Accepted{}
+	case TypeTextDelta:
+		return &TextDelta{}
+	case TypeTextCompleted:
+		return &TextCompleted{}
+	case TypeAudioStart:
+		return &AudioStart{}
+	case TypeAudioChunk:
+		return &AudioChunk{}
+	case TypeAudioCompleted:
+		return &AudioCompleted{}
+	case TypeReplyCompleted:
+		return &Completed{}
+	case TypeReplyCancelled:
+		return &Cancelled{}
+	case TypeRequestError:
+		return &Failed{}
+	case TypeCaptureLevel:
+		return &CaptureLevel{}
+	case TypeCaptureState:
+		return &CaptureState{}
+	case TypeCaptureTranscript:
+		return &CaptureTranscript{}
+	}
+	return nil
+}
+
+// Assemble feeds a message decoded already to a *stream.Assembler, a.
+// Package stream sets it at init. The stream package takes raw messages
+// only (its Assembler.Push), and rpengine's reader, which decodes each
+// message once to route it, hands the decoded message on through this,
+// so that nothing is decoded twice on the audio path.
+var Assemble func(a any, ev Event)
 
 // Accepted is reply.accepted: the engine queued the request.
 type Accepted struct {

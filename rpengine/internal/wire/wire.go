@@ -91,22 +91,31 @@ func DecodeHeader(data []byte) (Header, error) {
 		// encoding/json quotes a mistyped number whole.
 		return h, fmt.Errorf("%w: %s", ErrNotJSON, peertext.Clip(err.Error(), peertext.LogBytes))
 	}
-	if h.Protocol != Protocol {
-		return h, fmt.Errorf("%w: %s", ErrProtocol, peertext.Quote(h.Protocol, peertext.LogBytes))
-	}
-	if string(h.ProtocolVersion) != strconv.Itoa(ProtocolVersion) {
-		return h, fmt.Errorf("%w: %s", ErrProtocolVersion, peertext.Clip(string(h.ProtocolVersion), peertext.LogBytes))
-	}
-	switch {
-	case h.Type == "":
-		return h, fmt.Errorf("%w: type", ErrMissingField)
-	case h.MessageID == "":
-		return h, fmt.Errorf("%w: messageId", ErrMissingField)
-	case h.Timestamp == "":
-		return h, fmt.Errorf("%w: timestamp", ErrMissingField)
-	}
-	return h, nil
+	return h, checkEnvelope(h.Protocol, h.ProtocolVersion, h.Type, h.MessageID, h.Timestamp)
 }
+
+// checkEnvelope applies the envelope rules (docs/rpengine-protocol.md,
+// "Envelope") to a decoded envelope, for DecodeHeader and ChunkDecoder
+// alike: protocol exactly "gemtavern.rp_engine", protocolVersion exactly
+// the integer 3 (its JSON text), non-empty type, messageId and timestamp.
+func checkEnvelope[S string | []byte](protocol S, version []byte, typ, messageID, timestamp S) error {
+	switch {
+	case string(protocol) != Protocol:
+		return fmt.Errorf("%w: %s", ErrProtocol, peertext.Quote(string(protocol), peertext.LogBytes))
+	case string(version) != protocolVersionText:
+		return fmt.Errorf("%w: %s", ErrProtocolVersion, peertext.Clip(string(version), peertext.LogBytes))
+	case len(typ) == 0:
+		return fmt.Errorf("%w: type", ErrMissingField)
+	case len(messageID) == 0:
+		return fmt.Errorf("%w: messageId", ErrMissingField)
+	case len(timestamp) == 0:
+		return fmt.Errorf("%w: timestamp", ErrMissingField)
+	}
+	return nil
+}
+
+// protocolVersionText is ProtocolVersion as JSON text.
+var protocolVersionText = strconv.Itoa(ProtocolVersion)
 
 // NewID returns a random UUIDv4 string.
 func NewID() string {
