@@ -33,7 +33,7 @@ func BenchmarkPlan(b *testing.B) {
 	key := card.Key{IntegrationID: "game", CharacterID: "ari"}
 	b.Run("typical/one-field-edit", func(b *testing.B) {
 		p := card.NewPlanner(nil)
-		h, _ := base.Hash()
+		h := base.Hash()
 		p.Accepted(key, base, h)
 		b.SetBytes(int64(len(target.Bytes())))
 		b.ReportAllocs()
@@ -51,7 +51,7 @@ func BenchmarkPlan(b *testing.B) {
 	})
 	b.Run("typical/unchanged", func(b *testing.B) {
 		p := card.NewPlanner(nil)
-		h, _ := base.Hash()
+		h := base.Hash()
 		p.Accepted(key, base, h)
 		b.ReportAllocs()
 		cpu := startCPU()
@@ -71,7 +71,7 @@ func TestPlan_oneFieldEdit(t *testing.T) {
 	base, target := editedTypical(t)
 	p := card.NewPlanner(nil)
 	key := card.Key{IntegrationID: "game", CharacterID: "ari"}
-	h, _ := base.Hash()
+	h := base.Hash()
 	p.Accepted(key, base, h)
 	tr, err := p.Plan(key, target)
 	if err != nil || tr.Mode != card.ModePatch {
@@ -88,7 +88,7 @@ func TestPlan_oneFieldEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gh, _ := got.Hash(); tr.TargetHash == nil || gh != *tr.TargetHash {
+	if gh := got.Hash(); tr.TargetHash == nil || gh != *tr.TargetHash {
 		t.Errorf("patched hash %v, target %v", gh, tr.TargetHash)
 	}
 }

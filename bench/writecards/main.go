@@ -29,7 +29,7 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
-		h, _ := parsed.Hash()
+		h := parsed.Hash()
 		if err := os.WriteFile(filepath.Join(dir, c.Name+".json"), c.JSON, 0o644); err != nil {
 			return err
 		}

@@ -339,10 +339,10 @@ func (e *env) hash(name string) error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("%s: %w; `rpcard validate %s` says what to change, --force hashes the document as it is", name, err, name)
 	}
-	if err := c.HashSafe(); err != nil {
+	if err := c.CheckNumbers(); err != nil {
 		return fmt.Errorf("%s: %w (--force hashes it anyway)", name, err)
 	}
-	d, _ := c.Hash()
+	d := c.Hash()
 	fmt.Fprintln(e.stdout, d)
 	return nil
 }
@@ -360,7 +360,7 @@ func (e *env) diff(baseName, targetName string) error {
 	if err != nil {
 		return err
 	}
-	if err := target.HashSafe(); err != nil {
+	if err := target.CheckNumbers(); err != nil {
 		fmt.Fprintf(e.stderr, "rpcard: warning: %s: %v; the patch holds its RFC 8785 form\n", targetName, err)
 	}
 	_, err = fmt.Fprintf(e.stdout, "%s\n", p)

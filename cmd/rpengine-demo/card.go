@@ -64,7 +64,7 @@ func parseCard(data []byte, source, again string) (*loadedCard, error) {
 		return nil, refusal(source, again, err)
 	}
 	lc := &loadedCard{card: c, source: source, notes: notes}
-	if err := c.HashSafe(); err != nil {
+	if err := c.CheckNumbers(); err != nil {
 		var u *card.UnsafeNumberError
 		where := err.Error()
 		if errors.As(err, &u) {

@@ -80,7 +80,7 @@ func TestCards_shared(t *testing.T) {
 			if string(sent) != string(loaded) {
 				t.Fatal("the card sent is not the card card.Load returned")
 			}
-			h, _ := want.Hash()
+			h := want.Hash()
 			sum := sha256.Sum256(sent)
 			testutil.Equal(t, "hash of what is sent", hex.EncodeToString(sum[:]), h.String())
 			testutil.Equal(t, "targetHash", targets[0], h.String())

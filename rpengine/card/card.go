@@ -169,16 +169,17 @@ func hashDocument(data []byte) (Digest, bool, error) {
 func (c *Card) Bytes() []byte { return c.raw }
 
 // Hash returns the SHA-256 of the card's RFC 8785 canonical JSON, the
-// engine's targetHash. It is computed by Parse, so it costs nothing and
-// the error is always nil for a card returned by Parse. A card that is
-// not hash-safe (see [Card.HashSafe]) still has a Hash; the engine may
-// compute a different one.
-func (c *Card) Hash() (Digest, error) { return c.digest, nil }
+// engine's targetHash. Parse computes it, so it costs nothing. A card
+// whose numbers the engine may canonicalize differently (see
+// [Card.CheckNumbers]) still has a Hash; the engine may compute another.
+func (c *Card) Hash() Digest { return c.digest }
 
-// HashSafe returns nil when every number in the card canonicalizes the
-// same in RFC 8785 and in the engine (spec section 4.2), else an
-// *[UnsafeNumberError] naming the first unsafe number's pointer.
-func (c *Card) HashSafe() error {
+// CheckNumbers reports whether the engine computes the card's Hash too: it
+// returns nil when every number in the card canonicalizes the same in RFC
+// 8785 and in the engine, else an *[UnsafeNumberError] naming the first
+// number that may not (docs/rpengine-protocol.md, "Cards and hashes").
+// Such a card is sent without targetHash and never patched.
+func (c *Card) CheckNumbers() error {
 	if !c.unsafe {
 		return nil
 	}

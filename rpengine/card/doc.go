@@ -1,15 +1,20 @@
 // Package card parses, validates, repairs, hashes and patches Character
 // Card V2 documents, and plans how each card travels to RPEngine (protocol
-// v3, spec sections 4 and 5).
+// v3; this project's notes on it are docs/rpengine-protocol.md, "Cards and
+// hashes").
 //
-// A game builds or loads a card, checks it, and lets a [Planner] choose the
-// cheapest transfer that can succeed:
+// A game builds a card from Go values, or loads one a player downloaded,
+// and hands it to package rpengine, whose server plans each transfer:
 //
-//	c, err := card.Parse(jsonBytes) // *ParseError with a JSON Pointer
-//	if err := c.Validate(); err != nil { ... } // every violation, with pointers
-//	c, notes, err := card.Load(downloaded) // JSON or PNG, repaired on load
+//	c, err := card.New(card.Data{Name: "Ari", Description: "A scout."}) // valid, or a *ValidationError
+//	c, notes, err := card.Load(downloaded) // JSON or PNG, V1/V2/V3, repaired on load
+//	c, err := card.Parse(jsonBytes)        // as it is: *ParseError with a JSON Pointer
+//	err = c.Validate()                     // every violation, with pointers
+//
+// A [Planner] chooses the cheapest transfer that can succeed:
+//
 //	t, err := planner.Plan(card.Key{IntegrationID: "game", CharacterID: "ari"}, c)
-//	// send t (json.Marshal gives the spec's descriptor), then:
+//	// send t (json.Marshal gives the descriptor), then:
 //	planner.Accepted(key, c, engineHash) // or planner.Resync on card_resync_required
 //
 // # Protocol
@@ -19,7 +24,7 @@
 // 8785 rejects (duplicate keys, also after unescaping; invalid UTF-8; lone
 // surrogates; numbers beyond the double range) and documents over
 // [MaxSize], the protocol's 8 MiB message limit. [Card.Validate] applies
-// the rules of the engine's validator (spec section 4.1) but reports them
+// the rules of the engine's validator but reports them
 // all; Parse checks them in the same pass that hashes, so Validate is
 // free. [Repair] turns V1, Pygmalion, V3 and incomplete exports into
 // valid V2 (V1 and Pygmalion fields mapped as SillyTavern imports them),
@@ -46,7 +51,7 @@
 //
 // The engine canonicalizes numbers with its own JSON library: for
 // non-integers, exponents, -0 and integers beyond ±2^53 its hash may differ
-// from RFC 8785 (spec section 4.2). [Card.HashSafe] names the first such
+// from RFC 8785. [Card.CheckNumbers] names the first such
 // number; the planner never sends targetHash for such a card and never
 // patches it.
 //

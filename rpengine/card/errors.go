@@ -29,8 +29,8 @@ func (e *ParseError) Error() string {
 	return fmt.Sprintf("card: parse: %s at %q (byte %d)", e.Msg, e.Pointer, e.Offset)
 }
 
-// ValidationError lists every Character Card V2 rule a card breaks
-// (spec section 4.1), in document order of the rules.
+// ValidationError lists every Character Card V2 rule a card breaks (the
+// engine's validator's rules), in document order of the rules.
 type ValidationError struct{ Violations []Violation }
 
 // Violation is one broken rule: where (RFC 6901 JSON Pointer) and what.
@@ -59,7 +59,8 @@ func (e *ValidationError) Error() string {
 func (v Violation) String() string { return v.Pointer + ": " + v.Message }
 
 // UnsafeNumberError reports a number whose canonical form may differ
-// between RFC 8785 and the engine (spec section 4.2): a non-integer, an
+// between RFC 8785 and the engine (docs/rpengine-protocol.md, "Cards and
+// hashes"): a non-integer, an
 // exponent, negative zero, or an integer beyond ±2^53.
 type UnsafeNumberError struct {
 	Pointer string // where the number is

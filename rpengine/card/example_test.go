@@ -13,7 +13,7 @@ func ExampleCard_Hash() {
 	if err != nil {
 		panic(err)
 	}
-	d, _ := c.Hash()
+	d := c.Hash()
 	fmt.Println(d)
 	// Output: 71981de431e9b5327456a39a3eed23fb6eabb68efdd050f271c222f6f50a8b31
 }
@@ -74,7 +74,7 @@ func ExamplePlanner() {
 
 	t, _ := p.Plan(key, base) // first transfer of a session
 	fmt.Println(t.Mode)
-	h, _ := base.Hash()
+	h := base.Hash()
 	p.Accepted(key, base, h) // from character.synced.targetHash
 
 	t, _ = p.Plan(key, base) // unchanged card

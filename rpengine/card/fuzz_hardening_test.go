@@ -69,12 +69,12 @@ func FuzzRepair(f *testing.F) {
 		if verr := c.Validate(); verr != nil {
 			t.Fatalf("repaired card is invalid: %v\n%s", verr, c.Bytes())
 		}
-		h, _ := c.Hash()
+		h := c.Hash()
 		p, err := Parse(c.Bytes())
 		if err != nil {
 			t.Fatalf("repaired card does not parse: %v", err)
 		}
-		if h2, _ := p.Hash(); h2 != h {
+		if h2 := p.Hash(); h2 != h {
 			t.Fatalf("hash changed on reparse: %v != %v", h2, h)
 		}
 		c2, changes, err := Repair(c.Bytes())

@@ -56,7 +56,7 @@ func TestLoad_sharedCards(t *testing.T) {
 					t.Fatalf("%s: %v (notes %v)", kind, err, notes)
 				}
 				testutil.Success(t, c.Validate())
-				d, _ := c.Hash()
+				d := c.Hash()
 				testutil.Equal(t, kind+" hash of what is sent", d, sentHash(t, c))
 				if kind == "json" && len(notes) == 0 {
 					testutil.Equal(t, "unchanged card", c.Bytes(), in)

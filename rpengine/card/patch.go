@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/gamelink-go/gamelink/internal/errd"
 )
 
 // patchOp is one decoded RFC 6902 operation.
@@ -141,11 +143,13 @@ func (op *patchOp) check() error {
 func ApplyPatch(doc, patch []byte) ([]byte, error) {
 	cdoc, err := AppendCanonical(nil, doc)
 	if err != nil {
-		return nil, fmt.Errorf("card: apply patch: document: %w", err)
+		errd.Wrap(&err, "card: apply patch: document") // "card: " said once
+		return nil, err
 	}
 	cpatch, err := AppendCanonical(nil, patch) // rejects duplicate members in operations
 	if err != nil {
-		return nil, fmt.Errorf("card: apply patch: patch: %w", err)
+		errd.Wrap(&err, "card: apply patch: patch")
+		return nil, err
 	}
 	ops, err := decodePatch(cpatch)
 	if err != nil {
@@ -233,7 +237,7 @@ func applyEvanphx(doc, patch []byte) (out []byte, err error) {
 // Diff returns an RFC 6902 patch that turns base into target, verified:
 // applied to base it yields a document with target's hash. The patch uses
 // add, remove and replace only, and its values are canonical JSON, so for
-// a target that is not hash-safe ([Card.HashSafe]) its numbers are the
+// a target that is not hash-safe ([Card.CheckNumbers]) its numbers are the
 // RFC 8785 forms (1.0 becomes 1; integers beyond 2^53 are rounded).
 func Diff(base, target *Card) (json.RawMessage, error) {
 	if base == nil || target == nil {

@@ -115,3 +115,20 @@ func Test_applyEvanphx_panic(t *testing.T) {
 		t.Fatalf("error %q does not say evanphx panicked", err)
 	}
 }
+
+// Issue #17: an error says once where it came from ("card: apply patch:
+// patch: card: parse: ..." read the prefix twice), and its cause stays
+// reachable.
+func TestApplyPatch_errorPrefixOnce(t *testing.T) {
+	t.Parallel()
+	_, err := ApplyPatch([]byte(`{}`), []byte(`[{"op":"add","op":"remove"}]`))
+	var pe *ParseError
+	testutil.ErrorAs(t, err, &pe)
+	testutil.Equal(t, "text", strings.Count(err.Error(), "card: "), 1)
+	if !strings.HasPrefix(err.Error(), "card: apply patch: patch: parse: ") {
+		t.Errorf("error %q", err)
+	}
+	_, err = ApplyPatch([]byte(`{"a":`), []byte(`[]`))
+	testutil.ErrorAs(t, err, &pe)
+	testutil.Equal(t, "document", strings.Count(err.Error(), "card: "), 1)
+}

@@ -59,8 +59,9 @@ func (st *keyState) size() int {
 }
 
 // Planner chooses the cheapest transfer that can succeed for each card a
-// game sends in one session (spec section 4.3). It is per session; not safe
-// for concurrent use (the server locks it). It is a passive value: it does
+// game sends in one session (docs/rpengine-protocol.md, "Cards and
+// hashes"). It is per session; not safe for concurrent use (the server
+// locks it). It is a passive value: it does
 // no I/O and learns only through [Planner.Accepted] and [Planner.Resync].
 type Planner struct {
 	opts PlannerOptions

@@ -18,7 +18,7 @@ func (c Change) String() string { return c.Pointer + ": " + c.Message }
 // it (the old top-level fields are kept where they are as a backfill;
 // creatorcomment becomes creator_notes, a comma-separated tags string
 // becomes an array), reads a
-// V3 card (spec "chara_card_v3") down to V2 keeping every V3-only field,
+// V3 card ("spec": "chara_card_v3") down to V2 keeping every V3-only field,
 // fills missing (or null) required fields with empty values, and adds the
 // lorebook's and its entries' missing extensions. It never changes content
 // otherwise: a value of the wrong type or a blank name is left alone, and

@@ -6,7 +6,8 @@ import (
 	"fmt"
 )
 
-// Mode of a transfer descriptor (spec section 4.3).
+// Mode of a transfer descriptor (docs/rpengine-protocol.md, "Cards and
+// hashes").
 type Mode int
 
 // The transfer modes.

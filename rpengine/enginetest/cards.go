@@ -85,11 +85,7 @@ func (cn *conn) hash(doc []byte, c *card.Card) (string, error) {
 	if cn.faults().UpstreamHash {
 		return UpstreamHash(doc)
 	}
-	d, err := c.Hash()
-	if err != nil {
-		return UpstreamHash(doc)
-	}
-	return d.String(), nil
+	return c.Hash().String(), nil
 }
 
 func (cn *conn) takeForcedResync() bool {
