@@ -11,7 +11,8 @@
 //
 // Recording: a [Recorder] captures the microphone for push to talk and
 // returns a [Recording] of 16 kHz mono 16-bit samples, what RPEngine
-// hears. Around them: PCM conversions, WAV files, a streaming resampler
+// hears: Recording.Samples goes into rpengine.ReplyRequest.Speech as it
+// is. Around them: PCM conversions, WAV files, a streaming resampler
 // and lip sync.
 //
 // # Protocol
@@ -84,7 +85,9 @@
 // voice.capture.level). At the cap it stops taking input and signals
 // [Recorder.Limit]. A recording whose samples were all zero comes with
 // [ErrSilentInput]: on macOS that is what a missing microphone permission
-// looks like.
+// looks like. A game whose engine captures the microphone itself makes a
+// Recorder with [NewRecorder] and feeds it with [Recorder.Push] from its
+// capture callback: the same conversion, limit and meter, no device.
 //
 // # Options and errors
 //

@@ -183,3 +183,53 @@ func TestRecorder_callbackAllocs(t *testing.T) {
 	_, err := r.Stop()
 	testutil.Success(t, err)
 }
+
+// Issue #17: a Recorder the game feeds (its engine captures the
+// microphone, or a test has none) converts what it is pushed as a
+// microphone's input, records only between Start and Stop, and Push
+// neither allocates nor works on a device's Recorder.
+func TestNewRecorder_Push(t *testing.T) {
+	t.Parallel()
+	r, err := NewRecorder(&RecorderOptions{SampleRate: 48000, Channels: 2})
+	testutil.Success(t, err)
+	defer r.Close()
+	tone := stereoTone(48000, 440, 0.5, 480) // 10 ms
+	testutil.Success(t, r.Push(tone))         // not recording: dropped
+	testutil.Success(t, r.Start())
+	for range 100 { // 1 s
+		testutil.Success(t, r.Push(tone))
+	}
+	if l := r.Level(); l.Peak < 0.45 || l.Peak > 0.55 {
+		t.Errorf("level %+v, want a peak near 0.5", l)
+	}
+	rec, err := r.Stop()
+	testutil.Success(t, err)
+	if n := len(rec.Samples); n < CaptureRate || n > CaptureRate+CaptureRate/100 { // and the resampler's tail
+		t.Errorf("%d samples for one second at 16 kHz", n)
+	}
+	testutil.Success(t, r.Push(tone)) // stopped: dropped
+	testutil.Success(t, r.Start())
+	rec, err = r.Stop()
+	testutil.ErrorIs(t, err, ErrSilentInput)
+	testutil.Equal(t, "nothing kept from before Start", len(rec.Samples) < 100, true)
+
+	dr, _ := newTestRecorder(t, 48000, 2, nil)
+	testutil.Error(t, dr.Push(tone))
+	_, err = NewRecorder(&RecorderOptions{SampleRate: 1})
+	var oe *OptionsError
+	testutil.ErrorAs(t, err, &oe)
+}
+
+// Issue #17: Push, the game's capture callback, allocates nothing.
+func TestRecorder_Push_allocs(t *testing.T) {
+	testutil.SkipAllocs(t)
+	r, err := NewRecorder(&RecorderOptions{SampleRate: 48000, Channels: 2})
+	testutil.Success(t, err)
+	defer r.Close()
+	tone := stereoTone(48000, 440, 0.5, 480)
+	testutil.Success(t, r.Start())
+	allocs := testing.AllocsPerRun(50, func() { _ = r.Push(tone) })
+	testutil.Equal(t, "allocs per push", allocs, 0.0)
+	_, err = r.Stop()
+	testutil.Success(t, err)
+}
