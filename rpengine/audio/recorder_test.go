@@ -194,7 +194,7 @@ func TestNewRecorder_Push(t *testing.T) {
 	testutil.Success(t, err)
 	defer r.Close()
 	tone := stereoTone(48000, 440, 0.5, 480) // 10 ms
-	testutil.Success(t, r.Push(tone))         // not recording: dropped
+	testutil.Success(t, r.Push(tone))        // not recording: dropped
 	testutil.Success(t, r.Start())
 	for range 100 { // 1 s
 		testutil.Success(t, r.Push(tone))
