@@ -1,10 +1,11 @@
 // Package wav is the module's one RIFF/WAVE codec, in pure Go (no cgo):
-// rpengine/audio decodes and writes speech files with it, and the file
-// mailbox and the demo write their PCM16 files with [AppendHeader].
+// rpengine/audio decodes and writes speech files with it, the file
+// mailbox reads and writes its audio slots with it, and the demo writes
+// its PCM16 files with [AppendHeader].
 //
 // [Parse] reads the chunk structure and returns the sample data as it is
-// stored, without copying; [File.AppendFloat32] converts it to float32 in
-// [-1, 1]. [AppendHeader] writes the canonical 44-byte header of an
+// stored, without copying; [ReadHeader] does the same for a file read as a
+// stream; [File.AppendFloat32] converts the data to float32 in [-1, 1]. [AppendHeader] writes the canonical 44-byte header of an
 // integer PCM file, so a writer can stream the data and write the header
 // (again) once the size is known.
 //
@@ -14,7 +15,9 @@ package wav
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 )
@@ -279,4 +282,103 @@ func AppendHeader(dst []byte, f Format, dataBytes int64) ([]byte, error) {
 	dst = le.AppendUint16(dst, uint16(f.BitsPerSample))
 	dst = append(dst, "data"...)
 	return le.AppendUint32(dst, uint32(dataBytes)), nil
+}
+
+// ReadHeader reads a RIFF/WAVE file from r, whose size in bytes is size,
+// up to the start of its data chunk, and returns the format and the data
+// chunk's size in bytes: r is then at the first byte of the samples. It is
+// [Parse] for a file read as a stream, so that a large file need not be
+// held whole: the same formats, tolerances and errors, except that the
+// fmt chunk must come before the data chunk (a stream cannot go back to
+// the data), as every writer of canonical files puts it. Of other chunks
+// it reads only their headers.
+func ReadHeader(r io.Reader, size int64) (Format, int64, error) {
+	var hdr [12]byte
+	if size < 12 {
+		return Format{}, 0, errorf(0, false, "not a RIFF/WAVE file")
+	}
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return Format{}, 0, short(0, err)
+	}
+	if string(hdr[0:4]) != "RIFF" || string(hdr[8:12]) != "WAVE" {
+		if string(hdr[0:4]) == "RF64" || string(hdr[0:4]) == "RIFX" {
+			return Format{}, 0, errorf(0, true, "%s files are not supported", hdr[0:4])
+		}
+		return Format{}, 0, errorf(0, false, "not a RIFF/WAVE file")
+	}
+	var f Format
+	haveFmt := false
+	off := int64(12)
+	for off+8 <= size {
+		if _, err := io.ReadFull(r, hdr[:8]); err != nil {
+			return Format{}, 0, short(off, err)
+		}
+		id := [4]byte(hdr[0:4])
+		n := int64(binary.LittleEndian.Uint32(hdr[4:]))
+		body := off + 8
+		if id == [4]byte{'d', 'a', 't', 'a'} && n == 0xFFFFFFFF {
+			n = size - body
+		}
+		if body+n > size {
+			return Format{}, 0, errorf(off, false, "chunk %q claims %d bytes but only %d remain", id, n, size-body)
+		}
+		switch string(id[:]) {
+		case "fmt ":
+			var c [64]byte // parseFormat reads 40 bytes at most
+			k := min(n, int64(len(c)))
+			if _, err := io.ReadFull(r, c[:k]); err != nil {
+				return Format{}, 0, short(body, err)
+			}
+			format, err := parseFormat(c[:k], body)
+			if err != nil {
+				return Format{}, 0, err
+			}
+			f, haveFmt = format, true
+			if err := discard(r, n-k, body+k); err != nil {
+				return Format{}, 0, err
+			}
+		case "data":
+			if !haveFmt {
+				return Format{}, 0, errorf(off, true, "data chunk before the fmt chunk: a stream cannot go back to it")
+			}
+			if n%int64(f.FrameBytes()) != 0 {
+				return Format{}, 0, errorf(body+n, false, "data size %d is not a whole number of %d-byte frames", n, f.FrameBytes())
+			}
+			return f, n, nil
+		default:
+			if err := discard(r, n, body); err != nil {
+				return Format{}, 0, err
+			}
+		}
+		off = body + n + n&1 // and the pad byte after an odd size
+		if n&1 == 1 && off+8 <= size {
+			if err := discard(r, 1, body+n); err != nil {
+				return Format{}, 0, err
+			}
+		}
+	}
+	if !haveFmt {
+		return Format{}, 0, errorf(off, false, "no fmt chunk")
+	}
+	return Format{}, 0, errorf(off, false, "no data chunk")
+}
+
+// discard skips n bytes of r, which start at offset off.
+func discard(r io.Reader, n, off int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if _, err := io.CopyN(io.Discard, r, n); err != nil {
+		return short(off, err)
+	}
+	return nil
+}
+
+// short is the error for a file shorter than its size said, or a read
+// error at offset off.
+func short(off int64, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errorf(off, false, "the file ended early")
+	}
+	return err
 }

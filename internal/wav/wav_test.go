@@ -1,9 +1,11 @@
 package wav
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -110,5 +112,60 @@ func TestAppendHeader_invalid(t *testing.T) {
 			}
 			testutil.Equal(t, "dst unchanged", string(out), "keep")
 		})
+	}
+}
+
+// readHeaderCases seed the differential fuzz target: canonical files,
+// extra chunks with odd sizes, streamed data sizes and broken files.
+func readHeaderCases() [][]byte {
+	f := Format{SampleRate: 44100, Channels: 1, BitsPerSample: 16}
+	canon, _ := AppendHeader(nil, f, 4)
+	canon = append(canon, 1, 2, 3, 4)
+	withList := append([]byte{}, canon[:36]...)
+	withList = append(withList, "LIST\x03\x00\x00\x00abc\x00"...)
+	withList = append(withList, canon[36:]...)
+	streamed := append([]byte{}, canon...)
+	binary.LittleEndian.PutUint32(streamed[40:], 0xFFFFFFFF)
+	dataFirst := append(append([]byte{}, canon[:12]...), canon[36:]...)
+	dataFirst = append(dataFirst, canon[12:36]...)
+	return [][]byte{canon, withList, streamed, dataFirst, canon[:40], canon[:12], []byte("RIFX\x00\x00\x00\x00WAVE")}
+}
+
+// Issue #17: ReadHeader, which the mailbox reads its slots with, is Parse
+// on a stream: the same result and the same errors on every input, but
+// for a data chunk before the fmt chunk, which only Parse can read.
+func TestReadHeader_likeParse(t *testing.T) {
+	t.Parallel()
+	for _, b := range readHeaderCases() {
+		checkReadHeader(t, b)
+	}
+}
+
+func FuzzReadHeader(f *testing.F) {
+	for _, b := range readHeaderCases() {
+		f.Add(b)
+	}
+	f.Fuzz(checkReadHeader)
+}
+
+func checkReadHeader(t *testing.T, b []byte) {
+	file, perr := Parse(b)
+	r := bytes.NewReader(b)
+	format, n, rerr := ReadHeader(r, int64(len(b)))
+	var we *Error
+	switch {
+	case rerr != nil && !errors.As(rerr, &we):
+		t.Fatalf("ReadHeader error %v is not an *Error", rerr)
+	case perr != nil && rerr == nil:
+		t.Fatalf("Parse: %v, ReadHeader accepted %+v", perr, format)
+	case perr == nil && rerr != nil:
+		if !strings.Contains(rerr.Error(), "before the fmt chunk") || file.DataOffset > int64(bytes.Index(b, []byte("fmt "))) {
+			t.Fatalf("Parse accepted the file, ReadHeader: %v", rerr)
+		}
+	case perr == nil:
+		pos := int64(len(b)) - int64(r.Len())
+		if format != file.Format || n != int64(len(file.Data)) || pos != file.DataOffset {
+			t.Fatalf("ReadHeader %+v, %d bytes at %d; Parse %+v, %d bytes at %d", format, n, pos, file.Format, len(file.Data), file.DataOffset)
+		}
 	}
 }

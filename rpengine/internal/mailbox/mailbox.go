@@ -1,9 +1,11 @@
-// Package mailbox holds the file-transport v1 primitives (spec section 7)
+// Package mailbox holds the file-transport v1 primitives
+// (docs/rpengine-protocol.md, "File transport")
 // shared by the game side (package rpengine) and the fake engine
 // (enginetest): the folder layout and manifest, message file names
 // (<13-digit ms>-<messageId>.json plus its .ready marker), the atomic
 // write (temporary name, rename, then marker), reading a marked message
-// with its size limit, and the minimal PCM16 WAV codec of audio slots.
+// with its size limit, and the audio slots' PCM16 WAV files (read and
+// written with internal/wav).
 //
 // Every function works through an *os.Root opened on the mailbox folder,
 // so no name can reach outside it: ".." and symlinks that leave the
@@ -13,7 +15,7 @@
 package mailbox
 
 import (
-	"encoding/binary"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -23,9 +25,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gamelink-go/gamelink/internal/wav"
 )
 
-// Layout and manifest constants (spec section 7).
+// Layout and manifest constants (docs/rpengine-protocol.md, "File
+// transport").
 const (
 	Schema        = "gemtavern.rp_engine.file_transport"
 	Version       = 1
@@ -268,26 +273,16 @@ func ReplaceFile(root *os.Root, name string, data []byte) error {
 	return nil
 }
 
-// WAV (RIFF, PCM format 1, 16-bit little-endian).
-
-const wavHeader = 44
+// WAV: the audio slots are PCM16 WAV files, read and written with the
+// module's one codec, internal/wav.
 
 // EncodeWAV returns a PCM16 WAV file holding pcm (little-endian samples,
 // interleaved when channels > 1).
 func EncodeWAV(pcm []byte, rate, channels int) []byte {
-	b := make([]byte, wavHeader, wavHeader+len(pcm))
-	copy(b[0:], "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+len(pcm)))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], uint16(channels))
-	binary.LittleEndian.PutUint32(b[24:], uint32(rate))
-	binary.LittleEndian.PutUint32(b[28:], uint32(rate*channels*2))
-	binary.LittleEndian.PutUint16(b[32:], uint16(channels*2))
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(len(pcm)))
+	b, err := wav.AppendHeader(make([]byte, 0, wav.HeaderSize+len(pcm)), wav.Format{SampleRate: rate, Channels: channels, BitsPerSample: 16}, int64(len(pcm)))
+	if err != nil {
+		panic("mailbox: EncodeWAV: " + err.Error()) // the mailbox's own constants and whole samples
+	}
 	return append(b, pcm...)
 }
 
@@ -300,50 +295,31 @@ type WAV struct {
 	PCM            []byte // little-endian samples; aliases the input
 }
 
-// ErrWAV is wrapped by DecodeWAV's errors.
+// ErrWAV is wrapped by the errors of DecodeWAV and ReadWAV.
 var ErrWAV = errors.New("bad WAV file")
 
-// DecodeWAV parses a RIFF/WAVE file with a PCM (format 1) 16-bit fmt
-// chunk and a data chunk; other chunks are skipped.
+// DecodeWAV parses a PCM16 WAV file held in b, as ReadWAV reads one.
 func DecodeWAV(b []byte) (WAV, error) {
-	var w WAV
-	if len(b) < 12 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return w, fmt.Errorf("%w: no RIFF/WAVE header", ErrWAV)
+	r := bytes.NewReader(b)
+	f, n, err := readPCM16Header(r, int64(len(b)))
+	if err != nil {
+		return WAV{}, err
 	}
-	fmtSeen := false
-	for p := 12; p+8 <= len(b); {
-		id, n := string(b[p:p+4]), int(binary.LittleEndian.Uint32(b[p+4:]))
-		p += 8
-		if n < 0 || n > len(b)-p {
-			return w, fmt.Errorf("%w: chunk %q of %d bytes overruns the file", ErrWAV, id, n)
-		}
-		switch id {
-		case "fmt ":
-			if n < 16 {
-				return w, fmt.Errorf("%w: fmt chunk of %d bytes", ErrWAV, n)
-			}
-			if f := binary.LittleEndian.Uint16(b[p:]); f != 1 {
-				return w, fmt.Errorf("%w: format %d, not PCM", ErrWAV, f)
-			}
-			if bits := binary.LittleEndian.Uint16(b[p+14:]); bits != 16 {
-				return w, fmt.Errorf("%w: %d bits per sample, not 16", ErrWAV, bits)
-			}
-			w.Channels = int(binary.LittleEndian.Uint16(b[p+2:]))
-			w.Rate = int(binary.LittleEndian.Uint32(b[p+4:]))
-			fmtSeen = true
-		case "data":
-			if !fmtSeen {
-				return w, fmt.Errorf("%w: data before fmt", ErrWAV)
-			}
-			if n%2 != 0 {
-				return w, fmt.Errorf("%w: odd data length %d", ErrWAV, n)
-			}
-			w.PCM = b[p : p+n]
-			return w, nil
-		}
-		p += n + n&1
+	at := len(b) - r.Len()
+	return WAV{Rate: f.SampleRate, Channels: f.Channels, PCM: b[at : at+int(n)]}, nil
+}
+
+// readPCM16Header reads a WAV file's header up to its samples and checks
+// that they are 16-bit integer PCM.
+func readPCM16Header(r io.Reader, size int64) (wav.Format, int64, error) {
+	f, n, err := wav.ReadHeader(r, size)
+	switch {
+	case err != nil:
+		return f, 0, fmt.Errorf("%w: %w", ErrWAV, err)
+	case f.Float || f.BitsPerSample != 16:
+		return f, 0, fmt.Errorf("%w: %d-bit %s samples, not 16-bit PCM", ErrWAV, f.BitsPerSample, map[bool]string{true: "float", false: "integer"}[f.Float])
 	}
-	return w, fmt.Errorf("%w: no data chunk", ErrWAV)
+	return f, n, nil
 }
 
 // RemoveFile removes the file name (relative to root). On Windows it

@@ -17,77 +17,20 @@ type WAV16 struct {
 	DataBytes      int64   // length of the data chunk
 }
 
-// ReadWAV reads a PCM16 WAV file of size bytes from r as DecodeWAV
-// parses one (its differential fuzz test holds them equal), streaming: the
-// header goes through a small buffer and the data chunk is decoded
-// straight into the samples, so reading a slot costs the samples alone
-// (issue #16: a 64 MiB slot was read whole, then copied, about 128 MiB
-// per segment). The data chunk is bounded by size, which the caller
-// bounds.
+// ReadWAV reads a PCM16 WAV file of size bytes from r, streaming: the
+// header goes through internal/wav's ReadHeader and a small buffer, and
+// the data chunk is decoded straight into the samples, so reading a slot
+// costs the samples alone (issue #16: a 64 MiB slot was read whole, then
+// copied, about 128 MiB per segment). The data chunk is bounded by size,
+// which the caller bounds.
 func ReadWAV(r io.Reader, size int64) (WAV16, error) {
-	var w WAV16
 	br := bufio.NewReaderSize(r, 32<<10)
-	var hdr [16]byte
-	if size < 12 {
-		return w, fmt.Errorf("%w: no RIFF/WAVE header", ErrWAV)
+	f, n, err := readPCM16Header(br, size)
+	if err != nil {
+		return WAV16{}, err
 	}
-	if _, err := io.ReadFull(br, hdr[:12]); err != nil {
-		return w, readErr(err)
-	}
-	if string(hdr[0:4]) != "RIFF" || string(hdr[8:12]) != "WAVE" {
-		return w, fmt.Errorf("%w: no RIFF/WAVE header", ErrWAV)
-	}
-	left := size - 12
-	fmtSeen := false
-	for left >= 8 {
-		if _, err := io.ReadFull(br, hdr[:8]); err != nil {
-			return w, readErr(err)
-		}
-		left -= 8
-		id, n := string(hdr[0:4]), int64(binary.LittleEndian.Uint32(hdr[4:]))
-		if n > left {
-			return w, fmt.Errorf("%w: chunk %q of %d bytes overruns the file", ErrWAV, id, n)
-		}
-		switch id {
-		case "fmt ":
-			if n < 16 {
-				return w, fmt.Errorf("%w: fmt chunk of %d bytes", ErrWAV, n)
-			}
-			if _, err := io.ReadFull(br, hdr[:16]); err != nil {
-				return w, readErr(err)
-			}
-			if f := binary.LittleEndian.Uint16(hdr[0:]); f != 1 {
-				return w, fmt.Errorf("%w: format %d, not PCM", ErrWAV, f)
-			}
-			if bits := binary.LittleEndian.Uint16(hdr[14:]); bits != 16 {
-				return w, fmt.Errorf("%w: %d bits per sample, not 16", ErrWAV, bits)
-			}
-			w.Channels = int(binary.LittleEndian.Uint16(hdr[2:]))
-			w.Rate = int(binary.LittleEndian.Uint32(hdr[4:]))
-			fmtSeen = true
-			left -= 16
-			n -= 16
-		case "data":
-			if !fmtSeen {
-				return w, fmt.Errorf("%w: data before fmt", ErrWAV)
-			}
-			if n%2 != 0 {
-				return w, fmt.Errorf("%w: odd data length %d", ErrWAV, n)
-			}
-			w.DataBytes = n
-			w.Samples = make([]int16, n/2)
-			return w, readSamples(br, w.Samples)
-		}
-		skip := n + n&1
-		if skip > left {
-			break // a pad byte past the end: no data chunk follows
-		}
-		if _, err := br.Discard(int(skip)); err != nil {
-			return w, readErr(err)
-		}
-		left -= skip
-	}
-	return w, fmt.Errorf("%w: no data chunk", ErrWAV)
+	w := WAV16{Rate: f.SampleRate, Channels: f.Channels, DataBytes: n, Samples: make([]int16, n/2)}
+	return w, readSamples(br, w.Samples)
 }
 
 // readSamples decodes little-endian PCM16 from r into s.
