@@ -9,8 +9,8 @@ import (
 
 // Sentinel errors a game branches on with [errors.Is].
 var (
-	// ErrServerClosed is returned by Serve and ListenAndServe after
-	// Shutdown or Close, and by requests made after it.
+	// ErrServerClosed is returned by Serve after Shutdown or Close, and by
+	// Start and requests made after it.
 	ErrServerClosed = errors.New("rpengine: server closed")
 	// ErrConnectionLost ends every pending request when the engine's
 	// connection closes or is superseded by a newer one, and matches a

@@ -60,3 +60,6 @@ func (s *Server) Capacity() (capacity, bool) {
 	defer sess.mu.Unlock()
 	return sess.capacity, true
 }
+
+// MailboxDir returns the mailbox folder the server serves (absolute).
+func (s *Server) MailboxDir() string { return s.opts.mailbox.Dir }

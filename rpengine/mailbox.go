@@ -34,9 +34,10 @@ const (
 // while it serves it; see [ErrMailboxLocked].
 const MailboxLockName = ".gamelink.lock"
 
-// MailboxOptions selects the file-mailbox transport of spec section 7
-// instead of WebSocket (ServerOptions.Mailbox): for games that cannot open
-// a local socket. The player selects Dir in the RPEngine page.
+// MailboxOptions selects the file-mailbox transport
+// (docs/rpengine-protocol.md, "File transport") instead of WebSocket
+// (ServerOptions.Mailbox): for games that cannot open a local socket. The
+// player selects Dir in the RPEngine page.
 type MailboxOptions struct {
 	// Dir is the mailbox folder. Required. Its parent must exist; the
 	// folder itself is created when missing, private to the user (0700;
@@ -50,10 +51,11 @@ type MailboxOptions struct {
 	IntegrationID string
 	// DisplayName goes into manifest.json. If empty, IntegrationID.
 	DisplayName string
-	// SlotCount is the number of audio slots. If zero, 2048 (as the spec).
+	// SlotCount is the number of audio slots. If zero, 2048 (as the
+	// engine's page expects).
 	SlotCount int
 	// ActivePoll and IdlePoll are the polling intervals while messages
-	// flow and while idle. If zero, 50 ms and 250 ms (as upstream).
+	// flow and while idle. If zero, 50 ms and 250 ms (as the engine polls).
 	ActivePoll, IdlePoll time.Duration
 	// ActiveFor is how long polling stays at ActivePoll after a message
 	// in either direction. If zero, 2 s.
@@ -109,7 +111,7 @@ func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
 	return d, nil
 }
 
-// ErrMailboxLocked is the cause of the error ListenAndServe returns when
+// ErrMailboxLocked is the cause of the error Start returns when
 // another live process serves the same mailbox folder (its lock file's
 // heartbeat is fresher than MailboxOptions.LockStale), or took it over.
 var ErrMailboxLocked = errors.New("rpengine: mailbox folder is in use by another process")
@@ -138,15 +140,6 @@ func (e *MailboxError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *MailboxError) Unwrap() error { return e.Err }
-
-// MailboxDir returns the mailbox folder the server serves, or "" in
-// WebSocket mode.
-func (s *Server) MailboxDir() string {
-	if s.opts.mailbox == nil {
-		return ""
-	}
-	return s.opts.mailbox.Dir
-}
 
 // mailbox is the game side of one mailbox folder. Fields marked "reader"
 // are used by the serving goroutine only.
@@ -187,16 +180,18 @@ const maxAckRetries = 1024
 // skipped (a writer that marks before it finishes is racing us).
 const badGrace = time.Second
 
-// serveMailbox is ListenAndServe in mailbox mode.
-func (s *Server) serveMailbox() error {
+// startMailbox is Start in mailbox mode: it sets up the folder, returning
+// its errors (ErrMailboxLocked among them), and then serves it on a
+// goroutine of its own until Shutdown.
+func (s *Server) startMailbox() error {
 	s.mu.Lock()
-	if s.closed {
+	switch {
+	case s.closed:
 		s.mu.Unlock()
 		return ErrServerClosed
-	}
-	if s.mbox != nil {
+	case s.mbox != nil:
 		s.mu.Unlock()
-		return errors.New("rpengine: ListenAndServe called twice")
+		return errAlreadyServing
 	}
 	m := &mailbox{srv: s, o: *s.opts.mailbox, log: s.opts.Logger, peer: wire.NewID(), tok: wire.NewID(),
 		seen: map[string]bool{}, bad: map[string]time.Time{}, offsets: map[*Reply]time.Duration{},
@@ -204,21 +199,42 @@ func (s *Server) serveMailbox() error {
 		beatErr: recurring{what: "mailbox lock heartbeat fails"},
 		outbox:  recurring{what: "mailbox outbox cannot be written"}}
 	s.mbox = m
-	s.wg.Add(1)
 	s.mu.Unlock()
-	defer s.wg.Done()
 	if err := m.setup(); err != nil {
 		m.dropRoot()
 		s.mu.Lock()
 		s.mbox = nil
 		s.mu.Unlock()
-		return err
+		return fmt.Errorf("rpengine: start: %w", err)
 	}
-	defer m.shutdown()
+	s.mu.Lock()
+	if s.closed { // Shutdown came during the setup
+		s.mu.Unlock()
+		m.shutdown()
+		return ErrServerClosed
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.rec.Start()
 	m.log.Info("rpengine: serving mailbox", "dir", m.o.Dir, "peerInstanceId", m.peer)
 	if m.o.InsecureSkipOwnerCheck {
 		m.log.Warn("rpengine: MailboxOptions.InsecureSkipOwnerCheck is set: the mailbox folder may be another user's or writable by others")
 	}
+	go func() {
+		defer s.wg.Done()
+		err := s.pollMailbox(m)
+		m.shutdown()
+		if err != nil {
+			s.stopped("rpengine: stopped serving the mailbox", err)
+		}
+	}()
+	return nil
+}
+
+// pollMailbox serves the folder until Shutdown (nil) or until it cannot
+// go on: another process took the folder over, or it cannot be set up
+// again.
+func (s *Server) pollMailbox(m *mailbox) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -226,7 +242,7 @@ func (s *Server) serveMailbox() error {
 		closed, ch := s.closed, s.changed
 		s.mu.Unlock()
 		if closed {
-			return ErrServerClosed
+			return nil
 		}
 		if err := m.tick(); err != nil {
 			return err

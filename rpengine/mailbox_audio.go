@@ -12,7 +12,7 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
-// File-mode message types (spec section 7).
+// File-mode message types (docs/rpengine-protocol.md, "File transport").
 const (
 	typeAudioSegment  = "reply.audio.segment"
 	typeSegmentUsed   = "reply.audio.segment.consumed"
@@ -82,10 +82,10 @@ func (c *mailboxConn) handleReply(r *Reply, typ string, data []byte) bool {
 	m.offsets[r] = off + dur
 	m.nextSlot = max(m.nextSlot, *sg.SlotIndex+1)
 	r.pushSegment(stream.Segment{Index: *sg.SegmentSequence, SampleRate: sg.SampleRate, Samples: samples, Offset: off, Duration: dur})
-	if _, err := c.sess.send(typeSegmentUsed, segmentUsed{RequestID: r.id, SegmentSequence: *sg.SegmentSequence,
-		SlotIndex: *sg.SlotIndex, PeerInstanceID: m.peer}, nil); err != nil {
-		m.log.Warn("rpengine: cannot answer reply.audio.segment", "requestId", r.id, "slotIndex", *sg.SlotIndex, "reason", err.Error())
-	}
+	// Posted: the reader does not wait for the write, whose failure the
+	// outbox logs.
+	c.sess.post(typeSegmentUsed, segmentUsed{RequestID: r.id, SegmentSequence: *sg.SegmentSequence,
+		SlotIndex: *sg.SlotIndex, PeerInstanceID: m.peer})
 	return true
 }
 
@@ -164,8 +164,6 @@ func (c *mailboxConn) consumeOrphan(data []byte) {
 		return
 	}
 	m.nextSlot = max(m.nextSlot, *sg.SlotIndex+1)
-	if _, err := c.sess.send(typeSegmentUsed, segmentUsed{RequestID: sg.RequestID, SegmentSequence: *sg.SegmentSequence,
-		SlotIndex: *sg.SlotIndex, PeerInstanceID: m.peer}, nil); err != nil {
-		m.log.Warn("rpengine: cannot answer reply.audio.segment", "requestId", peertext.Clip(sg.RequestID, peertext.LogBytes), "slotIndex", *sg.SlotIndex, "reason", err.Error())
-	}
+	c.sess.post(typeSegmentUsed, segmentUsed{RequestID: sg.RequestID, SegmentSequence: *sg.SegmentSequence,
+		SlotIndex: *sg.SlotIndex, PeerInstanceID: m.peer})
 }

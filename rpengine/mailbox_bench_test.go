@@ -50,7 +50,7 @@ func BenchmarkMailbox_reply(b *testing.B) {
 }
 
 // BenchmarkMailbox_setup measures creating a mailbox folder with the
-// spec's 2048 audio slots (what ListenAndServe does before the engine can
+// default 2048 audio slots (what Start does before the engine can
 // connect).
 func BenchmarkMailbox_setup(b *testing.B) {
 	for b.Loop() {
@@ -59,13 +59,8 @@ func BenchmarkMailbox_setup(b *testing.B) {
 		o.SlotCount = 0
 		srv, err := rpengine.NewServer(&rpengine.ServerOptions{Mailbox: o, Logger: discardLogger()})
 		testutil.Success(b, err)
-		done := make(chan error, 1)
-		go func() { done <- srv.ListenAndServe() }()
-		for srv.MailboxDir() != "" && !fileExists(filepath.Join(dir, "manifest.json")) {
-			time.Sleep(100 * time.Microsecond)
-		}
+		testutil.Success(b, srv.Start()) // returns once the folder is ready
 		testutil.Success(b, srv.Close())
-		<-done
 	}
 }
 

@@ -22,9 +22,13 @@ func ExampleMailboxOptions() {
 	server, _ := rpengine.NewServer(&rpengine.ServerOptions{
 		Mailbox: &rpengine.MailboxOptions{Dir: mailboxDir, IntegrationID: "my-game"},
 	})
-	done := make(chan error, 1)
-	go func() { done <- server.ListenAndServe() }() // serves the folder
-	defer func() { server.Close(); <-done }()
+	// Start sets the folder up (2048 slot files, which takes seconds on a
+	// loaded machine) and serves it.
+	if err := server.Start(); err != nil {
+		fmt.Println(err) // rpengine.ErrMailboxLocked: another game serves it
+		return
+	}
+	defer server.Close()
 
 	// Here the player would select mailboxDir in the RPEngine page; the
 	// fake engine stands in for it.

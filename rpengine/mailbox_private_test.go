@@ -72,16 +72,8 @@ func TestMailbox_notPrivate(t *testing.T) {
 		o.InsecureSkipOwnerCheck = insecure
 		srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(lb, nil)), Mailbox: o})
 		testutil.Success(t, err)
-		done := make(chan error, 1)
-		go func() { done <- srv.ListenAndServe() }()
-		select {
-		case err := <-done:
-			return lb, err
-		case <-time.After(100 * time.Millisecond):
-		}
-		testutil.Success(t, srv.Close())
-		testutil.ErrorIs(t, <-done, rpengine.ErrServerClosed)
-		return lb, nil
+		defer srv.Close()
+		return lb, srv.Start() // Issue #17: a setup error is Start's
 	}
 	refused := func(t *testing.T, err error, path string) {
 		t.Helper()

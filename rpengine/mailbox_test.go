@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -618,7 +619,7 @@ func TestMailbox_lock(t *testing.T) {
 	// A second game process on the same folder refuses, clearly.
 	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(dir)})
 	testutil.Success(t, err)
-	err = srv2.ListenAndServe()
+	err = srv2.Start() // Issue #17: refused at once
 	testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
 	if !strings.Contains(err.Error(), "pid") {
 		t.Errorf("error does not say who holds it: %v", err)
@@ -680,16 +681,8 @@ func TestMailbox_lockHeartbeat(t *testing.T) {
 	}
 	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
 	testutil.Success(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv2.ListenAndServe() }()
-	select {
-	case err := <-done:
-		testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
-		testutil.Success(t, srv2.Close())
-	case <-time.After(10 * time.Second):
-		testutil.Success(t, srv2.Close())
-		t.Fatalf("a second process took over a live holder's lock (then returned %v)", <-done)
-	}
+	testutil.ErrorIs(t, srv2.Start(), rpengine.ErrMailboxLocked)
+	testutil.Success(t, srv2.Close())
 }
 
 // TestMailbox_lockStolen: a process that finds its lock taken over (it was
@@ -699,19 +692,21 @@ func TestMailbox_lockStolen(t *testing.T) {
 	dir := filepath.Join(testutil.TempDir(t), "mb")
 	opts := testMailboxOptions(dir)
 	opts.LockStale = 40 * time.Millisecond
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: opts})
+	lb := &logBuf{}
+	stopped := make(chan error, 1)
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(lb, nil)), Mailbox: opts,
+		OnStop: func(err error) { stopped <- err }})
 	testutil.Success(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.ListenAndServe() }()
+	testutil.Success(t, srv.Start()) // setup done, lock written
 	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	waitFile(t, filepath.Join(dir, "manifest.json")) // setup done, lock written
 	testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":1,"host":"other","token":"thief"}`), 0o644))
 	select {
-	case err := <-done:
+	case err := <-stopped: // Issue #17: the game learns why, Start having returned
 		testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
 	case <-time.After(10 * time.Second):
 		t.Fatal("still serving a folder whose lock was taken")
 	}
+	lb.waitFor(t, "rpengine: stopped serving the mailbox")
 	testutil.Success(t, srv.Close())
 }
 
@@ -736,7 +731,7 @@ func TestMailbox_config(t *testing.T) {
 	}
 	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
 	testutil.Success(t, err)
-	err = srv.ListenAndServe()
+	err = srv.Start()
 	var me *rpengine.MailboxError
 	testutil.ErrorAs(t, err, &me)
 	testutil.Equal(t, "op", me.Op, "setup")

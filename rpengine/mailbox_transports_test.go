@@ -1,7 +1,6 @@
 package rpengine_test
 
 import (
-	"errors"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -68,14 +67,8 @@ func newMailboxServer(t testing.TB, opts *rpengine.ServerOptions, dir string) *l
 	}
 	srv, err := rpengine.NewServer(opts)
 	testutil.Success(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.ListenAndServe() }()
-	t.Cleanup(func() {
-		testutil.Success(t, srv.Close())
-		if err := <-done; !errors.Is(err, rpengine.ErrServerClosed) {
-			t.Errorf("ListenAndServe returned %v", err)
-		}
-	})
+	testutil.Success(t, srv.Start())
+	t.Cleanup(func() { testutil.Success(t, srv.Close()) })
 	return &link{srv: srv, log: lb, dir: opts.Mailbox.Dir}
 }
 

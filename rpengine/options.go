@@ -117,9 +117,18 @@ type ServerOptions struct {
 	// start). It is called synchronously from the goroutine that starts or
 	// ends the session, with no lock held, and must not block.
 	OnSession func(info SessionInfo, ended bool)
+	// OnStop, if set, is called once if the server stops serving by
+	// itself after Start, with why: another process took the mailbox
+	// folder over (ErrMailboxLocked), the folder cannot be set up again,
+	// or the listener failed. It is not called after Shutdown or Close.
+	// It is called on the goroutine that served, which has stopped, and
+	// must not block (nor call Shutdown or Close, which wait for that
+	// goroutine); the reason is logged too.
+	OnStop func(err error)
 	// Mailbox, if set, selects the file-mailbox transport
-	// (docs/rpengine-protocol.md) instead of WebSocket: ListenAndServe then serves the folder
-	// instead of listening. Everything else is unchanged.
+	// (docs/rpengine-protocol.md, "File transport") instead of WebSocket:
+	// Start then sets up and serves the folder instead of listening.
+	// Everything else is unchanged.
 	Mailbox *MailboxOptions
 }
 

@@ -52,7 +52,7 @@ type Server struct {
 	conns     map[transport]struct{}
 	handshake int // connections that have not yet sent hello
 	closed    bool
-	mbox      *mailbox  // set while ListenAndServe serves a mailbox
+	mbox      *mailbox  // set while Start serves a mailbox
 	queue     []*ticket // requests waiting to be sent, in order (gate.go)
 	tickets   uint64    // tickets ever queued (tests)
 
@@ -80,22 +80,16 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 // Start binds the configured loopback address and serves on goroutines of
 // its own until Shutdown or Close. It returns once bound, so URL and
 // SocketURL are right as soon as it returns: with Addr "127.0.0.1:0" (the
-// choice for tests) they name the port the system picked. With
-// ServerOptions.Mailbox it serves the folder instead. A port in use is
-// returned here. A server starts once: Start, or Serve, not both.
+// choice for tests) they name the port the system picked. A port in use
+// is its error. With ServerOptions.Mailbox it sets up the folder instead
+// and returns once it is ready for the engine, or with what stopped it:
+// ErrMailboxLocked when another process serves the folder, a
+// *MailboxError for a file-system failure. What stops it later is logged
+// and given to ServerOptions.OnStop. A server starts once: Start, or
+// Serve, not both.
 func (s *Server) Start() error {
 	if s.opts.mailbox != nil {
-		s.rec.Start()
-		s.mu.Lock()
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			if err := s.serveMailbox(); err != nil && !errors.Is(err, ErrServerClosed) {
-				s.opts.Logger.Error("rpengine: mailbox stopped", "reason", err.Error())
-			}
-		}()
-		return nil
+		return s.startMailbox()
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host, strconv.Itoa(s.opts.port)))
 	if err != nil {
@@ -109,26 +103,23 @@ func (s *Server) Start() error {
 	go func() {
 		defer s.wg.Done()
 		if err := hs.Serve(newListener(l, s.opts.HandshakeTimeout)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.opts.Logger.Error("rpengine: stopped accepting engine connections", "reason", err.Error())
+			s.stopped("rpengine: stopped accepting engine connections", fmt.Errorf("rpengine: serve: %w", err))
 		}
 	}()
 	return nil
 }
 
-// ListenAndServe is Start, then waiting until Shutdown or Close; it
-// returns ErrServerClosed. Deprecated: to be removed with the mailbox's
-// synchronous setup (issue #17); use Start.
-func (s *Server) ListenAndServe() error {
-	if s.opts.mailbox != nil {
-		s.rec.Start()
-		return s.serveMailbox()
+// stopped reports that serving stopped by itself after Start: it logs msg
+// with err and calls OnStop.
+func (s *Server) stopped(msg string, err error) {
+	s.opts.Logger.Error(msg, "reason", err.Error())
+	if f := s.opts.OnStop; f != nil {
+		f(err)
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host, strconv.Itoa(s.opts.port)))
-	if err != nil {
-		return fmt.Errorf("rpengine: listen: %w", err)
-	}
-	return s.Serve(l)
 }
+
+// errAlreadyServing is the error of a second Start or Serve.
+var errAlreadyServing = errors.New("rpengine: already serving: Start or Serve is called once")
 
 // maxRecorded bounds the lines waiting for ServerOptions.Recorder, in
 // bytes.
@@ -161,9 +152,13 @@ func (s *Server) Serve(l net.Listener) error {
 // serves it; l is closed on failure.
 func (s *Server) bind(l net.Listener) (*http.Server, error) {
 	port, ok := loopbackPort(l.Addr())
-	if !ok {
+	switch {
+	case !ok:
 		l.Close()
 		return nil, &ConfigError{"listener", l.Addr().String() + " is not a loopback address"}
+	case s.opts.mailbox != nil:
+		l.Close()
+		return nil, &ConfigError{"Mailbox", "is set: the server serves the folder (Start), not a listener"}
 	}
 	// Every connection gets one deadline, HandshakeTimeout after it is
 	// accepted, over its whole upgrade (see acceptedConn); net/http's own
@@ -177,9 +172,9 @@ func (s *Server) bind(l net.Listener) (*http.Server, error) {
 	case s.closed:
 		l.Close()
 		return nil, ErrServerClosed
-	case s.http != nil:
+	case s.http != nil || s.mbox != nil:
 		l.Close()
-		return nil, errors.New("rpengine: already serving: Start or Serve is called once")
+		return nil, errAlreadyServing
 	}
 	s.http, s.port = hs, port
 	s.rec.Start()

@@ -48,7 +48,8 @@ type app struct {
 
 	srv       *rpengine.Server
 	sim       *sim
-	serving   context.Context // ends when the server stops; its cause is a *serverFailed on error
+	serving   context.Context         // ends when the server stops; its cause is a *serverFailed on error
+	fail      context.CancelCauseFunc // ends serving
 	tap       *tap
 	card      *loadedCard
 	charID    string
@@ -245,11 +246,17 @@ func (a *app) openFiles() error {
 // startServer starts the library's server: on the loopback port, or on
 // the --mailbox folder.
 func (a *app) startServer() error {
+	ctx, fail := context.WithCancelCause(context.Background())
+	a.serving, a.fail = ctx, fail
 	opts := &rpengine.ServerOptions{
 		ServerVersion: "gamelink rpengine-demo",
 		Logger:        a.log,
 		Recorder:      a.tap,
 		OnSession:     a.onSession,
+		OnStop: func(err error) { // the mailbox was taken over, say
+			a.serverStopped(err)
+			fail(&serverFailed{err})
+		},
 	}
 	var l net.Listener
 	if dir := a.cfg.mailbox; dir != "" {
@@ -273,20 +280,15 @@ func (a *app) startServer() error {
 		return err
 	}
 	a.srv = srv
-	a.serve(l)
 	if l == nil {
-		// Say "serving the mailbox folder" only once it is served: a
-		// folder that cannot be set up fails here, before the banner.
-		ctx, cancel := context.WithTimeout(a.serving, 10*time.Second)
-		err := a.waitMailbox(ctx)
-		cancel()
-		if f := failure(ctx); f != nil {
-			return f
-		}
-		if err != nil {
-			return err
+		// Start returns once the folder is served, or why it cannot be:
+		// a folder that cannot be set up fails here, before the banner.
+		if err := srv.Start(); err != nil {
+			a.serverStopped(err)
+			return &serverFailed{err}
 		}
 	}
+	a.serve(l)
 	a.banner()
 	return nil
 }
@@ -313,29 +315,30 @@ type serverFailed struct{ err error }
 
 func (e *serverFailed) Error() string { return e.err.Error() }
 
-// serve runs the server on l (nil: the mailbox) until a.close. If it stops
-// with an error, the error is shown at once and a.serving ends, which ends
-// every wait for the engine.
+// serverStopped shows why the server stopped, with a hint.
+func (a *app) serverStopped(err error) {
+	a.con.Printf("rpengine-demo: the server stopped: %s", oneLine(err))
+	switch {
+	case errors.Is(err, rpengine.ErrMailboxLocked):
+		a.con.Printf("hint: another game or demo is serving %s; close it, or pick another folder with --mailbox", a.cfg.mailbox)
+	case a.cfg.mailbox != "":
+		a.con.Printf("hint: --mailbox takes a folder you can write to (created if missing); pick another path")
+	}
+}
+
+// serve runs the server on l (nil: the mailbox, which Start serves
+// already) until a.close. If it stops with an error, the error is shown at
+// once and a.serving ends, which ends every wait for the engine.
 func (a *app) serve(l net.Listener) {
-	ctx, fail := context.WithCancelCause(context.Background())
-	a.serving = ctx
+	fail := a.fail
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var err error
-		if l != nil {
-			err = a.srv.Serve(l)
-		} else {
-			err = a.srv.ListenAndServe()
+		if l == nil {
+			return
 		}
-		if err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
-			a.con.Printf("rpengine-demo: the server stopped: %s", oneLine(err))
-			switch {
-			case errors.Is(err, rpengine.ErrMailboxLocked):
-				a.con.Printf("hint: another game or demo is serving %s; close it, or pick another folder with --mailbox", a.cfg.mailbox)
-			case a.cfg.mailbox != "":
-				a.con.Printf("hint: --mailbox takes a folder you can write to (created if missing); pick another path")
-			}
+		if err := a.srv.Serve(l); err != nil && !errors.Is(err, rpengine.ErrServerClosed) {
+			a.serverStopped(err)
 			fail(&serverFailed{err})
 		}
 	}()
@@ -373,9 +376,8 @@ func (a *app) startSim() error {
 	var err error
 	if dir := a.cfg.mailbox; dir != "" {
 		dial = func(ctx context.Context, o *enginetest.Options) (*enginetest.Engine, error) {
-			return enginetest.DialMailbox(ctx, dir, o, nil)
+			return enginetest.DialMailbox(ctx, dir, o, nil) // Start set the folder up
 		}
-		err = a.waitMailbox(ctx)
 	}
 	var s *sim
 	if err == nil {
@@ -390,30 +392,6 @@ func (a *app) startSim() error {
 	a.sim = s
 	a.onClose(func() { _ = s.Close() })
 	return nil
-}
-
-// waitMailbox waits until this process's server holds the --mailbox
-// folder (the lock file names this process), so that the simulated engine
-// never says hello to another process serving the same folder.
-// (rpengine has no readiness signal for the mailbox; the lock file is the
-// documented sign that a server serves the folder.)
-func (a *app) waitMailbox(ctx context.Context) error {
-	lock := filepath.Join(a.cfg.mailbox, rpengine.MailboxLockName)
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	for {
-		var held struct {
-			PID int `json:"pid"`
-		}
-		if b, err := os.ReadFile(lock); err == nil && json.Unmarshal(b, &held) == nil && held.PID == os.Getpid() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("the mailbox folder was not ready: %w", ctx.Err())
-		case <-t.C:
-		}
-	}
 }
 
 func (a *app) socketURL() string {

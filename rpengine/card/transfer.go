@@ -40,7 +40,7 @@ type Transfer struct {
 	TargetHash *Digest         // nil only for a snapshot of a non-hash-safe card, or retry without targetHash
 }
 
-// MarshalJSON returns the spec's descriptor object, format
+// MarshalJSON returns the transfer descriptor a request carries, format
 // "chara_card_v2". A snapshot embeds the card's bytes as parsed.
 func (t Transfer) MarshalJSON() ([]byte, error) {
 	b := []byte(`{"format":"chara_card_v2","mode":"`)

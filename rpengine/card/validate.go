@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Validate checks the Character Card V2 rules the engine enforces (spec
-// section 4.1) and returns nil or a *[ValidationError] listing every
+// Validate checks the Character Card V2 rules the engine enforces
+// (docs/rpengine-protocol.md, "Cards and hashes") and returns nil or a *[ValidationError] listing every
 // violation, each with its JSON Pointer. Unlike the engine, which stops at
 // the first, it reports them all. The rules are checked by Parse, on the
 // canonical form it hashes, so Validate costs nothing.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -63,14 +62,8 @@ func fileGame(t *testing.T, eopts *enginetest.Options) (*rpengine.Server, *engin
 		Mailbox: &rpengine.MailboxOptions{Dir: dir, IntegrationID: "game", SlotCount: 8,
 			ActivePoll: 2 * time.Millisecond, IdlePoll: 5 * time.Millisecond}})
 	testutil.Success(t, err)
-	done := make(chan error, 1)
-	go func() { done <- srv.ListenAndServe() }()
-	t.Cleanup(func() {
-		testutil.Success(t, srv.Close())
-		if err := <-done; !errors.Is(err, rpengine.ErrServerClosed) {
-			t.Errorf("ListenAndServe: %v", err)
-		}
-	})
+	testutil.Success(t, srv.Start())
+	t.Cleanup(func() { testutil.Success(t, srv.Close()) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	eng, err := enginetest.DialMailbox(ctx, dir, eopts, &enginetest.MailboxOptions{Poll: 2 * time.Millisecond, AckLinger: 50 * time.Millisecond})
