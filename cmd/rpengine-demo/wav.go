@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/gamelink-go/gamelink/internal/wav"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 )
 
@@ -22,7 +23,7 @@ type wavOut struct {
 	err        error
 }
 
-const wavHeaderBytes = 44
+const wavHeaderBytes = wav.HeaderSize
 
 func createWAV(name string) (*wavOut, error) {
 	f, err := os.Create(name)
@@ -93,21 +94,13 @@ func (w *wavOut) Close() error {
 	return err
 }
 
+// writeHeader writes the header, with the sizes, over the placeholder.
 func (w *wavOut) writeHeader() error {
-	h := make([]byte, 0, wavHeaderBytes)
-	h = append(h, "RIFF"...)
-	h = binary.LittleEndian.AppendUint32(h, uint32(36+w.bytes))
-	h = append(h, "WAVEfmt "...)
-	h = binary.LittleEndian.AppendUint32(h, 16)
-	h = binary.LittleEndian.AppendUint16(h, 1) // PCM
-	h = binary.LittleEndian.AppendUint16(h, 1) // mono
-	h = binary.LittleEndian.AppendUint32(h, uint32(w.sampleRate))
-	h = binary.LittleEndian.AppendUint32(h, uint32(2*w.sampleRate))
-	h = binary.LittleEndian.AppendUint16(h, 2)
-	h = binary.LittleEndian.AppendUint16(h, 16)
-	h = append(h, "data"...)
-	h = binary.LittleEndian.AppendUint32(h, uint32(w.bytes))
-	_, err := w.f.WriteAt(h, 0)
+	h, err := wav.AppendHeader(make([]byte, 0, wavHeaderBytes), wav.Format{SampleRate: w.sampleRate, Channels: 1, BitsPerSample: 16}, w.bytes)
+	if err != nil {
+		return err
+	}
+	_, err = w.f.WriteAt(h, 0)
 	return err
 }
 
