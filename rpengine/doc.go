@@ -116,7 +116,7 @@
 // (chunkCount as if chunks had been sent); they are checked against the
 // whole segments received, counted the same way.
 // A failed write (full disk) fails the request that made it with a
-// *MailboxError naming the file and leaves nothing partial; a failed ack is
+// *fs.PathError naming the file and leaves nothing partial; a failed ack is
 // retried on the next polls. A folder deleted underneath, or an inbox
 // swapped for another folder, ends the session and is set up again. A
 // lasting condition (an inbox that cannot be read, an outbox that cannot

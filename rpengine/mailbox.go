@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
@@ -116,30 +117,12 @@ func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
 // heartbeat is fresher than MailboxOptions.LockStale), or took it over.
 var ErrMailboxLocked = errors.New("rpengine: mailbox folder is in use by another process")
 
-// ErrMailboxNotPrivate is the cause of the *MailboxError (Op "setup")
+// ErrMailboxNotPrivate is the cause of the *fs.PathError (Op "setup")
 // returned when the mailbox folder or one of its sub-folders is owned by
 // another user or other users can write into it, unless
 // MailboxOptions.InsecureSkipOwnerCheck is set. It is checked at every
 // setup, including when the folder is created again.
 var ErrMailboxNotPrivate = errors.New("rpengine: mailbox folder is not private to this user")
-
-// MailboxError is a file-system failure of the mailbox transport: which
-// operation, on which file, and why (for example a full disk). A failed
-// write leaves no partial message behind and is reported to the caller of
-// the request that wrote it; nothing is silently dropped.
-type MailboxError struct {
-	Op   string // "write", "read", "setup", "lock", ...
-	Path string // absolute path of the file or folder
-	Err  error
-}
-
-// Error says what failed, where and why.
-func (e *MailboxError) Error() string {
-	return "rpengine: mailbox " + e.Op + " " + e.Path + ": " + e.Err.Error()
-}
-
-// Unwrap returns the underlying error.
-func (e *MailboxError) Unwrap() error { return e.Err }
 
 // mailbox is the game side of one mailbox folder. Fields marked "reader"
 // are used by the serving goroutine only.
@@ -205,7 +188,8 @@ func (s *Server) startMailbox() error {
 		s.mu.Lock()
 		s.mbox = nil
 		s.mu.Unlock()
-		return fmt.Errorf("rpengine: start: %w", err)
+		errd.Wrap(&err, "rpengine: start")
+		return err
 	}
 	s.mu.Lock()
 	if s.closed { // Shutdown came during the setup
@@ -267,7 +251,12 @@ func (s *Server) pollMailbox(m *mailbox) error {
 func (m *mailbox) abs(name string) string { return filepath.Join(m.o.Dir, filepath.FromSlash(name)) }
 
 func (m *mailbox) fail(op, name string, err error) error {
-	return &MailboxError{Op: op, Path: m.abs(name), Err: err}
+	// A file-system failure of the mailbox transport says which operation
+	// failed, on which file, and why (a full disk): an *fs.PathError, as
+	// the os package's, whose text says where it came from. A failed
+	// write leaves no partial message behind and is reported to the
+	// caller of the request that wrote it; nothing is silently dropped.
+	return fmt.Errorf("rpengine: mailbox %w", &fs.PathError{Op: op, Path: m.abs(name), Err: err})
 }
 
 // setup creates the folder layout, takes the lock, cleans what a crashed

@@ -77,7 +77,7 @@ func TestMailbox_notPrivate(t *testing.T) {
 	}
 	refused := func(t *testing.T, err error, path string) {
 		t.Helper()
-		var me *rpengine.MailboxError
+		var me *fs.PathError
 		testutil.ErrorAs(t, err, &me)
 		testutil.ErrorIs(t, err, rpengine.ErrMailboxNotPrivate)
 		testutil.Equal(t, "op", me.Op, "setup")

@@ -470,7 +470,7 @@ func TestMailbox_writeFailure(t *testing.T) {
 	testutil.Success(t, os.Rename(out, out+".away"))
 	testutil.Success(t, os.WriteFile(out, nil, 0o644))
 	_, err := l.srv.Reply(ctx, textReq(testCard(t), "hi"))
-	var me *rpengine.MailboxError
+	var me *fs.PathError
 	if err == nil || !strings.Contains(err.Error(), "mailbox write "+out) {
 		t.Fatalf("error %v does not name the mailbox file", err)
 	}
@@ -732,7 +732,7 @@ func TestMailbox_config(t *testing.T) {
 	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
 	testutil.Success(t, err)
 	err = srv.Start()
-	var me *rpengine.MailboxError
+	var me *fs.PathError
 	testutil.ErrorAs(t, err, &me)
 	testutil.Equal(t, "op", me.Op, "setup")
 	entries, _ := os.ReadDir(filepath.Join(base, "real"))

@@ -84,7 +84,7 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 // is its error. With ServerOptions.Mailbox it sets up the folder instead
 // and returns once it is ready for the engine, or with what stopped it:
 // ErrMailboxLocked when another process serves the folder, a
-// *MailboxError for a file-system failure. What stops it later is logged
+// *fs.PathError for a file-system failure. What stops it later is logged
 // and given to ServerOptions.OnStop. A server starts once: Start, or
 // Serve, not both.
 func (s *Server) Start() error {
