@@ -5,13 +5,25 @@
 // Character Card V2 characters and events and to consume streamed replies
 // (text and 44.1 kHz speech, sentence by sentence).
 //
-// The five-line integration:
+// The integration, with the speech played by package audio:
 //
 //	server, err := rpengine.NewServer(nil) // 127.0.0.1:38471
-//	go server.ListenAndServe()
-//	reply, err := server.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "my-game", CharacterID: "ari", Card: c, Text: "Hello!"})
-//	for ev := range reply.Events() { /* ev.Text, ev.Segment */ }
-//	result, err := reply.Wait(ctx)
+//	err = server.Start()                   // bound when it returns: server.URL() is what the player opens
+//	c, err := card.New(card.Data{Name: "Ari", Description: "A scout."})
+//	reply, err := server.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "my-game", CharacterID: "ari", Card: c,
+//		Text: "Hello!", Voice: "F1"}) // or Speech: recording.Samples
+//	for ev := range reply.Events() {
+//		switch ev.Kind {
+//		case rpengine.EventText:     // ev.Text: the whole subtitle so far
+//		case rpengine.EventSegment:  // speaker.Enqueue(reply.RequestID(), ev.Segment)
+//		case rpengine.EventAudioEnd: // speaker.End(reply.RequestID())
+//		case rpengine.EventEnd:      // ev.Err: nil, or why it failed
+//		}
+//	}
+//
+// Tests dial the fake engine of package enginetest into a server started
+// on "127.0.0.1:0", or serve it in memory (Serve takes any listener whose
+// address is a loopback one).
 //
 // # Protocol
 //
@@ -19,7 +31,7 @@
 // hello; the server answers welcome with a new sessionId. Every outbound
 // message carries protocol, protocolVersion 3, a unique messageId, the
 // sessionId and an ISO 8601 timestamp, and is tracked until the engine
-// acks it ([Server.MessageStatus]). Inbound messages are acknowledged
+// acks it. Inbound messages are acknowledged
 // (unless [ServerOptions.DisableAcks]) and deduplicated by messageId over
 // a window of 2000 per session. A request.error invalid_payload carries
 // no ids: the server attributes it to the oldest message the engine has
@@ -53,36 +65,31 @@
 // A request is checked before anything is sent, and refused with a
 // *FieldError only for what the engine itself refuses (as invalid_payload,
 // or as an error once the request is queued); no rule is stricter than
-// the engine's (issue #15). The rules: integrationId, characterId and a
-// valid Character Card V2 are required; the event needs non-blank text or
-// audio (16 kHz mono pcm_s16le or pcm_f32le, whole finite samples, at most
-// 30 s, language en ar es ja ko vi uk zh); modalities contain text and
-// may add audio, without repeats; the language is one the speech model
-// has (else unsupported_language); output.audio is present exactly with
-// the audio modality, with the Supertonic 3 model, a voice F1-F5 or M1-M5
-// (else unsupported_voice), format pcm_s16le and profile narrowband_voice
-// or cinematic_radio; responseProcessing is buffered with 1 to 8 rules,
-// ids matching ^[a-z][a-z0-9_.-]{0,63}$ without repeats, a regex pattern
-// of 1 to 1024 bytes with at most 16 groups, flags a string of distinct
-// letters of "ims", an existing captureGroup, occurrence first, last or
-// all, remove match, capture or none, and removeFrom of distinct text and
-// audio, empty with remove none; interactionMode, promptScene and
-// promptDirective go together, with non-empty strings, a finite priority,
-// protocolVersion at least 1 and a non-blank promptVersion when set;
-// silenceBehavior is error or restart; a message is at most 8 MiB.
+// the engine's (issue #15). In the requests' terms: IntegrationID,
+// CharacterID and a valid Character Card V2 are required; the event needs
+// non-blank Text or Speech (at most 30 s, SpeechLanguage en ar es ja ko
+// vi uk zh); Language is one the speech model has (else
+// unsupported_language), Voice F1-F5 or M1-M5 (else unsupported_voice),
+// AudioProfile narrowband_voice or cinematic_radio with a Voice; up to 8
+// Rules, ids matching ^[a-z][a-z0-9_.-]{0,63}$ without repeats, a pattern
+// of 1 to 1024 bytes with at most 16 groups, Flags distinct letters of
+// "ims", an existing Group, Occurrence first, last or all, Remove match,
+// capture or none, and RemoveFrom of distinct text and audio, empty with
+// Remove none; a Prompt with non-empty strings, a finite Priority, a
+// DirectiveVersion of at least 1 and a non-blank Version when set; a
+// message is at most 8 MiB. The wire names of each are in
+// docs/rpengine-protocol.md, "Game to engine".
 //
 // What the engine accepts but is probably a mistake is sent and logged as
-// a warning: whitespace-only promptScene or promptDirective strings, a
-// blank player.displayName (the engine does not look at player), and an
-// empty removeFrom with remove match or capture (nothing is removed). A
-// pattern Go's RE2 parser cannot read is left to the engine, which
-// compiles it as Rust regex.
+// a warning: whitespace-only Prompt strings and a blank PlayerName (the
+// engine does not look at the player). A pattern Go's RE2 parser cannot
+// read is left to the engine, which compiles it as Rust regex.
 //
 // # File mailbox
 //
 // A game that cannot open a socket sets [ServerOptions.Mailbox]; every
-// other line stays the same and ListenAndServe serves the folder instead
-// of listening. At start (and whenever the folder is set up again) it
+// other line stays the same and Start sets up and serves the folder
+// instead of listening, returning the setup's errors. At start (and whenever the folder is set up again) it
 // refuses a folder or sub-folder that another account owns or can write
 // into ([ErrMailboxNotPrivate], unless
 // MailboxOptions.InsecureSkipOwnerCheck), creating its own private (0700
@@ -129,11 +136,15 @@
 // # Concurrency
 //
 // All Server and Reply methods may be called concurrently. Constructors
-// start no goroutine; Serve runs one goroutine per connection (net/http's)
-// and Shutdown/Close returns only after all of them ended. Each connection
-// has one reader, which never waits for the game: see [Reply] for the
-// slow-consumer policy. Requests wait (bounded by their context) for a
-// connected engine with room for them (see Capacity), or fail at once
+// start no goroutine; Start and Serve run one goroutine per connection
+// (net/http's) and the mailbox's poller, and Shutdown/Close returns only
+// after all of them ended. Each connection has one reader, which never
+// waits for the game (see [Reply] for the slow-consumer policy), for a
+// write (a writer goroutine per session sends what it posts, with a
+// bounded queue: see Security for its overflow policy), for a card plan
+// (planned by the request's own goroutine) or for the Recorder (written
+// by a goroutine of its own). Requests wait (bounded by their context)
+// for a connected engine with room for them (see Capacity), or fail at once
 // with [ServerOptions.FailFast]. Every request ends: a lost or superseded
 // connection ends it with [ErrConnectionLost], a message with neither ack
 // nor answer with [ErrNoAnswer] after [ServerOptions.AckTimeout], a reply
@@ -157,7 +168,9 @@
 // upgraded sockets may be waiting for hello (more get 503); they cannot
 // disturb the live session. Messages are limited to 8 MiB (close 1009),
 // text frames only (close 1003) of valid UTF-8 (close 1007). A write the
-// engine does not read within WriteTimeout closes the connection. The
+// engine does not read within WriteTimeout closes the connection, and so
+// does an engine that reads none of the 1024 messages the reader posted
+// (acks, cancellations) for as long (close 1008). The
 // duplicate window keeps a 128-bit digest per messageId, whatever its
 // length. Every value from the engine or a refused client is bounded and
 // escaped in log lines and error texts, and a line that repeats is logged
