@@ -60,8 +60,8 @@ type conn struct {
 	// report it (reply.accepted, capacity.update), as the engine's single
 	// event loop does: without it a capacity.update computed before an
 	// accept could be written after it, a stale count that made the game
-	// send one request too many (TestTransports_hundredConcurrentReplies
-	// failed under load with 102 requests sent for 100).
+	// send one request too many (100 concurrent replies once made 102
+	// requests under load).
 	queueMu sync.Mutex
 
 	mu      sync.Mutex // guards following
