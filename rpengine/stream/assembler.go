@@ -59,7 +59,7 @@ type Stats struct {
 }
 
 // NewAssembler returns an assembler for one reply. A nil opts means
-// defaults; an invalid option is a *ConfigError (see [Options]).
+// defaults; an invalid option is a *BoundsError (see [Options]).
 func NewAssembler(opts *Options) (*Assembler, error) {
 	o, err := opts.withDefaults()
 	if err != nil {

@@ -264,13 +264,13 @@ func TestAssembler_Push_raw(t *testing.T) {
 		outEnd(stream.End{State: stream.EndCompleted})})
 }
 
-// Issue #17: a negative bound is a *ConfigError; bounds cannot be
+// Issue #17: a negative bound is a *BoundsError; bounds cannot be
 // disabled.
 func TestNewAssembler_config(t *testing.T) {
 	t.Parallel()
 	for _, o := range []stream.Options{{MaxHeldAudio: -1}, {MaxHeldText: -1}, {MaxText: -1}} {
 		_, err := stream.NewAssembler(&o)
-		var ce *stream.ConfigError
+		var ce *stream.BoundsError
 		testutil.ErrorAs(t, err, &ce)
 	}
 }

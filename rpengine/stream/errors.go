@@ -9,11 +9,12 @@ const (
 	CodeTextLimit      = "stream_text_limit"       // Options.MaxText exceeded
 )
 
-// ConfigError reports an invalid [Options] field.
-type ConfigError struct {
+// BoundsError reports an invalid [Options] bound: a negative one, as a
+// bound cannot be disabled.
+type BoundsError struct {
 	Field  string
 	Reason string
 }
 
 // Error names the option and what is wrong with it.
-func (e *ConfigError) Error() string { return "stream: option " + e.Field + ": " + e.Reason }
+func (e *BoundsError) Error() string { return "stream: option " + e.Field + ": " + e.Reason }

@@ -9,7 +9,7 @@ import (
 // The bounds protect the game from a misbehaving or hostile engine: past a
 // bound the reply ends as [EndFailed] with a Code* code instead of growing.
 // Zero means the default; a bound cannot be disabled, so a negative one is
-// a *ConfigError.
+// a *BoundsError.
 type Options struct {
 	// RequestID is the reply's requestId. Events carrying another non-empty
 	// requestId are reported as [AnomalyWrongRequest] and dropped. If empty,
@@ -64,11 +64,11 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case r.MaxHeldAudio < 0:
-		return r, &ConfigError{"MaxHeldAudio", r.MaxHeldAudio.String() + " is negative"}
+		return r, &BoundsError{"MaxHeldAudio", r.MaxHeldAudio.String() + " is negative"}
 	case r.MaxHeldText < 0:
-		return r, &ConfigError{"MaxHeldText", strconv.Itoa(r.MaxHeldText) + " is negative"}
+		return r, &BoundsError{"MaxHeldText", strconv.Itoa(r.MaxHeldText) + " is negative"}
 	case r.MaxText < 0:
-		return r, &ConfigError{"MaxText", strconv.Itoa(r.MaxText) + " is negative"}
+		return r, &BoundsError{"MaxText", strconv.Itoa(r.MaxText) + " is negative"}
 	}
 	if r.MaxHeldAudio == 0 {
 		r.MaxHeldAudio = defaultMaxHeldAudio
