@@ -8,6 +8,8 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
 // stuckWriter blocks every Write until release is closed.
@@ -48,4 +50,38 @@ func TestServer_slowRecorder(t *testing.T) {
 			t.Errorf("the recording lacks %s", want)
 		}
 	}
+}
+
+// Issue #17: each error says once where it came from ("rpengine: reply:
+// rpengine: invalid card" said it twice), and its cause stays reachable.
+func TestErrors_prefixOnce(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, &rpengine.ServerOptions{FailFast: true})
+	ctx := ctxT(t)
+	once := func(t *testing.T, err error, start string) {
+		t.Helper()
+		if err == nil || !strings.HasPrefix(err.Error(), start) || strings.Count(err.Error(), "rpengine: ") != 1 {
+			t.Errorf("error %q, want one starting %q with one rpengine prefix", err, start)
+		}
+	}
+	_, err := f.srv.Reply(ctx, textReq(testCard(t, `"name":"Ari"`, `"name":" "`), "hi"))
+	once(t, err, "rpengine: reply: invalid Card: ")
+	var ve *card.ValidationError
+	testutil.ErrorAs(t, err, &ve)
+	var fe *rpengine.FieldError
+	testutil.ErrorAs(t, err, &fe)
+	testutil.Equal(t, "field", fe.Field, "Card")
+
+	_, err = f.srv.Reply(ctx, textReq(testCard(t), "hi"))
+	once(t, err, "rpengine: reply: ")
+	testutil.ErrorIs(t, err, rpengine.ErrNotConnected)
+
+	eng := f.dial(t, &enginetest.Options{Faults: enginetest.Faults{ErrorCode: "capacity_exceeded"}})
+	_, err = f.srv.Reply(ctx, textReq(testCard(t), "hi"))
+	once(t, err, "rpengine: reply: engine is not accepting requests: engine refused request ")
+	testutil.ErrorIs(t, err, rpengine.ErrBusy)
+	var re *rpengine.RequestError
+	testutil.ErrorAs(t, err, &re)
+	testutil.Equal(t, "code", re.Code, "capacity_exceeded")
+	eng.Close()
 }

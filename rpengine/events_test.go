@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/card"
 )
 
 // chunkOf returns a reply.audio.chunk of segment seg holding n samples.
@@ -229,4 +230,31 @@ func TestSession_readerNeverPlans(t *testing.T) {
 	ev, err := r.Next(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "text", ev.Text, "Hi.")
+}
+
+// Issue #17: a resynchronisation that cannot succeed (the planner's
+// *card.ResyncError, before ErrResyncLoop's bound) names the engine's
+// refusal without a second prefix, and both stay reachable.
+func TestReply_resyncError(t *testing.T) {
+	t.Parallel()
+	u := newUnit(t, &ServerOptions{IdleTimeout: -1, AckTimeout: -1})
+	r := u.reply(context.Background())
+	for range maxResyncs + 1 {
+		id := r.MessageID()
+		u.in("request.error", map[string]any{"requestId": "r1", "sourceMessageId": id, "code": "card_resync_required",
+			"message": "again", "retryable": true})
+		for r.MessageID() == id { // the Reply call resends
+			select {
+			case <-r.Done():
+			case <-time.After(time.Millisecond):
+				continue
+			}
+			break
+		}
+	}
+	_, err := r.Wait(context.Background())
+	var re *card.ResyncError
+	testutil.ErrorAs(t, err, &re)
+	testutil.ErrorIs(t, err, ErrCardResyncRequired)
+	testutil.Equal(t, "prefixes", strings.Count(err.Error(), "rpengine: ")+strings.Count(err.Error(), "card: "), 2)
 }
