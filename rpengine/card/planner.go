@@ -12,6 +12,9 @@ var errNilCard = errors.New("card: planner: nil card")
 type Key struct{ IntegrationID, CharacterID string }
 
 // PlannerOptions configures a [Planner]. The zero value is the default.
+// The bounds cannot be disabled: a negative one is invalid, which
+// rpengine.NewServer reports as a *rpengine.ConfigError; NewPlanner,
+// which returns no error, takes it as zero.
 type PlannerOptions struct {
 	// MaxKeys bounds how many characters the planner remembers. When a new
 	// key would exceed it, one remembered key is forgotten, which costs a
