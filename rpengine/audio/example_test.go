@@ -19,7 +19,7 @@ func ExampleResampler() {
 	mono, _ := audio.AppendDownmix(nil, stereo, 2)
 	out, _ := r.Append(nil, mono)
 	fmt.Println(len(out), "frames at 16 kHz, delay", r.Delay())
-	// Output: 160 frames at 16 kHz, delay 1.5ms
+	// Output: 160 frames at 16 kHz, delay 1.833333ms
 }
 
 func ExampleDecodeWAV() {

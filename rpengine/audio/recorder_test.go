@@ -54,7 +54,7 @@ func TestRecorder_capture(t *testing.T) {
 	testutil.Equal(t, "limited", c.Limited, false)
 	testutil.Equal(t, "silent", c.Silent, false)
 	// 0.5 s at 16 kHz plus the flushed filter tail: Stop must flush at
-	// least the resampler's delay, or the last 1.5 ms of speech is lost.
+	// least the resampler's delay, or the last 1.8 ms of speech is lost.
 	tail := int(r.rs.Delay() * CaptureRate / time.Second)
 	if n := len(c.Samples); n < 8000+tail || n > 8000+200 {
 		t.Errorf("%d samples, want 8000 + a tail of at least %d", n, tail)

@@ -17,11 +17,21 @@ var streamPairs = []ratePair{{48000, 16000}, {44100, 16000}, {32000, 16000}, {22
 // TestResampler_chunking checks that the output does not depend on how the
 // input is cut: any chunking gives the same samples as one big push, and
 // after every push the output is complete (no backlog beyond one frame).
+// It runs the fastest kernel and the pure-Go one (which folds the rows of
+// integer ratios, issue #24).
 func TestResampler_chunking(t *testing.T) {
 	t.Parallel()
 	for _, p := range streamPairs {
-		for _, ch := range []int{1, 2} {
-			t.Run(fmt.Sprintf("%d-%d/%dch", p.in, p.out, ch), func(t *testing.T) {
+		for _, k := range []struct {
+			ch      int
+			generic bool
+		}{{1, false}, {2, false}, {1, true}, {2, true}} {
+			ch := k.ch
+			name := fmt.Sprintf("%d-%d/%dch", p.in, p.out, ch)
+			if k.generic {
+				name += "/go"
+			}
+			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				seed := uint64(p.in*7 + p.out + ch)
 				t.Logf("seed %d", seed)
@@ -30,10 +40,16 @@ func TestResampler_chunking(t *testing.T) {
 				for i := range x {
 					x[i] = rng.Float32()*2 - 1
 				}
-				want := resampleChunked(t, p.in, p.out, ch, x, len(x))
-				for _, chunk := range []int{1, 97, 441, 4096} {
+				newR := func() *Resampler {
 					r, err := NewResampler(p.in, p.out, ch)
 					testutil.Success(t, err)
+					r.setKernel(k.generic)
+					return r
+				}
+				want, err := newR().Append(nil, x)
+				testutil.Success(t, err)
+				for _, chunk := range []int{1, 97, 441, 4096} {
+					r := newR()
 					var got []float32
 					fed := 0
 					for fed < len(x)/ch {
