@@ -43,17 +43,18 @@ func AppendCanonical(dst, src []byte) ([]byte, error) {
 type canon struct {
 	src     []byte
 	pos     int
-	pend    int      // src[pend:pos] is output not yet copied to out
-	out     []byte   // the first pass output before pend
-	res     []byte   // the first pass output once run returns: out, or src itself
-	frames  []frame  // the containers being parsed
-	members []member // the members of the objects being parsed
-	sorted  []piece  // the members of reordered objects, in key order
-	recs    []objRec // objects in document order (see objRec)
-	keys    []byte   // unescaped keys that had escapes in the source
-	scratch []member // reorder scratch
-	unsafe  bool     // a number that the engine may print differently was seen
-	moved   bool     // some object's members were reordered
+	pend    int        // src[pend:pos] is output not yet copied to out
+	out     []byte     // the first pass output before pend
+	res     []byte     // the first pass output once run returns: out, or src itself
+	frames  []frame    // the containers being parsed
+	members []member   // the members of the objects being parsed
+	sorted  []piece    // the members of reordered objects, in key order
+	recs    []objRec   // objects in document order (see objRec)
+	keys    []byte     // unescaped keys that had escapes in the source
+	scratch []member   // reorder scratch
+	ops     []gatherOp // the second pass's copies (appendTo)
+	unsafe  bool       // a number that the engine may print differently was seen
+	moved   bool       // some object's members were reordered
 	err     *ParseError
 	buf     []byte // second pass scratch for callers that only hash
 
@@ -161,40 +162,63 @@ func (c *canon) appendTo(dst []byte) []byte {
 	if !c.moved {
 		return append(dst, c.res...)
 	}
-	n := len(dst)
-	dst = slices.Grow(dst, len(c.res))[:n+len(c.res)]
-	c.gather(dst[n:], 0, len(c.res), 0)
-	return dst
+	c.ops, _ = c.gather(c.ops[:0], 0, len(c.res), 0)
+	return appendGathered(dst, c.res, c.ops)
 }
 
-// gather copies res[s:e] to dst, taking the members of the reordered
-// objects recs[ri:] in it in key order, and returns the index of the first
-// record after e. dst is len(res[s:e]) bytes long.
-func (c *canon) gather(dst []byte, s, e, ri int) int {
-	n := 0
+// gatherOp is a copy of the second pass: src[s&^opComma:e] after a comma
+// when s has opComma. The canonical form of a first pass output with
+// reordered members is the output of its copies, a permutation of it;
+// a card whose source is canonical up to member order keeps its copies
+// instead of the canonical bytes (see cardBytes).
+type gatherOp struct{ s, e uint32 }
+
+const opComma = 1 << 31 // MaxSize is far below
+
+// gather appends the copies that build the canonical form of res[s:e],
+// taking the members of the reordered objects recs[ri:] in it in key
+// order, and returns the index of the first record after e.
+func (c *canon) gather(ops []gatherOp, s, e, ri int) ([]gatherOp, int) {
 	for ri < len(c.recs) && c.recs[ri].start < e {
 		r := &c.recs[ri]
 		if r.m1 == 0 {
 			ri++ // in order: the objects inside it follow
 			continue
 		}
-		n += copy(dst[n:], c.res[s:r.start])
+		ops = append(ops, gatherOp{uint32(s), uint32(r.start)})
 		for i, m := range c.sorted[r.m0:r.m1] {
+			comma := uint32(0)
 			if i > 0 {
-				dst[n] = ','
-				n++
+				comma = opComma
 			}
 			if m.rec < r.next && c.recs[m.rec].start < m.end {
-				c.gather(dst[n:n+m.end-m.start], m.start, m.end, m.rec)
+				ops = append(ops, gatherOp{comma | uint32(m.start), uint32(m.start)})
+				ops, _ = c.gather(ops, m.start, m.end, m.rec)
 			} else {
-				copy(dst[n:], c.res[m.start:m.end])
+				ops = append(ops, gatherOp{comma | uint32(m.start), uint32(m.end)})
 			}
-			n += m.end - m.start
 		}
 		s, ri = r.end, r.next
 	}
-	copy(dst[n:], c.res[s:e])
-	return ri
+	return append(ops, gatherOp{uint32(s), uint32(e)}), ri
+}
+
+// appendGathered appends the output of the copies ops from src, which is
+// len(src) bytes: they permute it.
+func appendGathered(dst, src []byte, ops []gatherOp) []byte {
+	n := len(dst)
+	dst = slices.Grow(dst, len(src))[:n+len(src)]
+	out := dst[n:]
+	n = 0
+	for _, op := range ops {
+		s := op.s &^ opComma
+		if op.s != s {
+			out[n] = ','
+			n++
+		}
+		n += copy(out[n:], src[s:op.e])
+	}
+	return dst
 }
 
 // pointer renders the parser's position as an RFC 6901 JSON Pointer.

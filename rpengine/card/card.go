@@ -25,10 +25,13 @@ type Card struct {
 	key    memoKey128
 	valid  bool // no violation of the V2 rules
 
-	// canon is the RFC 8785 form when Parse computed it (the same array
-	// as raw when raw is canonical), else nil and lazy is computed on
-	// first use: a card found in the hash memo skipped canonicalization.
+	// canon is the RFC 8785 form when Parse kept it (the same array as
+	// raw when raw is canonical), else nil and lazy is computed on first
+	// use: from raw by the copies ops when raw is canonical up to member
+	// order (see cardBytes), or by canonicalizing raw when Parse found the
+	// card in the hash memo.
 	canon    []byte
+	ops      []gatherOp
 	lazyOnce sync.Once
 	lazy     []byte
 
@@ -93,28 +96,41 @@ func parseCold(data []byte, key memoKey128) (*Card, error) {
 		return nil, err
 	}
 	c := &Card{key: key, unsafe: cn.unsafe, valid: !cn.invalid}
-	c.raw, c.canon = cardBytes(data, cn)
-	c.digest = sha256.Sum256(c.canon)
+	var canon []byte
+	c.raw, c.canon, c.ops, canon = cardBytes(data, cn)
+	c.digest = sha256.Sum256(canon)
 	if !c.valid {
-		violations := validateCanonical(c.canon)
+		violations := validateCanonical(canon)
 		c.validOnce.Do(func() { c.violations = violations })
 	}
 	memo.put(key, memoEntry{digest: c.digest, unsafe: c.unsafe, valid: c.valid})
 	return c, nil
 }
 
-// cardBytes returns a copy of data and its canonical form from cn's first
-// pass. They share one array of exactly their size, allocated without
-// zeroing (bytes.Join does not zero what it copies over; make would, and
-// append would round the capacity up by a quarter), or are one slice when
-// data is canonical. Reordered members are gathered into the pooled
-// scratch first: its cache lines are warm, and the new array is then
-// written once, in two sequential copies.
-func cardBytes(data []byte, cn *canon) (raw, canon []byte) {
+// cardBytes returns what the card keeps of data and of its canonical form
+// from cn's first pass, and the canonical form to hash now:
+//
+//   - data is canonical: a copy of it, which is both;
+//   - data is canonical up to member order (compact JSON with keys out of
+//     order, as most exporters write): a copy of data and the copies that
+//     permute it into the canonical form, about a fifth of its size, which
+//     [Card.canonical] follows when a patch needs the form. The form to
+//     hash is gathered in cn's pooled scratch. Keeping the form too made a
+//     card twice its size (issue #24);
+//   - otherwise: a copy of data and the canonical form, in one array of
+//     exactly their size, allocated without zeroing (bytes.Join does not
+//     zero what it copies over; make would, and append would round the
+//     capacity up by a quarter).
+func cardBytes(data []byte, cn *canon) (raw, canon []byte, ops []gatherOp, hashed []byte) {
 	n := len(data)
-	if !cn.moved && cn.same() {
+	if cn.same() {
 		raw = append([]byte(nil), data...)
-		return raw[:n:n], raw[:n:n]
+		raw = raw[:n:n]
+		if !cn.moved {
+			return raw, raw, nil, raw
+		}
+		cn.buf = cn.appendTo(cn.buf[:0])
+		return raw, nil, append([]gatherOp(nil), cn.ops...), cn.buf
 	}
 	res := cn.res
 	if cn.moved {
@@ -123,7 +139,7 @@ func cardBytes(data []byte, cn *canon) (raw, canon []byte) {
 	}
 	m := len(res)
 	buf := bytes.Join([][]byte{data, res}, nil)
-	return buf[:n:n], buf[n : n+m : n+m]
+	return buf[:n:n], buf[n : n+m : n+m], nil, buf[n : n+m : n+m]
 }
 
 // canonical returns the card's RFC 8785 form. The caller must not modify
@@ -133,15 +149,23 @@ func (c *Card) canonical() []byte {
 		return c.canon
 	}
 	c.lazyOnce.Do(func() {
+		if c.ops != nil {
+			c.lazy = appendGathered(nil, c.raw, c.ops)
+			return
+		}
 		// Parse accepted c.raw, so it canonicalizes.
 		c.lazy, _ = AppendCanonical(nil, c.raw)
 	})
 	return c.lazy
 }
 
-// size is the memory the card holds for its bytes.
+// size is the memory the card holds for its bytes, counting the canonical
+// form a patch builds from ops as held.
 func (c *Card) size() int {
 	n := len(c.raw)
+	if c.ops != nil {
+		return 2*n + 8*len(c.ops)
+	}
 	if cn := c.canonical(); len(cn) > 0 && &cn[0] != &c.raw[0] {
 		n += len(cn)
 	}

@@ -43,11 +43,15 @@
 // ECMAScript (section 3.2.2.3). It equals github.com/gowebpki/jcs byte for
 // byte on the RFC 8785 vectors, 10,000 ES6 number lines, every test card and
 // in differential and fuzz tests. Parse canonicalizes, checks the V2 rules
-// and hashes in one walk and keeps the card's canonical form beside its
-// bytes (one array of exactly their size, or one slice when the card is
-// canonical), which the Planner diffs without canonicalizing again; results
-// are memoized by a 128-bit xxh3 of the input in a bounded, process-wide
-// cache, so re-parsing unchanged bytes is about a copy.
+// and hashes in one walk and keeps what the Planner needs to diff the
+// card without canonicalizing again: its canonical form (one slice with
+// its bytes when the card is canonical, one array of exactly their size
+// otherwise) or, when the card is canonical up to member order (compact
+// JSON with keys out of order, as most exporters write), the copies that
+// permute its bytes into that form, built when a patch needs it (about a
+// tenth of the card, rather than as much again); results are memoized by
+// a 128-bit xxh3 of the input in a bounded, process-wide cache, so
+// re-parsing unchanged bytes is about a copy.
 //
 // The engine canonicalizes numbers with its own JSON library: for
 // non-integers, exponents, -0 and integers beyond ±2^53 its hash may differ

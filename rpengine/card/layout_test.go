@@ -1,0 +1,111 @@
+package card
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
+)
+
+// compactCard returns a card as most exporters write it: compact JSON
+// (encoding/json of structs), keys out of order, entries lorebook entries.
+func compactCard(tb testing.TB, entries int) []byte {
+	tb.Helper()
+	type entry struct {
+		Keys           []string       `json:"keys"`
+		Content        string         `json:"content"`
+		Extensions     map[string]any `json:"extensions"`
+		Enabled        bool           `json:"enabled"`
+		InsertionOrder int            `json:"insertion_order"`
+		Name           string         `json:"name"`
+		ID             int            `json:"id"`
+	}
+	var es []entry
+	for i := range entries {
+		es = append(es, entry{Keys: []string{fmt.Sprintf("place%d", i)}, Content: strings.Repeat("a café by the river, \"quiet\" — ", 16),
+			Extensions: map[string]any{"weight": i % 7}, Enabled: true, InsertionOrder: i, Name: fmt.Sprintf("entry %d", i), ID: i})
+	}
+	type book struct {
+		Name       string         `json:"name"`
+		Extensions map[string]any `json:"extensions"`
+		Entries    []entry        `json:"entries"`
+	}
+	doc, err := json.Marshal(map[string]any{"spec": "chara_card_v2", "spec_version": "2.0", "data": struct {
+		Name                    string         `json:"name"`
+		Description             string         `json:"description"`
+		Personality             string         `json:"personality"`
+		Scenario                string         `json:"scenario"`
+		FirstMes                string         `json:"first_mes"`
+		MesExample              string         `json:"mes_example"`
+		CreatorNotes            string         `json:"creator_notes"`
+		SystemPrompt            string         `json:"system_prompt"`
+		PostHistoryInstructions string         `json:"post_history_instructions"`
+		AlternateGreetings      []string       `json:"alternate_greetings"`
+		Tags                    []string       `json:"tags"`
+		Creator                 string         `json:"creator"`
+		CharacterVersion        string         `json:"character_version"`
+		Extensions              map[string]any `json:"extensions"`
+		CharacterBook           book           `json:"character_book"`
+	}{Name: "Ari", Description: "a fox", AlternateGreetings: []string{}, Tags: []string{"fox"}, Extensions: map[string]any{},
+		CharacterBook: book{Name: "World", Extensions: map[string]any{}, Entries: es}}})
+	testutil.Success(tb, err)
+	return doc
+}
+
+// TestParse_keepsCopiesNotForm checks the layout of a card whose source is
+// canonical up to member order: Parse keeps the source and the copies
+// that permute it (not a second copy of the form), and the form they
+// build is the canonical one. Issue #24.
+func TestParse_keepsCopiesNotForm(t *testing.T) {
+	t.Parallel()
+	doc := compactCard(t, 50)
+	c, err := Parse(append([]byte(nil), doc...))
+	testutil.Success(t, err)
+	testutil.Equal(t, "canonical form kept", c.canon == nil, true)
+	testutil.Equal(t, "copies kept", len(c.ops) > 0, true)
+	want, err := AppendCanonical(nil, doc)
+	testutil.Success(t, err)
+	testutil.Equal(t, "form built from the copies", bytes.Equal(c.canonical(), want), true)
+	testutil.Equal(t, "size", c.size(), 2*len(doc)+8*len(c.ops))
+
+	// A canonical source is one array; one with white space keeps both.
+	c = mustParse(t, string(want))
+	testutil.Equal(t, "canonical source shared", &c.canonical()[0] == &c.Bytes()[0], true)
+	spaced := mustParse(t, `{ "b": 1, "a": 2 }`)
+	testutil.Equal(t, "form of a spaced source", string(spaced.canon), `{"a":2,"b":1}`)
+	testutil.Equal(t, "no copies", spaced.ops == nil, true)
+}
+
+// TestParse_allocatesUnderTwiceTheCard pins the memory a cold Parse of a
+// large compact card allocates: under twice its size (it was its bytes
+// and its canonical form, rounded up to whole pages: 2.006 times).
+// Not parallel, so that MemStats.TotalAlloc counts this test alone.
+// Issue #24.
+func TestParse_allocatesUnderTwiceTheCard(t *testing.T) {
+	testutil.SkipAllocs(t)
+	doc := compactCard(t, 1500) // about 1 MB
+	const runs = 5
+	at := bytes.Index(doc, []byte("a fox")) + 4
+	if _, err := Parse(doc); err != nil { // the pooled scratch grows once
+		t.Fatal(err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	for i := range runs {
+		doc[at] = 'a' + byte(i) // new bytes: the memo misses
+		if _, err := Parse(doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	per := float64(m1.TotalAlloc-m0.TotalAlloc) / runs
+	t.Logf("%.0f bytes a parse, %.3f times the card's %d", per, per/float64(len(doc)), len(doc))
+	if per >= 2*float64(len(doc)) {
+		t.Errorf("a parse allocates %.0f bytes, %.3f times the card: want under twice", per, per/float64(len(doc)))
+	}
+}
