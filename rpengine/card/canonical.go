@@ -54,6 +54,7 @@ type canon struct {
 	scratch []member   // reorder scratch
 	ops     []gatherOp // the second pass's copies (appendTo)
 	unsafe  bool       // a number that the engine may print differently was seen
+	valid8  bool       // src is valid UTF-8 (strings need no check of their own)
 	moved   bool       // some object's members were reordered
 	err     *ParseError
 	buf     []byte // second pass scratch for callers that only hash
@@ -64,8 +65,9 @@ type canon struct {
 	shape   *orderEntry // the key order cache entry of the object last reordered, or nil
 
 	orders     orderCache
-	stopUnsafe bool   // fail at the first hash-unsafe number
-	unsafeLit  string // that number
+	last       [predictDepth]shapeRef // the shape of the object last closed at each depth
+	stopUnsafe bool                   // fail at the first hash-unsafe number
+	unsafeLit  string                 // that number
 }
 
 // frame is a container being parsed. For an object, base is the index of
@@ -76,11 +78,24 @@ type frame struct {
 	obj   bool
 	strs  bool
 	level uint8 // the card rules that apply (check.go)
+	pred  shapeRef
 	base  int
 	rec   int
 	cur   int
 	index int
 }
+
+// A shapeRef names an entry of the key order cache as it was: entry
+// (index+1, 0 for none) while it has generation gen.
+type shapeRef struct {
+	entry uint8
+	gen   uint32
+}
+
+// predictDepth bounds the depths at which an object is expected to have
+// the shape of the object closed before it at the same depth (the next
+// lorebook entry, at depth 5).
+const predictDepth = 16
 
 const noMember = -1
 
@@ -94,9 +109,39 @@ type member struct {
 	vs         int
 	ka, kb     int
 	rec        int
+	kw         uint64 // the key's first 8 bytes, zero padded (see keyWord)
 	esc        bool
 	strs       bool // the value is an array of strings only
 	kind       byte
+}
+
+// keyWord returns the first 8 bytes of key, little endian, zero padded:
+// two keys whose words differ differ in their first 8 bytes, and for
+// keys of ASCII (no byte >= 0x80 in either word) the byte-reversed words
+// order as the keys do (a zero pads a shorter key, and no byte is below
+// zero). Words compare keys without a call, the order cache and the
+// sort of an object's members compare keys mostly that way.
+func keyWord(key []byte) uint64 {
+	if len(key) >= 8 {
+		return binary.LittleEndian.Uint64(key)
+	}
+	var w uint64
+	for i, b := range key {
+		w |= uint64(b) << (8 * i)
+	}
+	return w
+}
+
+// compareKeys orders the keys of a and b as compareUTF16 does.
+func (c *canon) compareKeys(a, b *member) int {
+	x, y := a.kw, b.kw
+	if x != y && (x|y)&0x8080808080808080 == 0 {
+		if bits.ReverseBytes64(x) < bits.ReverseBytes64(y) {
+			return -1
+		}
+		return 1
+	}
+	return compareUTF16(c.key(a), c.key(b))
 }
 
 // piece is a member of a reordered object, as the second pass needs it.
@@ -142,6 +187,7 @@ func (c *canon) output(s, e int) []byte {
 
 // run is the first pass.
 func (c *canon) run() error {
+	c.valid8 = validUTF8(c.src)
 	if !c.parse() {
 		return c.err
 	}
@@ -204,12 +250,20 @@ func (c *canon) gather(ops []gatherOp, s, e, ri int) ([]gatherOp, int) {
 }
 
 // appendGathered appends the output of the copies ops from src, which is
-// len(src) bytes: they permute it.
+// len(src) bytes: they permute it. The copies are made in assembly where
+// there is (scan_amd64.s): most are a member of a lorebook entry, a few
+// dozen bytes, which a call to memmove each made cost more than the
+// bytes.
 func appendGathered(dst, src []byte, ops []gatherOp) []byte {
 	n := len(dst)
 	dst = slices.Grow(dst, len(src))[:n+len(src)]
-	out := dst[n:]
-	n = 0
+	gather(dst[n:], src, ops)
+	return dst
+}
+
+// gatherGeneric is gather in Go.
+func gatherGeneric(out, src []byte, ops []gatherOp) {
+	n := 0
 	for _, op := range ops {
 		s := op.s &^ opComma
 		if op.s != s {
@@ -218,7 +272,6 @@ func appendGathered(dst, src []byte, ops []gatherOp) []byte {
 		}
 		n += copy(out[n:], src[s:op.e])
 	}
-	return dst
 }
 
 // pointer renders the parser's position as an RFC 6901 JSON Pointer.
@@ -271,6 +324,12 @@ func (c *canon) parse() bool {
 	}
 	var f *frame // the innermost container, nil at the root
 	var b byte
+	// In a document that is valid UTF-8, strings end at their first
+	// special byte that is not non-ASCII (scan.go).
+	scan, highs := scanString, uint64(0x8080808080808080)
+	if c.valid8 {
+		scan, highs = scanValidString, 0
+	}
 	// Before a method that works on the fields, c.pos = pos hands the
 	// position over; after it, pos and delta are taken back.
 
@@ -281,7 +340,7 @@ value:
 	}
 	switch b = src[pos]; {
 	case b == '"':
-		if end, _, ok := scanString(src, pos); ok {
+		if end, _, ok := scan(src, pos); ok {
 			pos = end
 		} else {
 			c.pos = pos
@@ -309,7 +368,11 @@ value:
 			}
 			break
 		}
-		c.frames = append(c.frames, frame{obj: true, level: level, base: len(c.members), rec: len(c.recs), cur: noMember})
+		fr := frame{obj: true, level: level, base: len(c.members), rec: len(c.recs), cur: noMember}
+		if d := len(c.frames); d < predictDepth {
+			fr.pred = c.last[d]
+		}
+		c.frames = append(c.frames, fr)
 		c.recs = append(c.recs, objRec{start: pos - delta})
 		f = &c.frames[len(c.frames)-1]
 		goto key
@@ -377,7 +440,9 @@ next: // after a value
 	if f.obj {
 		m := &c.members[len(c.members)-1]
 		m.end = pos - delta
-		m.strs = m.kind == '[' && c.strArr
+		if m.kind == '[' {
+			m.strs = c.strArr
+		}
 	}
 ws:
 	if pos >= len(src) {
@@ -454,22 +519,55 @@ key: // an object member's key at pos
 		return c.fail("expected a string key in object")
 	}
 	{
-		m := member{start: pos - delta, ka: pos + 1}
+		n := len(c.members)
+		if n == cap(c.members) {
+			c.members = slices.Grow(c.members, 1)
+		}
+		c.members = c.members[:n+1]
+		m := &c.members[n]
+		*m = member{start: pos - delta, ka: pos + 1}
+		// A member of an object of the shape of the one closed before it
+		// at this depth (the next lorebook entry) has that shape's key at
+		// its index, usually: compare the bytes, "key": included.
+		if f.pred.entry != 0 {
+			e := &c.orders.e[f.pred.entry-1]
+			if i := n - f.base; e.gen == f.pred.gen && i < len(e.quoted) {
+				k := &e.quoted[i]
+				var ok bool
+				if k.n <= 16 && pos+16 <= len(src) { // two loads, masks and compares
+					w := src[pos : pos+16 : pos+16]
+					ok = binary.LittleEndian.Uint64(w)&k.m0 == k.w0 && binary.LittleEndian.Uint64(w[8:])&k.m1 == k.w1
+				} else {
+					ok = k.at(src, pos, e.qbytes)
+				}
+				if ok {
+					m.kb, m.kw = pos+k.n-2, k.word
+					pos += k.n
+					f.cur = n
+					goto colon
+				}
+			}
+			f.pred.entry = 0
+		}
 		// Most keys are short and plain: their closing quote is the first
 		// byte of the next 16 that needs a look.
 		if i := pos + 1; i+16 <= len(src) {
 			w := src[i : i+16 : i+16]
-			if m0 := specialMask(binary.LittleEndian.Uint64(w)); m0 != 0 {
-				i += bits.TrailingZeros64(m0) >> 3
-			} else if m1 := specialMask(binary.LittleEndian.Uint64(w[8:])); m1 != 0 {
+			w0, w1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+			if m0 := quoteMask(w0) | w0&highs; m0 != 0 {
+				n := bits.TrailingZeros64(m0) >> 3
+				i += n
+				m.kw = w0 & (1<<(8*n) - 1)
+			} else if m1 := quoteMask(w1) | w1&highs; m1 != 0 {
 				i += 8 + bits.TrailingZeros64(m1)>>3
+				m.kw = w0
 			}
 			if src[i] == '"' {
 				m.kb, pos = i, i+1
 			}
 		}
 		if m.kb == 0 {
-			end, esc, ok := scanString(src, pos)
+			end, esc, ok := scan(src, pos)
 			if !ok {
 				c.pos = pos
 				if esc, ok = c.str(); !ok {
@@ -484,19 +582,24 @@ key: // an object member's key at pos
 				c.keys = appendUnescaped(c.keys, src[m.ka:m.kb])
 				m.ka, m.kb, m.esc = n, len(c.keys), true
 			}
+			m.kw = keyWord(c.key(m))
 		}
-		if pos < len(src) && src[pos] != ':' && space[src[pos]] {
-			c.pos = pos
-			c.skipSpaces()
-			pos, delta = c.pos, c.pend-len(c.out)
+		f.cur = n
+		if pos < len(src) && src[pos] == ':' {
+			pos++
+		} else {
+			if pos < len(src) && space[src[pos]] {
+				c.pos = pos
+				c.skipSpaces()
+				pos, delta = c.pos, c.pend-len(c.out)
+			}
+			if pos >= len(src) || src[pos] != ':' {
+				c.pos = pos
+				return c.fail("expected ':' after object key")
+			}
+			pos++
 		}
-		f.cur = len(c.members)
-		if pos >= len(src) || src[pos] != ':' {
-			c.members = append(c.members, m)
-			c.pos = pos
-			return c.fail("expected ':' after object key")
-		}
-		pos++
+	colon:
 		if pos < len(src) && space[src[pos]] {
 			c.pos = pos
 			c.skipSpaces()
@@ -506,10 +609,9 @@ key: // an object member's key at pos
 			m.kind = kindOf(src[pos])
 		}
 		m.vs, m.rec = pos-delta, len(c.recs)
-		c.members = append(c.members, m)
 		level = lvNone
 		if f.level != lvNone {
-			level = memberLevel(f.level, c.key(&m))
+			level = memberLevel(f.level, c.key(m))
 		}
 	}
 	goto value
@@ -531,6 +633,12 @@ func (c *canon) closeObject(f *frame, end int) bool {
 	if !c.reorder(f, end) {
 		return false
 	}
+	if d := len(c.frames) - 1; d < predictDepth {
+		c.last[d] = shapeRef{}
+		if e := c.shape; e != nil && e.predict {
+			c.last[d] = shapeRef{uint8(e.index + 1), e.gen}
+		}
+	}
 	if f.level != lvNone {
 		c.checkObject(f.level, c.members[f.base:])
 	}
@@ -544,9 +652,17 @@ func (c *canon) closeObject(f *frame, end int) bool {
 func (c *canon) reorder(f *frame, end int) bool {
 	ms := c.members[f.base:]
 	c.shape = nil
+	if p := f.pred; p.entry != 0 {
+		// Every key was compared with those of this entry of the cache,
+		// which has not changed since: the object has its shape.
+		if e := &c.orders.e[p.entry-1]; e.gen == p.gen && len(e.perm) == len(ms) {
+			c.placeSorted(f, e, ms, end)
+			return true
+		}
+	}
 	sorted := true
 	for i := 1; i < len(ms); i++ {
-		if compareUTF16(c.key(&ms[i-1]), c.key(&ms[i])) >= 0 {
+		if c.compareKeys(&ms[i-1], &ms[i]) >= 0 {
 			sorted = false
 			break
 		}
@@ -561,18 +677,16 @@ func (c *canon) reorder(f *frame, end int) bool {
 		}
 		return true
 	}
-	r.m0 = len(c.sorted)
 	if e := c.orders.find(c, ms); e != nil {
-		c.shape = e
-		for _, j := range e.perm {
-			m := &ms[j]
-			c.sorted = append(c.sorted, piece{m.start, m.end, m.rec})
-		}
-	} else {
+		c.placeSorted(f, e, ms, end)
+		return true
+	}
+	r.m0 = len(c.sorted)
+	{
 		c.scratch = append(c.scratch[:0], ms...)
 		o := c.scratch
 		c.orders.remember(c, o)
-		slices.SortStableFunc(o, func(a, b member) int { return compareUTF16(c.key(&a), c.key(&b)) })
+		slices.SortStableFunc(o, func(a, b member) int { return c.compareKeys(&a, &b) })
 		for i := 1; i < len(o); i++ {
 			if bytes.Equal(c.key(&o[i-1]), c.key(&o[i])) {
 				c.orders.forget()
@@ -589,6 +703,20 @@ func (c *canon) reorder(f *frame, end int) bool {
 	r.next = len(c.recs)
 	c.moved = true
 	return true
+}
+
+// placeSorted completes the record of the object of frame f, whose
+// members ms have the keys of cache entry e, in e's sorted order.
+func (c *canon) placeSorted(f *frame, e *orderEntry, ms []member, end int) {
+	c.shape = e
+	r := &c.recs[f.rec]
+	r.end, r.m0 = end, len(c.sorted)
+	for _, j := range e.perm {
+		m := &ms[j]
+		c.sorted = append(c.sorted, piece{m.start, m.end, m.rec})
+	}
+	r.m1, r.next = len(c.sorted), len(c.recs)
+	c.moved = true
 }
 
 // compareUTF16 orders two UTF-8 strings by their UTF-16 code units

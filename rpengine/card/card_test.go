@@ -38,6 +38,7 @@ func TestParse_errors(t *testing.T) {
 		{"duplicate key", `{"a":1,"b":{"x":1,"x":2}}`, "/b/x", "duplicate key"},
 		{"duplicate after unescape", `{"data":{"name":"A","na\u006de":"B"}}`, "/data/name", "duplicate key"},
 		{"invalid utf-8", "{\"a\":[\"ok\",\"\xff\"]}", "/a/1", "invalid UTF-8"},
+		{"invalid utf-8 in a short key", "{\"a\":{\"b\xffc\":1,\"padding_padding\":2}}", "/a", "invalid UTF-8"}, // Issue #24
 		{"lone high surrogate", `{"a":"\ud800x"}`, "/a", "lone surrogate"},
 		{"lone low surrogate", `{"k~/":"\udead"}`, "/k~0~1", "lone surrogate"},
 		{"surrogate encoded in utf-8", "{\"a\":\"\xed\xa0\x80\"}", "/a", "invalid UTF-8"},

@@ -250,46 +250,36 @@ func (c *canon) checkObject(level uint8, ms []member) {
 	if c.invalid || level == lvEntries {
 		return // lvEntries: the book's rule reports an entries object
 	}
-	lr := &rules[level]
 	// An object of a shape seen before (every lorebook entry, usually)
-	// has its fields in the key order cache.
-	var fields []uint8
+	// has its checks in the key order cache.
 	if e := c.shape; e != nil {
-		if len(e.fields) != len(ms) {
-			e.fields = e.fields[:0]
-			for i := range ms {
-				e.fields = append(e.fields, uint8(fieldOf(c.key(&ms[i]))))
+		sc := e.checksAt(c, level, ms)
+		if !sc.required {
+			c.invalid = true
+			return
+		}
+		for _, k := range sc.checks {
+			m := &ms[k.index]
+			if k.kind != 0 && m.kind == k.kind {
+				continue // the common rule, inline
+			}
+			if !c.checkMember(&rules[level].rules[k.field], m) {
+				c.invalid = true
+				return
 			}
 		}
-		fields = e.fields
+		return
 	}
+	lr := &rules[level]
 	var seen uint64
 	for i := range ms {
 		m := &ms[i]
-		var f int
-		if fields != nil {
-			f = int(fields[i])
-		} else {
-			f = fieldOf(c.key(m))
-		}
-		r := &lr.rules[f]
+		r := &lr.rules[fieldOf(c.key(m))]
 		if r.how == 0 {
 			continue
 		}
 		seen |= 1 << r.bit
-		var ok bool
-		switch r.how {
-		case ruleKind:
-			ok = m.kind == r.want
-		case ruleStrings:
-			ok = m.strs
-		case ruleName:
-			ok = m.kind == '"' && !blank(c.output(m.vs+1, m.end-1))
-		case ruleText:
-			v := c.output(m.vs, m.end)
-			ok = string(v) == r.text || string(v) == r.text2
-		}
-		if !ok {
+		if !c.checkMember(r, m) {
 			c.invalid = true
 			return
 		}
@@ -297,4 +287,58 @@ func (c *canon) checkObject(level uint8, ms []member) {
 	if seen&lr.required != lr.required {
 		c.invalid = true
 	}
+}
+
+// checkMember reports whether member m keeps rule r.
+func (c *canon) checkMember(r *fieldRule, m *member) bool {
+	switch r.how {
+	case ruleKind:
+		return m.kind == r.want
+	case ruleStrings:
+		return m.strs
+	case ruleName:
+		return m.kind == '"' && !blank(c.output(m.vs+1, m.end-1))
+	case ruleText:
+		v := c.output(m.vs, m.end)
+		return string(v) == r.text || string(v) == r.text2
+	}
+	return true
+}
+
+// shapeChecks are the rules of an object shape at one level: the members
+// a rule applies to, and whether the shape has every required field.
+type shapeChecks struct {
+	known    bool // computed for level
+	level    uint8
+	required bool
+	checks   []memberCheck
+}
+
+// memberCheck is a rule of a shape: member index, field field, and the
+// kind the member must have when the rule asks only that.
+type memberCheck struct{ index, field, kind uint8 }
+
+// checksAt returns the checks of e's shape at level, computed on the
+// first object of the shape at that level. The keys are those of ms.
+func (e *orderEntry) checksAt(c *canon, level uint8, ms []member) *shapeChecks {
+	sc := &e.checks
+	if sc.known && sc.level == level {
+		return sc
+	}
+	lr := &rules[level]
+	sc.known, sc.level, sc.checks = true, level, sc.checks[:0]
+	var seen uint64
+	for i := range ms {
+		f := fieldOf(c.key(&ms[i]))
+		if r := &lr.rules[f]; r.how != 0 {
+			seen |= 1 << r.bit
+			k := memberCheck{index: uint8(i), field: uint8(f)}
+			if r.how == ruleKind {
+				k.kind = r.want
+			}
+			sc.checks = append(sc.checks, k)
+		}
+	}
+	sc.required = seen&lr.required == lr.required
+	return sc
 }

@@ -1,5 +1,7 @@
 package card
 
+import "encoding/binary"
+
 // orderCache remembers how the last few key sequences sort. Cards repeat
 // the same object shape many times (every lorebook entry has its keys in
 // the same source order), and checking that a sequence is the same costs
@@ -10,14 +12,40 @@ type orderCache struct {
 	next int
 	hit  int         // the entry found last
 	cur  *orderEntry // the entry being learned
+	gen  uint32      // the generation of the entry remembered last
 }
 
 type orderEntry struct {
-	keys   []byte  // the keys in source order, concatenated
-	ends   []int   // end of each key in keys
-	starts []int   // source order start offsets (scratch for learn)
-	perm   []int   // perm[j] = source index of the j-th key in sorted order
-	fields []uint8 // the keys' fields for the card rules (check.go), once known
+	keys   []byte      // the keys in source order, concatenated
+	ends   []int       // end of each key in keys
+	words  []uint64    // keyWord of each key
+	starts []int       // source order start offsets (scratch for learn)
+	perm   []int       // perm[j] = source index of the j-th key in sorted order
+	checks shapeChecks // the card rules of the shape at one level (check.go), once known
+
+	// For predicting the keys of the next object (see canon.parse):
+	// index in the cache, generation (a new one each time the entry is
+	// remembered anew, so that a shapeRef to it goes stale), and each
+	// key as the source writes it, "key": (nil when a key had escapes).
+	index   int
+	gen     uint32
+	predict bool // quoted holds every key
+	quoted  []quotedKey
+	qbytes  []byte
+}
+
+// quotedKey is a key as "key": in the source, n bytes at qbytes[off:]:
+// up to 16 of them are its words w0 and w1 under the masks m0 and m1
+// (zero past n). word is the key's keyWord.
+type quotedKey struct {
+	w0, w1, m0, m1, word uint64
+	off, n               int
+}
+
+// at reports whether src[pos:] starts with k. The parser compares keys
+// of up to 13 bytes by their words itself.
+func (k *quotedKey) at(src []byte, pos int, qbytes []byte) bool {
+	return pos+k.n <= len(src) && string(src[pos:pos+k.n]) == string(qbytes[k.off:k.off+k.n])
 }
 
 const maxOrderKeys = 64 // larger objects are sorted each time
@@ -43,15 +71,33 @@ func (o *orderCache) find(c *canon, ms []member) *orderEntry {
 	return nil
 }
 
+// matches compares keys by their words (member.kw) and lengths, and
+// the bytes past the first 8 of longer keys.
 func (e *orderEntry) matches(c *canon, ms []member) bool {
+	words, ends := e.words[:len(ms)], e.ends[:len(ms)]
 	prev := 0
 	for i := range ms {
-		if string(e.keys[prev:e.ends[i]]) != string(c.key(&ms[i])) {
+		m := &ms[i]
+		n := ends[i] - prev
+		if words[i] != m.kw || n != m.kb-m.ka {
 			return false
 		}
-		prev = e.ends[i]
+		if n > 8 && !equalTail(e.keys[prev:ends[i]], c.key(m)) {
+			return false
+		}
+		prev = ends[i]
 	}
 	return true
+}
+
+// equalTail reports whether a and b, of equal lengths over 8 bytes and
+// equal first 8 bytes, are equal. Up to 16 bytes that is their last
+// words, compared inline where string(a) == string(b) calls memequal.
+func equalTail(a, b []byte) bool {
+	if n := len(a); n <= 16 {
+		return binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(b[n-8:])
+	}
+	return string(a[8:]) == string(b[8:])
 }
 
 // remember records the source order of ms before it is sorted.
@@ -68,12 +114,37 @@ func (o *orderCache) remember(c *canon, ms []member) {
 		return
 	}
 	e := &o.e[o.next]
+	e.index = o.next
 	o.next = (o.next + 1) % len(o.e)
-	e.keys, e.ends, e.starts, e.perm, e.fields = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0], e.fields[:0]
+	o.gen++
+	e.gen = o.gen
+	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
+	e.checks.known = false
+	e.words = e.words[:0]
+	e.quoted, e.qbytes, e.predict = e.quoted[:0], e.qbytes[:0], true
 	for i := range ms {
-		e.keys = append(e.keys, c.key(&ms[i])...)
+		k := c.key(&ms[i])
+		e.keys = append(e.keys, k...)
 		e.ends = append(e.ends, len(e.keys))
+		e.words = append(e.words, ms[i].kw)
 		e.starts = append(e.starts, ms[i].start)
+		if ms[i].esc || len(k) > 250 {
+			e.predict = false // the source's bytes are not the key's
+		}
+		if e.predict {
+			off := len(e.qbytes)
+			e.qbytes = append(append(append(e.qbytes, '"'), k...), '"', ':')
+			q := e.qbytes[off:]
+			var p [16]byte
+			copy(p[:], q)
+			m0, m1 := ^uint64(0), ^uint64(0)
+			if len(q) < 8 {
+				m0, m1 = 1<<(8*len(q))-1, 0
+			} else if len(q) < 16 {
+				m1 = 1<<(8*(len(q)-8)) - 1
+			}
+			e.quoted = append(e.quoted, quotedKey{w0: binary.LittleEndian.Uint64(p[:8]), w1: binary.LittleEndian.Uint64(p[8:]), m0: m0, m1: m1, word: ms[i].kw, off: off, n: len(q)})
+		}
 	}
 	o.cur = e
 }

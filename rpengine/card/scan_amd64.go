@@ -1,0 +1,89 @@
+//go:build amd64 && !purego
+
+package card
+
+import (
+	"unicode/utf8"
+
+	"golang.org/x/sys/cpu"
+)
+
+// indexSpecialAVX2 is indexSpecial with AVX2 over the whole 32-byte blocks
+// of p: the index of the first special byte, or the length of those
+// blocks when none is.
+//
+//go:noescape
+func indexSpecialAVX2(p []byte) int
+
+// quoteEndAVX2 is quoteEnd with AVX2 while 32 bytes are left: stopped
+// reports that p[n] ends the scan, else the caller scans from n.
+//
+//go:noescape
+func quoteEndAVX2(p []byte) (n int, esc, stopped bool)
+
+// utf8BlocksAVX2 validates the whole 32-byte blocks of p as UTF-8 that
+// continues the block *prev, and stores its last block in *prev.
+//
+//go:noescape
+func utf8BlocksAVX2(p []byte, prev *[32]byte) (bad bool)
+
+// gatherAVX2 makes the copies ops from src to out (see appendGathered).
+//
+//go:noescape
+func gatherAVX2(out, src []byte, ops []gatherOp)
+
+// hasAVX2 selects the assembly kernels; without AVX2 (or with the purego
+// tag) the pure-Go ones run.
+var hasAVX2 = cpu.X86.HasAVX2
+
+// indexSpecial returns the index of the first byte of p that is '"', '\\'
+// or a control byte, or len(p).
+func indexSpecial(p []byte) int {
+	if !hasAVX2 || len(p) < 32 {
+		return indexSpecialGeneric(p)
+	}
+	i := indexSpecialAVX2(p)
+	if i < len(p)&^31 {
+		return i
+	}
+	return i + indexSpecialGeneric(p[i:])
+}
+
+// quoteEnd returns the index of the first byte of p that ends a string
+// body (see quoteEndGeneric), or len(p), and whether short escapes were
+// skipped on the way.
+func quoteEnd(p []byte) (n int, esc bool) {
+	if !hasAVX2 || len(p) < 32 {
+		return quoteEndGeneric(p, 0, false)
+	}
+	n, esc, stopped := quoteEndAVX2(p)
+	if stopped {
+		return n, esc
+	}
+	return quoteEndGeneric(p, n, esc)
+}
+
+// gather makes the copies ops from src to out, which is exactly as long
+// as their output.
+func gather(out, src []byte, ops []gatherOp) {
+	if hasAVX2 {
+		gatherAVX2(out, src, ops)
+		return
+	}
+	gatherGeneric(out, src, ops)
+}
+
+// validUTF8 reports whether p is valid UTF-8, as utf8.Valid does.
+func validUTF8(p []byte) bool {
+	if !hasAVX2 {
+		return utf8.Valid(p)
+	}
+	var prev [32]byte
+	n := len(p) &^ 31
+	if utf8BlocksAVX2(p[:n], &prev) {
+		return false
+	}
+	var tail [64]byte // the rest, then zeros: an unfinished sequence fails
+	copy(tail[:], p[n:])
+	return !utf8BlocksAVX2(tail[:], &prev)
+}

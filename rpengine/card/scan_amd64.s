@@ -1,0 +1,349 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func indexSpecialAVX2(p []byte) int
+// The index of the first byte of p's whole 32-byte blocks that is '"',
+// '\\' or a control byte (below 0x20), or the length of those blocks when
+// none is. Two blocks a step.
+TEXT ·indexSpecialAVX2(SB), NOSPLIT, $0-32
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	ANDQ $-32, CX
+	MOVQ SI, DI
+	ADDQ SI, CX // end of the blocks
+	// Every SSE instruction (MOVQ to an X register) before the first
+	// that writes a Y register: one after it, with the upper halves
+	// dirty, cost hundreds of nanoseconds here.
+	MOVL $0x22, AX
+	MOVQ AX, X1
+	MOVL $0x5c, AX
+	MOVQ AX, X2
+	MOVL $0x1f, AX
+	MOVQ AX, X3
+	VPBROADCASTB X1, Y1 // '"'
+	VPBROADCASTB X2, Y2 // '\\'
+	VPBROADCASTB X3, Y3 // the largest control byte
+
+two:
+	LEAQ 64(SI), AX
+	CMPQ AX, CX
+	JHI  one
+	VMOVDQU (SI), Y4
+	VMOVDQU 32(SI), Y5
+	VPCMPEQB Y4, Y1, Y6
+	VPCMPEQB Y4, Y2, Y7
+	VPOR     Y6, Y7, Y6
+	VPMINUB  Y4, Y3, Y7
+	VPCMPEQB Y4, Y7, Y7 // x <= 0x1f
+	VPOR     Y6, Y7, Y6
+	VPCMPEQB Y5, Y1, Y8
+	VPCMPEQB Y5, Y2, Y9
+	VPOR     Y8, Y9, Y8
+	VPMINUB  Y5, Y3, Y9
+	VPCMPEQB Y5, Y9, Y9
+	VPOR     Y8, Y9, Y8
+	VPOR     Y6, Y8, Y9
+	VPTEST   Y9, Y9
+	JNZ      found2
+	MOVQ     AX, SI
+	JMP      two
+
+one:
+	CMPQ SI, CX
+	JAE  none
+	VMOVDQU (SI), Y4
+	VPCMPEQB Y4, Y1, Y6
+	VPCMPEQB Y4, Y2, Y7
+	VPOR     Y6, Y7, Y6
+	VPMINUB  Y4, Y3, Y7
+	VPCMPEQB Y4, Y7, Y7
+	VPOR     Y6, Y7, Y6
+	VPMOVMSKB Y6, AX
+	TESTL    AX, AX
+	JNZ      found1
+
+none:
+	SUBQ DI, CX
+	MOVQ CX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+found2:
+	VPMOVMSKB Y6, AX
+	VPMOVMSKB Y8, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+
+found1:
+	BSFQ AX, AX
+	ADDQ SI, AX
+	SUBQ DI, AX
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func quoteEndAVX2(p []byte) (n int, esc, stopped bool)
+// Scans p 32 bytes a step for the end of a string's body: the first '"'
+// or control byte, or backslash not followed by one of the short escapes
+// ("\\bfnrt), which it skips (and reports in esc). stopped reports that
+// p[n] is such a byte; otherwise fewer than 32 bytes are left at n and
+// the caller scans them.
+TEXT ·quoteEndAVX2(SB), NOSPLIT, $0-34
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	MOVQ SI, DI
+	ADDQ SI, CX // end
+	XORL R8, R8 // esc
+	MOVL $0x22, AX // the SSE moves first (see indexSpecialAVX2)
+	MOVQ AX, X1
+	MOVL $0x5c, AX
+	MOVQ AX, X2
+	MOVL $0x1f, AX
+	MOVQ AX, X3
+	VPBROADCASTB X1, Y1
+	VPBROADCASTB X2, Y2
+	VPBROADCASTB X3, Y3
+	LEAQ shortEscape<>(SB), R9
+
+block:
+	LEAQ 32(SI), AX
+	CMPQ AX, CX
+	JHI  tail
+	VMOVDQU (SI), Y4
+	VPCMPEQB Y4, Y1, Y6
+	VPCMPEQB Y4, Y2, Y7
+	VPOR     Y6, Y7, Y6
+	VPMINUB  Y4, Y3, Y7
+	VPCMPEQB Y4, Y7, Y7
+	VPOR     Y6, Y7, Y6
+	VPMOVMSKB Y6, AX
+	TESTL    AX, AX
+	JNZ      found
+	ADDQ     $32, SI
+	JMP      block
+
+found:
+	BSFL    AX, AX
+	ADDQ    AX, SI
+	CMPB    (SI), $0x5c
+	JNE     stop
+	LEAQ    1(SI), DX
+	CMPQ    DX, CX
+	JAE     stop
+	MOVBLZX 1(SI), DX
+	CMPB    (R9)(DX*1), $0
+	JEQ     stop
+	MOVL    $1, R8
+	ADDQ    $2, SI
+	JMP     block
+
+tail:
+	SUBQ DI, SI
+	MOVQ SI, n+24(FP)
+	MOVB R8, esc+32(FP)
+	MOVB $0, stopped+33(FP)
+	VZEROUPPER
+	RET
+
+stop:
+	SUBQ DI, SI
+	MOVQ SI, n+24(FP)
+	MOVB R8, esc+32(FP)
+	MOVB $1, stopped+33(FP)
+	VZEROUPPER
+	RET
+
+// The short escapes: '"', '\\', 'b', 'f', 'n', 'r', 't'.
+DATA shortEscape<>+0x20(SB)/8, $0x0000000000010000 // '"' is 0x22
+DATA shortEscape<>+0x58(SB)/8, $0x0000000100000000 // '\\' is 0x5c
+DATA shortEscape<>+0x60(SB)/8, $0x0001000000010000 // 'b' 0x62, 'f' 0x66
+DATA shortEscape<>+0x68(SB)/8, $0x0001000000000000 // 'n' 0x6e
+DATA shortEscape<>+0x70(SB)/8, $0x0000000100010000 // 'r' 0x72, 't' 0x74
+GLOBL shortEscape<>(SB), RODATA|NOPTR, $256
+
+// The UTF-8 validation of Keiser and Lemire ("Validating UTF-8 in less
+// than one instruction per byte", 2021): three 16-entry tables, indexed
+// by the high and low nibbles of the previous byte and the high nibble of
+// each byte, flag every invalid two-byte pattern; a byte that must be the
+// second or third continuation of a three- or four-byte sequence is
+// checked against the bytes two and three back. The bits of the tables:
+// TOO_SHORT 0x01, TOO_LONG 0x02, OVERLONG_3 0x04, TOO_LARGE 0x08,
+// SURROGATE 0x10, OVERLONG_2 0x20, TOO_LARGE_1000 and OVERLONG_4 0x40,
+// TWO_CONTS 0x80. Each table is stored twice, once per 128-bit lane.
+
+// byte 1 high nibble
+DATA utf8T1<>+0x00(SB)/8, $0x0202020202020202
+DATA utf8T1<>+0x08(SB)/8, $0x4915012180808080
+DATA utf8T1<>+0x10(SB)/8, $0x0202020202020202
+DATA utf8T1<>+0x18(SB)/8, $0x4915012180808080
+GLOBL utf8T1<>(SB), RODATA|NOPTR, $32
+
+// byte 1 low nibble
+DATA utf8T2<>+0x00(SB)/8, $0xcbcbcb8b8383a3e7
+DATA utf8T2<>+0x08(SB)/8, $0xcbcbdbcbcbcbcbcb
+DATA utf8T2<>+0x10(SB)/8, $0xcbcbcb8b8383a3e7
+DATA utf8T2<>+0x18(SB)/8, $0xcbcbdbcbcbcbcbcb
+GLOBL utf8T2<>(SB), RODATA|NOPTR, $32
+
+// byte 2 high nibble
+DATA utf8T3<>+0x00(SB)/8, $0x0101010101010101
+DATA utf8T3<>+0x08(SB)/8, $0x01010101babaaee6
+DATA utf8T3<>+0x10(SB)/8, $0x0101010101010101
+DATA utf8T3<>+0x18(SB)/8, $0x01010101babaaee6
+GLOBL utf8T3<>(SB), RODATA|NOPTR, $32
+
+// The largest values of the last three bytes of a block that end their
+// sequence: a larger one leads bytes the block does not hold.
+DATA utf8Max<>+0x00(SB)/8, $0xffffffffffffffff
+DATA utf8Max<>+0x08(SB)/8, $0xffffffffffffffff
+DATA utf8Max<>+0x10(SB)/8, $0xffffffffffffffff
+DATA utf8Max<>+0x18(SB)/8, $0xbfdfefffffffffff
+GLOBL utf8Max<>(SB), RODATA|NOPTR, $32
+
+// func utf8BlocksAVX2(p []byte, prev *[32]byte) (bad bool)
+// Validates p's whole 32-byte blocks as the continuation of the block
+// *prev, and stores its last block in *prev. bad reports an invalid
+// sequence. A sequence the last block leaves unfinished is found by the
+// next call, whose first block does not continue it (validUTF8 ends with
+// a block of zeros).
+TEXT ·utf8BlocksAVX2(SB), NOSPLIT, $0-33
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	ANDQ $-32, CX
+	ADDQ SI, CX
+	MOVQ prev+24(FP), DI
+	MOVL    $0x0f, AX // the SSE moves first (see indexSpecialAVX2)
+	MOVQ    AX, X12
+	MOVL    $0x60, AX // 0xe0 - 0x80
+	MOVQ    AX, X7
+	MOVL    $0x70, AX // 0xf0 - 0x80
+	MOVQ    AX, X6
+	MOVL    $0x80, AX
+	MOVQ    AX, X5
+	VPBROADCASTB X12, Y12
+	VPBROADCASTB X7, Y7
+	VPBROADCASTB X6, Y6
+	VPBROADCASTB X5, Y5
+	VMOVDQU (DI), Y14       // the previous block
+	VMOVDQU utf8T1<>(SB), Y11
+	VMOVDQU utf8T2<>(SB), Y10
+	VMOVDQU utf8T3<>(SB), Y9
+	VMOVDQU utf8Max<>(SB), Y8
+	VPSUBUSB Y8, Y14, Y13   // its unfinished sequence, if any
+	VPXOR   Y15, Y15, Y15   // errors
+
+block:
+	CMPQ SI, CX
+	JAE  end
+	VMOVDQU (SI), Y0
+	VPMOVMSKB Y0, AX
+	TESTL   AX, AX
+	JNZ     multi
+	VPOR    Y13, Y15, Y15   // ASCII: only an unfinished sequence before it is wrong
+	VPXOR   Y13, Y13, Y13
+	VMOVDQU Y0, Y14
+	ADDQ    $32, SI
+	JMP     block
+
+multi:
+	VPERM2I128 $0x21, Y0, Y14, Y1 // the previous block's high lane, this one's low lane
+	VPALIGNR   $15, Y1, Y0, Y2    // the byte before each byte
+	VPALIGNR   $14, Y1, Y0, Y3    // two before
+	VPALIGNR   $13, Y1, Y0, Y4    // three before
+	VPSRLW     $4, Y2, Y1
+	VPAND      Y12, Y1, Y1
+	VPSHUFB    Y1, Y11, Y1        // by the previous byte's high nibble
+	VPAND      Y12, Y2, Y2
+	VPSHUFB    Y2, Y10, Y2        // by its low nibble
+	VPAND      Y2, Y1, Y1
+	VPSRLW     $4, Y0, Y2
+	VPAND      Y12, Y2, Y2
+	VPSHUFB    Y2, Y9, Y2         // by this byte's high nibble
+	VPAND      Y2, Y1, Y1         // the special cases
+	VPSUBUSB   Y7, Y3, Y3         // >= 0x80 after a three-byte lead two back
+	VPSUBUSB   Y6, Y4, Y4         // or a four-byte lead three back
+	VPOR       Y4, Y3, Y3
+	VPAND      Y5, Y3, Y3         // must be a continuation
+	VPXOR      Y3, Y1, Y1
+	VPOR       Y1, Y15, Y15
+	VPSUBUSB   Y8, Y0, Y13
+	VMOVDQU    Y0, Y14
+	ADDQ       $32, SI
+	JMP        block
+
+end:
+	VMOVDQU Y14, (DI)
+	VPTEST  Y15, Y15
+	SETNE   bad+32(FP)
+	VZEROUPPER
+	RET
+
+// func gatherAVX2(out, src []byte, ops []gatherOp)
+// Makes the copies ops (see gatherOp) from src to out, in order; out is
+// exactly as long as their output. A copy moves 32 bytes a step, and its
+// last step may write past its end into what the next copies write, or
+// read past it within src; near the end of out or src it moves bytes.
+TEXT ·gatherAVX2(SB), NOSPLIT, $0-72
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), R11
+	ADDQ DI, R11 // end of out
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), R12
+	ADDQ SI, R12 // end of src
+	MOVQ ops_base+48(FP), R9
+	MOVQ ops_len+56(FP), CX
+	SHLQ $3, CX
+	ADDQ R9, CX // end of ops
+
+op:
+	CMPQ R9, CX
+	JAE  done
+	MOVL (R9), AX  // start, with the comma bit
+	MOVL 4(R9), BX // end
+	ADDQ $8, R9
+	BTRL $31, AX
+	JCC  copy
+	MOVB $0x2c, (DI) // ','
+	INCQ DI
+
+copy:
+	SUBQ AX, BX // length
+	ADDQ SI, AX // from
+
+steps:
+	CMPQ BX, $32
+	JB   last
+	VMOVDQU (AX), Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $32, AX
+	ADDQ $32, DI
+	SUBQ $32, BX
+	JMP  steps
+
+last:
+	TESTQ BX, BX
+	JZ    op
+	LEAQ  32(DI), DX
+	CMPQ  DX, R11
+	JA    bytes
+	LEAQ  32(AX), DX
+	CMPQ  DX, R12
+	JA    bytes
+	VMOVDQU (AX), Y0
+	VMOVDQU Y0, (DI)
+	ADDQ BX, DI
+	JMP  op
+
+bytes:
+	MOVB (AX), DX
+	MOVB DX, (DI)
+	INCQ AX
+	INCQ DI
+	DECQ BX
+	JNZ  bytes
+	JMP  op
+
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,201 @@
+package card
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestValidUTF8 checks the document-wide UTF-8 check (AVX2 on amd64)
+// against unicode/utf8 on every sequence of up to three bytes from an
+// alphabet of boundary values, at every offset of a 32-byte block, and on
+// random text with damage. Issue #24.
+func TestValidUTF8(t *testing.T) {
+	t.Parallel()
+	alphabet := []byte{0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff}
+	var seqs [][]byte
+	for _, a := range alphabet {
+		seqs = append(seqs, []byte{a})
+		for _, b := range alphabet {
+			seqs = append(seqs, []byte{a, b})
+			for _, c := range alphabet {
+				seqs = append(seqs, []byte{a, b, c})
+			}
+		}
+	}
+	// Every valid four-byte lead and boundary continuations.
+	for _, a := range []byte{0xf0, 0xf1, 0xf4, 0xf5} {
+		for _, b := range []byte{0x80, 0x8f, 0x90, 0xbf, 0xc0} {
+			seqs = append(seqs, []byte{a, b, 0x80, 0x80}, []byte{a, b, 0x80}, []byte{a, b, 0x80, 0x41})
+		}
+	}
+	buf := make([]byte, 0, 80)
+	for _, s := range seqs {
+		for _, at := range []int{0, 1, 13, 28, 29, 30, 31, 32, 60, 61, 62, 63, 64} {
+			buf = append(buf[:0], bytes.Repeat([]byte{'a'}, at)...)
+			buf = append(buf, s...)
+			for _, tail := range []int{0, 1, 40} {
+				doc := append(buf, bytes.Repeat([]byte{'b'}, tail)...)
+				if got, want := validUTF8(doc), utf8.Valid(doc); got != want {
+					t.Fatalf("% x at %d, %d after: validUTF8 %v, utf8.Valid %v", s, at, tail, got, want)
+				}
+				// The same after a multibyte character, so that blocks
+				// before it take the vector path.
+				doc = append([]byte("é"+string(doc[:0])), doc...)
+				if got, want := validUTF8(doc), utf8.Valid(doc); got != want {
+					t.Fatalf("é then % x at %d, %d after: validUTF8 %v, utf8.Valid %v", s, at, tail, got, want)
+				}
+			}
+		}
+	}
+	seed := uint64(24)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	text := []rune("aé東😀—\u00a0\uffff\U0010ffff")
+	for range 2000 {
+		var b []byte
+		for range rng.IntN(200) {
+			b = utf8.AppendRune(b, text[rng.IntN(len(text))])
+		}
+		if len(b) > 0 && rng.IntN(2) == 0 {
+			b[rng.IntN(len(b))] = byte(rng.IntN(256)) // damage
+		}
+		if len(b) > 0 && rng.IntN(4) == 0 {
+			b = b[:rng.IntN(len(b))] // a cut sequence
+		}
+		if got, want := validUTF8(b), utf8.Valid(b); got != want {
+			t.Fatalf("% x: validUTF8 %v, utf8.Valid %v", b, got, want)
+		}
+	}
+}
+
+// TestIndexSpecial checks the vector scan against the word-at-a-time one
+// (and both against a byte loop): a special byte at every offset of
+// every length up to 100, after ASCII and after non-ASCII bytes.
+func TestIndexSpecial(t *testing.T) {
+	t.Parallel()
+	slow := func(p []byte) int {
+		for i, b := range p {
+			if b == '"' || b == '\\' || b < 0x20 {
+				return i
+			}
+		}
+		return len(p)
+	}
+	for _, fill := range []byte{'a', 0xe9, 0x7f, 0x20, 0xff} {
+		for n := range 100 {
+			p := bytes.Repeat([]byte{fill}, n)
+			if got, want := indexSpecial(p), slow(p); got != want {
+				t.Fatalf("fill %#x, length %d, none: %d, want %d", fill, n, got, want)
+			}
+			for at := range n {
+				for _, s := range []byte{'"', '\\', 0x00, 0x1f, '\n'} {
+					p[at] = s
+					want := slow(p)
+					if got := indexSpecial(p); got != want {
+						t.Fatalf("fill %#x, length %d, %#x at %d: %d, want %d", fill, n, s, at, got, want)
+					}
+					if got := indexSpecialGeneric(p); got != want {
+						t.Fatalf("generic: fill %#x, length %d, %#x at %d: %d, want %d", fill, n, s, at, got, want)
+					}
+					p[at] = fill
+				}
+			}
+		}
+	}
+}
+
+// TestQuoteEnd checks the scan for the end of a string body (AVX2 on
+// amd64) against the word-at-a-time one and a byte loop: every escape,
+// valid or not, and every stop byte at every offset, after runs of short
+// escapes that move the vector scan off its block boundaries.
+func TestQuoteEnd(t *testing.T) {
+	t.Parallel()
+	slow := func(p []byte) (int, bool) {
+		esc := false
+		for i := 0; i < len(p); i++ {
+			switch b := p[i]; {
+			case b == '"' || b < 0x20:
+				return i, esc
+			case b == '\\':
+				if i+1 >= len(p) || !shortEscape[p[i+1]] {
+					return i, esc
+				}
+				esc = true
+				i++
+			}
+		}
+		return len(p), esc
+	}
+	seed := uint64(2424)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	pieces := []string{"a", "é", "東京", `\"`, `\\`, `\n`, `\t`, `\b`, `\f`, `\r`, `\/`, `\u00e9`, `\x`, "\x01", `"`, "\\"}
+	for range 20000 {
+		var b []byte
+		for range rng.IntN(40) {
+			if rng.IntN(3) == 0 {
+				b = append(b, pieces[rng.IntN(len(pieces))]...)
+			} else {
+				b = append(b, bytes.Repeat([]byte{'x'}, rng.IntN(40))...)
+			}
+		}
+		wn, we := slow(b)
+		if n, e := quoteEnd(b); n != wn || e != we {
+			t.Fatalf("%q: quoteEnd %d %v, want %d %v", b, n, e, wn, we)
+		}
+		if n, e := quoteEndGeneric(b, 0, false); n != wn || e != we {
+			t.Fatalf("%q: quoteEndGeneric %d %v, want %d %v", b, n, e, wn, we)
+		}
+	}
+}
+
+// TestGather checks the copies of the second pass (AVX2 on amd64)
+// against copy: random pieces of random lengths, with and without
+// commas, copied in a random order, up to the very end of the output and
+// of the source (where the vector copy must not over-read or over-write).
+func TestGather(t *testing.T) {
+	t.Parallel()
+	seed := uint64(4224)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 9))
+	for range 3000 {
+		src := make([]byte, rng.IntN(400))
+		for i := range src {
+			src[i] = byte('a' + rng.IntN(26))
+		}
+		// Cut src into pieces; a piece after a ',' of src may take it as
+		// its comma.
+		var ops []gatherOp
+		for s := 0; s < len(src); {
+			e := min(len(src), s+rng.IntN(80))
+			op := gatherOp{uint32(s), uint32(e)}
+			if s > 0 && rng.IntN(3) == 0 {
+				src[s-1] = ','
+				op.s |= opComma
+				// the comma is the byte before the piece: out has room for it
+			}
+			ops = append(ops, op)
+			s = e
+			if s < len(src) && rng.IntN(3) == 0 {
+				s++ // a byte no op takes
+			}
+		}
+		rng.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
+		n := 0
+		for _, op := range ops {
+			n += int(op.e) - int(op.s&^opComma)
+			if op.s&opComma != 0 {
+				n++
+			}
+		}
+		want := make([]byte, n)
+		gatherGeneric(want, src, ops)
+		got := make([]byte, n)
+		gather(got, src, ops)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("src %q ops %v:\n got %q\nwant %q", src, ops, got, want)
+		}
+	}
+}
