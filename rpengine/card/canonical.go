@@ -53,6 +53,7 @@ type canon struct {
 	keys    []byte     // unescaped keys that had escapes in the source
 	scratch []member   // reorder scratch
 	ops     []gatherOp // the second pass's copies (appendTo)
+	leafOps []gatherOp // the copies of reordered objects with none inside (see objRec)
 	unsafe  bool       // a number that the engine may print differently was seen
 	valid8  bool       // src is valid UTF-8 (strings need no check of their own)
 	moved   bool       // some object's members were reordered
@@ -152,11 +153,14 @@ type piece struct{ start, end, rec int }
 // == 0 when the object itself is in order); recs[i+1:next] are the objects
 // inside it. Records are made when an object opens, so recs is in
 // document order; an object in order with no reordered object inside
-// gives its record back when it closes.
+// gives its record back when it closes. A reordered object with no record
+// inside (a lorebook entry) has its members' copies made at its close,
+// leafOps[m0:m1], instead of pieces.
 type objRec struct {
 	start, end int
 	m0, m1     int
 	next       int
+	leaf       bool
 }
 
 func (c *canon) key(m *member) []byte {
@@ -232,6 +236,11 @@ func (c *canon) gather(ops []gatherOp, s, e, ri int) ([]gatherOp, int) {
 			continue
 		}
 		ops = append(ops, gatherOp{uint32(s), uint32(r.start)})
+		if r.leaf {
+			ops = append(ops, c.leafOps[r.m0:r.m1]...)
+			s, ri = r.end, r.next
+			continue
+		}
 		for i, m := range c.sorted[r.m0:r.m1] {
 			comma := uint32(0)
 			if i > 0 {
@@ -610,7 +619,7 @@ key: // an object member's key at pos
 		}
 		m.vs, m.rec = pos-delta, len(c.recs)
 		level = lvNone
-		if f.level != lvNone {
+		if f.level != lvNone && f.level < lvEntries { // an entry's members have no rules of their own
 			level = memberLevel(f.level, c.key(m))
 		}
 	}
@@ -710,13 +719,26 @@ func (c *canon) reorder(f *frame, end int) bool {
 func (c *canon) placeSorted(f *frame, e *orderEntry, ms []member, end int) {
 	c.shape = e
 	r := &c.recs[f.rec]
-	r.end, r.m0 = end, len(c.sorted)
+	r.end, r.next = end, len(c.recs)
+	c.moved = true
+	if r.next == f.rec+1 { // no reordered object inside: the copies now
+		n := len(c.leafOps)
+		c.leafOps = slices.Grow(c.leafOps, len(e.perm))[:n+len(e.perm)]
+		ops := c.leafOps[n:]
+		for k, j := range e.perm {
+			m := &ms[j]
+			ops[k] = gatherOp{opComma | uint32(m.start), uint32(m.end)}
+		}
+		ops[0].s &^= opComma
+		r.leaf, r.m0, r.m1 = true, n, len(c.leafOps)
+		return
+	}
+	r.m0 = len(c.sorted)
 	for _, j := range e.perm {
 		m := &ms[j]
 		c.sorted = append(c.sorted, piece{m.start, m.end, m.rec})
 	}
-	r.m1, r.next = len(c.sorted), len(c.recs)
-	c.moved = true
+	r.m1 = len(c.sorted)
 }
 
 // compareUTF16 orders two UTF-8 strings by their UTF-16 code units

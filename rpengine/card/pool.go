@@ -40,11 +40,11 @@ func putCanon(c *canon) {
 	c.unsafe, c.moved, c.check, c.invalid, c.strArr, c.stopUnsafe = false, false, false, false, false, false
 	c.out, c.buf, c.keys = c.out[:0], c.buf[:0], c.keys[:0]
 	c.frames, c.members, c.sorted, c.recs, c.scratch = c.frames[:0], c.members[:0], c.sorted[:0], c.recs[:0], c.scratch[:0]
-	c.ops = c.ops[:0]
-	const memberSize, pieceSize, recSize, opSize = 56, 24, 40, 8
+	c.ops, c.leafOps = c.ops[:0], c.leafOps[:0]
+	const memberSize, pieceSize, recSize, opSize = 64, 24, 48, 8
 	if cap(c.out) > 4*maxPooled || cap(c.buf) > 4*maxPooled || cap(c.keys) > maxPooled ||
 		cap(c.members)*memberSize > maxPooled || cap(c.scratch)*memberSize > maxPooled ||
-		cap(c.sorted)*pieceSize > 4*maxPooled || cap(c.recs)*recSize > maxPooled || cap(c.ops)*opSize > 4*maxPooled {
+		cap(c.sorted)*pieceSize > 4*maxPooled || cap(c.recs)*recSize > maxPooled || cap(c.ops)*opSize > 4*maxPooled || cap(c.leafOps)*opSize > 4*maxPooled {
 		return
 	}
 	if !canonSlot.CompareAndSwap(nil, c) {

@@ -3,6 +3,7 @@ package card
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -196,6 +197,44 @@ func TestGather(t *testing.T) {
 		gather(got, src, ops)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("src %q ops %v:\n got %q\nwant %q", src, ops, got, want)
+		}
+	}
+}
+
+// TestShortInt checks the word-at-a-time digit scan of shortInt against
+// its definition on every byte after up to 16 digits, with and without a
+// sign and a leading zero.
+func TestShortInt(t *testing.T) {
+	t.Parallel()
+	slow := func(src []byte, i int) int {
+		d := i
+		if src[d] == '-' {
+			d++
+		}
+		j := d
+		for j < len(src) && src[j] >= '0' && src[j] <= '9' {
+			j++
+		}
+		n := j - d
+		if n == 0 || n > 15 || (src[d] == '0' && (n > 1 || d > i)) || (j < len(src) && (src[j] == '.' || src[j] == 'e' || src[j] == 'E')) {
+			return 0
+		}
+		return j
+	}
+	for _, sign := range []string{"", "-"} {
+		for _, lead := range []string{"1", "0", "9"} {
+			for n := range 17 {
+				digits := lead + strings.Repeat("7", n)
+				for b := range 256 {
+					for _, pad := range []string{"", "xxxxxxxxxxxxxxxx"} {
+						src := []byte(" " + sign + digits + string(rune(b))[:1] + pad)
+						src[len(sign)+len(digits)+1] = byte(b)
+						if got, want := shortInt(src, 1), slow(src, 1); got != want {
+							t.Fatalf("%q: shortInt %d, want %d", src, got, want)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -163,6 +163,18 @@ func shortInt(src []byte, i int) int {
 		d++
 	}
 	j := d
+	if d+8 <= len(src) {
+		// The digits of a word at once: a byte below '0' borrows into its
+		// top bit, one above '9' carries into it (past the first such
+		// byte the lanes do not matter).
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		w := binary.LittleEndian.Uint64(src[d:])
+		if m := ((w - ones*'0') | (w + ones*(0x80-'9'-1))) & highs; m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+		} else {
+			j += 8
+		}
+	}
 	for j < len(src) && src[j] >= '0' && src[j] <= '9' {
 		j++
 	}
