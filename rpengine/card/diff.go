@@ -34,6 +34,10 @@ type differ struct {
 	out   []byte
 	limit int  // stop once out reaches this many bytes; negative: no limit
 	over  bool // the limit was reached
+
+	// First storage of out and ppath: a one-field edit needs no more.
+	outBuf  [256]byte
+	pathBuf [8]prefixEntry
 }
 
 func newDiffer(a, b []byte, limit int) *differ {
@@ -49,8 +53,9 @@ func newDiffer(a, b []byte, limit int) *differ {
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	g := &differ{a: a, b: b, pre: pre, suf: suf, shift: len(b) - len(a), limit: limit, out: []byte{'['}}
-	g.ppath = prefixPath(a, pre, nil)
+	g := &differ{a: a, b: b, pre: pre, suf: suf, shift: len(b) - len(a), limit: limit}
+	g.out = append(g.outBuf[:0], '[')
+	g.ppath = prefixPath(a, pre, g.pathBuf[:0])
 	return g
 }
 
@@ -82,6 +87,14 @@ type prefixEntry struct{ start, child, index int }
 // prefixPath lists the containers of the canonical doc open at offset pre,
 // outermost first.
 func prefixPath(doc []byte, pre int, out []prefixEntry) []prefixEntry {
+	if hasAVX2 {
+		return prefixPathFast(doc, pre, out)
+	}
+	return prefixPathGeneric(doc, pre, out)
+}
+
+// prefixPathGeneric is prefixPath a token at a time.
+func prefixPathGeneric(doc []byte, pre int, out []prefixEntry) []prefixEntry {
 	for i := 0; i < pre; {
 		switch doc[i] {
 		case '"':
@@ -125,7 +138,7 @@ func (g *differ) op(op string, value []byte) {
 	g.out = append(g.out, `{"op":"`...)
 	g.out = append(g.out, op...)
 	g.out = append(g.out, `","path":`...)
-	g.out = appendCanonicalString(g.out, string(g.path))
+	g.out = appendCanonicalBytes(g.out, g.path)
 	if value != nil {
 		g.out = append(g.out, `,"value":`...)
 		g.out = append(g.out, value...)
@@ -139,7 +152,11 @@ func (g *differ) op(op string, value []byte) {
 func (g *differ) push(tok []byte) int {
 	n := len(g.path)
 	g.path = append(g.path, '/')
-	g.path = append(g.path, escapeToken(string(tok))...)
+	if bytes.IndexByte(tok, '~') < 0 && bytes.IndexByte(tok, '/') < 0 {
+		g.path = append(g.path, tok...)
+	} else {
+		g.path = append(g.path, escapeToken(string(tok))...)
+	}
 	return n
 }
 

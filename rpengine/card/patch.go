@@ -200,6 +200,24 @@ func applyStrict(cdoc []byte, ops []patchOp) ([]byte, error) {
 	return sp.doc, nil
 }
 
+// verifyStrict reports whether ops applied to the canonical cdoc give
+// want. The last operation's splice compares instead of copying.
+func verifyStrict(cdoc []byte, ops []patchOp, want []byte) bool {
+	sp := splicer{doc: cdoc, limit: MaxSize}
+	for i := range ops {
+		if op := ops[i].Op; i == len(ops)-1 && (op == "add" || op == "replace" || op == "remove") {
+			sp.want = want // its one splice compares
+		}
+		if err := sp.apply(&ops[i]); err != nil {
+			return false
+		}
+	}
+	if sp.compared {
+		return sp.same
+	}
+	return bytes.Equal(sp.doc, want)
+}
+
 // evanphxSafe reports whether evanphx can apply ops to doc correctly.
 func evanphxSafe(doc []byte, ops []patchOp) bool {
 	if doc[0] != '{' && doc[0] != '[' {
@@ -267,11 +285,7 @@ func planPatch(base []byte, target *Card, limit int) ([]byte, bool) {
 		return nil, false
 	}
 	ops, err := decodePatch(g.out)
-	if err != nil {
-		return nil, false
-	}
-	res, err := applyStrict(base, ops)
-	if err != nil || !bytes.Equal(res, want) {
+	if err != nil || !verifyStrict(base, ops, want) {
 		return nil, false
 	}
 	return g.out, true

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -131,4 +132,41 @@ func TestApplyPatch_errorPrefixOnce(t *testing.T) {
 	_, err = ApplyPatch([]byte(`{"a":`), []byte(`[]`))
 	testutil.ErrorAs(t, err, &pe)
 	testutil.Equal(t, "document", strings.Count(err.Error(), "card: "), 1)
+}
+
+// TestVerifyStrict checks the verification of generated patches, whose
+// last splice compares with the target instead of copying: it must
+// accept the target and refuse any other document, whatever byte differs
+// (before, inside or after the splice) or whatever its length. Issue #24.
+func TestVerifyStrict(t *testing.T) {
+	t.Parallel()
+	base := canonicalOf(t, `{"a":[1,2,3],"b":{"c":"x","d":true},"e":"tail"}`)
+	for _, c := range []struct{ patch, want string }{
+		{`[{"op":"replace","path":"/b/c","value":"yy"}]`, `{"a":[1,2,3],"b":{"c":"yy","d":true},"e":"tail"}`},
+		{`[{"op":"add","path":"/b/cc","value":1}]`, `{"a":[1,2,3],"b":{"c":"x","cc":1,"d":true},"e":"tail"}`},
+		{`[{"op":"remove","path":"/a/1"}]`, `{"a":[1,3],"b":{"c":"x","d":true},"e":"tail"}`},
+		{`[{"op":"remove","path":"/a/0"},{"op":"add","path":"/a/-","value":4}]`, `{"a":[2,3,4],"b":{"c":"x","d":true},"e":"tail"}`},
+		{`[{"op":"test","path":"/e","value":"tail"}]`, `{"a":[1,2,3],"b":{"c":"x","d":true},"e":"tail"}`},
+	} {
+		ops, err := decodePatch([]byte(c.patch))
+		testutil.Success(t, err)
+		want := []byte(c.want)
+		testutil.Equal(t, c.patch+" verified", verifyStrict(base, ops, want), true)
+		for i := range want {
+			bad := bytes.Clone(want)
+			bad[i] ^= 1
+			if verifyStrict(base, ops, bad) {
+				t.Fatalf("%s: accepted %s", c.patch, bad)
+			}
+		}
+		testutil.Equal(t, c.patch+" longer", verifyStrict(base, ops, append(bytes.Clone(want), ' ')), false)
+		testutil.Equal(t, c.patch+" shorter", verifyStrict(base, ops, want[:len(want)-1]), false)
+	}
+}
+
+func canonicalOf(t *testing.T, doc string) []byte {
+	t.Helper()
+	c, err := AppendCanonical(nil, []byte(doc))
+	testutil.Success(t, err)
+	return c
 }

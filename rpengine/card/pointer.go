@@ -30,7 +30,9 @@ func splitPointer(p string) ([]string, bool) {
 				return nil, false
 			}
 		}
-		toks[i] = tokenUnescaper.Replace(t)
+		if strings.IndexByte(t, '~') >= 0 {
+			toks[i] = tokenUnescaper.Replace(t)
+		}
 	}
 	return toks, true
 }

@@ -32,6 +32,12 @@ func utf8BlocksAVX2(p []byte, prev *[32]byte) (bad bool)
 //go:noescape
 func gatherAVX2(out, src []byte, ops []gatherOp)
 
+// jsonBlocksAVX2 fills out with the masks of p's whole 64-byte blocks,
+// as many as out holds, and returns their count.
+//
+//go:noescape
+func jsonBlocksAVX2(p []byte, out []jsonBlock) int
+
 // hasAVX2 selects the assembly kernels; without AVX2 (or with the purego
 // tag) the pure-Go ones run.
 var hasAVX2 = cpu.X86.HasAVX2
@@ -71,6 +77,15 @@ func gather(out, src []byte, ops []gatherOp) {
 		return
 	}
 	gatherGeneric(out, src, ops)
+}
+
+// jsonBlocks fills out with the masks of p's whole 64-byte blocks, as
+// many as out holds, and returns their count.
+func jsonBlocks(p []byte, out []jsonBlock) int {
+	if hasAVX2 {
+		return jsonBlocksAVX2(p, out)
+	}
+	return jsonBlocksGeneric(p, out)
 }
 
 // validUTF8 reports whether p is valid UTF-8, as utf8.Valid does.

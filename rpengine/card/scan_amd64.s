@@ -347,3 +347,92 @@ bytes:
 done:
 	VZEROUPPER
 	RET
+
+// func jsonBlocksAVX2(p []byte, out []jsonBlock) int
+// Fills out[k] with the masks of block k of p (64 bytes, bit j for byte
+// j): quotes, backslashes, '{' or '[', '}' or ']', and ','; as many
+// blocks as p holds whole and out has room for. Returns that count.
+TEXT ·jsonBlocksAVX2(SB), NOSPLIT, $0-56
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	SHRQ $6, CX
+	MOVQ out_base+24(FP), DI
+	MOVQ out_len+32(FP), AX
+	CMPQ AX, CX
+	CMOVQLT AX, CX
+	MOVQ CX, ret+48(FP)
+	MOVL $0x22, AX // the SSE moves first (see indexSpecialAVX2)
+	MOVQ AX, X10
+	MOVL $0x5c, AX
+	MOVQ AX, X11
+	MOVL $0x20, AX
+	MOVQ AX, X12
+	MOVL $0x7b, AX
+	MOVQ AX, X13
+	MOVL $0x7d, AX
+	MOVQ AX, X14
+	MOVL $0x2c, AX
+	MOVQ AX, X15
+	VPBROADCASTB X10, Y10 // '"'
+	VPBROADCASTB X11, Y11 // '\\'
+	VPBROADCASTB X12, Y12 // 0x20: '[' | 0x20 is '{', ']' | 0x20 is '}'
+	VPBROADCASTB X13, Y13 // '{'
+	VPBROADCASTB X14, Y14 // '}'
+	VPBROADCASTB X15, Y15 // ','
+
+block:
+	TESTQ CX, CX
+	JZ    done
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VPOR    Y0, Y12, Y2
+	VPOR    Y1, Y12, Y3
+
+	VPCMPEQB  Y0, Y10, Y4
+	VPMOVMSKB Y4, AX
+	VPCMPEQB  Y1, Y10, Y4
+	VPMOVMSKB Y4, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, 0(DI)
+
+	VPCMPEQB  Y0, Y11, Y4
+	VPMOVMSKB Y4, AX
+	VPCMPEQB  Y1, Y11, Y4
+	VPMOVMSKB Y4, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, 8(DI)
+
+	VPCMPEQB  Y2, Y13, Y4
+	VPMOVMSKB Y4, AX
+	VPCMPEQB  Y3, Y13, Y4
+	VPMOVMSKB Y4, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, 16(DI)
+
+	VPCMPEQB  Y2, Y14, Y4
+	VPMOVMSKB Y4, AX
+	VPCMPEQB  Y3, Y14, Y4
+	VPMOVMSKB Y4, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, 24(DI)
+
+	VPCMPEQB  Y0, Y15, Y4
+	VPMOVMSKB Y4, AX
+	VPCMPEQB  Y1, Y15, Y4
+	VPMOVMSKB Y4, DX
+	SHLQ      $32, DX
+	ORQ       DX, AX
+	MOVQ      AX, 32(DI)
+
+	ADDQ $64, SI
+	ADDQ $40, DI
+	DECQ CX
+	JMP  block
+
+done:
+	VZEROUPPER
+	RET

@@ -19,5 +19,9 @@ func quoteEnd(p []byte) (n int, esc bool) { return quoteEndGeneric(p, 0, false) 
 // as their output.
 func gather(out, src []byte, ops []gatherOp) { gatherGeneric(out, src, ops) }
 
+// jsonBlocks fills out with the masks of p's whole 64-byte blocks, as
+// many as out holds, and returns their count.
+func jsonBlocks(p []byte, out []jsonBlock) int { return jsonBlocksGeneric(p, out) }
+
 // validUTF8 reports whether p is valid UTF-8.
 func validUTF8(p []byte) bool { return utf8.Valid(p) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The applier below works on canonical JSON bytes: every value it inserts is
@@ -25,6 +26,13 @@ var (
 type splicer struct {
 	doc   []byte
 	limit int // largest doc allowed after an op
+
+	// When want is set, the next splice compares its result with want
+	// instead of making it, and same reports whether they are equal: the
+	// verification of a generated patch (planPatch) need not copy the
+	// card to compare it.
+	want           []byte
+	compared, same bool
 }
 
 // structural marks the bytes skipValue stops at inside a container.
@@ -36,8 +44,13 @@ func skipValue(doc []byte, i int) int {
 	case '"':
 		return skipString(doc, i)
 	case '{', '[':
-		depth := 0
+		depth, start := 0, i
 		for i < len(doc) {
+			if hasAVX2 && i-start > 256 {
+				// A large container (the lorebook): the rest 64 bytes a
+				// step (structure.go).
+				return closeAt(doc, i, depth)
+			}
 			for !structural[doc[i]] {
 				i++
 				if i == len(doc) {
@@ -213,6 +226,17 @@ func (sp *splicer) splice(s, e int, parts ...[]byte) error {
 	if n > sp.limit {
 		return fmt.Errorf("%w: %d bytes", errCopyTooLarge, n)
 	}
+	if want := sp.want; want != nil {
+		sp.want, sp.compared = nil, true
+		sp.same = n == len(want) && bytes.Equal(sp.doc[:s], want[:s])
+		at := s
+		for _, p := range parts {
+			sp.same = sp.same && bytes.Equal(p, want[at:at+len(p)])
+			at += len(p)
+		}
+		sp.same = sp.same && bytes.Equal(sp.doc[e:], want[at:])
+		return nil
+	}
 	out := make([]byte, 0, n)
 	out = append(out, sp.doc[:s]...)
 	for _, p := range parts {
@@ -337,6 +361,17 @@ func isPrefix(p, q []string) bool {
 		}
 	}
 	return true
+}
+
+// appendCanonicalBytes is appendCanonicalString for s in a byte slice.
+func appendCanonicalBytes(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		dst = appendEscapedRune(dst, r)
+		s = s[n:]
+	}
+	return append(dst, '"')
 }
 
 // appendCanonicalString appends s as an RFC 8785 JSON string.
