@@ -622,8 +622,40 @@ key: // an object member's key at pos
 		if f.level != lvNone && f.level < lvEntries { // an entry's members have no rules of their own
 			level = memberLevel(f.level, c.key(m))
 		}
+		// Most values are scalars already canonical: taken here, they
+		// skip the dispatch of value, next and ws.
+		if pos < len(src) {
+			switch b = src[pos]; {
+			case b == '"':
+				if end, _, ok := scan(src, pos); ok {
+					pos = end
+					goto scalar
+				}
+			case b == '-' || (b >= '0' && b <= '9'):
+				if end := shortInt(src, pos); end > 0 {
+					pos = end
+					goto scalar
+				}
+			case b == 't' && len(src)-pos >= 4 && string(src[pos:pos+4]) == "true",
+				b == 'n' && len(src)-pos >= 4 && string(src[pos:pos+4]) == "null":
+				pos += 4
+				goto scalar
+			case b == 'f' && len(src)-pos >= 5 && string(src[pos:pos+5]) == "false":
+				pos += 5
+				goto scalar
+			}
+		}
 	}
 	goto value
+
+scalar: // a member's scalar value ends at pos
+	c.members[len(c.members)-1].end = pos - delta
+	if pos+1 < len(src) && src[pos] == ',' && src[pos+1] == '"' {
+		pos++
+		f.cur = noMember
+		goto key
+	}
+	goto ws
 }
 
 func literalOf(b byte) string {
