@@ -139,3 +139,31 @@ func skipValueGeneric(doc []byte, i int) int {
 	}
 	return i
 }
+
+// TestCanonical_predictedShapes runs the cases where the expectation
+// that an object has the keys of the object closed before it at its
+// depth must fail, or the cache entry it names be reused meanwhile,
+// against gowebpki/jcs: the parse falls back to reading each key, and
+// the canonical form and errors are jcs's. Issue #24.
+func TestCanonical_predictedShapes(t *testing.T) {
+	t.Parallel()
+	entry := `{"keys":["a"],"content":"x","id":1,"enabled":true}`
+	for _, doc := range []string{
+		`[` + entry + `,` + entry + `,` + entry + `]`,
+		`[` + entry + `,{"keys":["a"],"content":"x","id":1,"enabled":true,"z":0}]`,   // one more key
+		`[` + entry + `,{"keys":["a"],"content":"x","id":1}]`,                        // one fewer
+		`[` + entry + `,{"keys":["a"],"content":"x","enabled":true,"id":1}]`,         // the same keys, another order
+		`[` + entry + `,{"keys":["a"],"contenu":"x","id":1,"enabled":true}]`,         // a key of the same length
+		`[` + entry + `,{"keys":["a"],"con\u0074ent":"x","id":1,"enabled":true}]`,    // an escape in a key
+		`[` + entry + `,{"keys":["a"],"content":"x","id":1,"enabled":true,"id":2}]`,  // a duplicate past the shape
+		`[` + entry + `,{"keys":["a"],"content":"x","content":"y","enabled":true}]`,  // a duplicate inside it
+		`[` + entry + `,{ "keys" : ["a"], "content": "x" ,"id":1,"enabled":true}]`,   // white space
+		`[` + entry + `,{"keys":{"b":1,"a":2},"content":"x","id":1,"enabled":true}]`, // a reordered object inside
+		`[` + entry + `,{"keys":[{"d":1,"c":{"f":1,"e":2}},{"h":1,"g":2},{"j":1,"i":2},{"l":1,"k":2},{"n":1,"m":2},{"p":1,"o":2},{"r":1,"q":2},{"t":1,"s":2},{"v":1,"u":2},{"x":1,"w":2},{"z":1,"y":2},{"B":1,"A":2},{"D":1,"C":2},{"F":1,"E":2},{"H":1,"G":2},{"J":1,"I":2},{"L":1,"K":2}],"content":"x","id":1,"enabled":true},` + entry + `]`, // the cache entry reused inside
+		`{"a":` + entry + `,"b":{"x":` + entry + `},"c":` + entry + `}`,     // the same shape at other depths
+		`[` + entry + `,{"keys":["a"],"content":"x","id":1,"enabled":tru}]`, // an error in a predicted member
+		`[` + entry + `,{"keys":["a"],"content":"x","id":1,"enab`,           // cut inside a predicted key
+	} {
+		checkAgainstJCS(t, []byte(doc))
+	}
+}
