@@ -104,7 +104,7 @@ func BenchmarkApplyPatch(b *testing.B) {
 // drop forgets one memo entry, so that a benchmark can measure a miss.
 func (h *hashMemo) drop(k memoKey128) {
 	h.mu.Lock()
-	delete(h.m, k)
+	h.remove(k)
 	h.mu.Unlock()
 }
 

@@ -234,7 +234,7 @@ func Test_hashMemo_bounded(t *testing.T) {
 	for i := 0; i <= last; i++ {
 		h.put(key(i), memoEntry{})
 	}
-	testutil.Equal(t, "entries", len(h.m), memoEntries)
+	testutil.Equal(t, "entries", h.len(), memoEntries)
 	_, ok := h.get(key(0))
 	testutil.Equal(t, "oldest evicted", ok, false)
 	_, ok = h.get(key(last))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -107,5 +108,54 @@ func TestParse_allocatesUnderTwiceTheCard(t *testing.T) {
 	t.Logf("%.0f bytes a parse, %.3f times the card's %d", per, per/float64(len(doc)), len(doc))
 	if per >= 2*float64(len(doc)) {
 		t.Errorf("a parse allocates %.0f bytes, %.3f times the card: want under twice", per, per/float64(len(doc)))
+	}
+}
+
+// Test_hashMemo_table checks the memo's open-addressing table against a
+// map with the same FIFO eviction: keys crowd into a few home slots, so
+// that probe runs are long and every removal shifts entries back across
+// them (and across the end of the table). Issue #24.
+func Test_hashMemo_table(t *testing.T) {
+	t.Parallel()
+	seed := uint64(8192)
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 4))
+	var h hashMemo
+	ref := map[memoKey128]memoEntry{}
+	var order []memoKey128
+	homes := []uint64{0, 1, 2, memoSlots - 2, memoSlots - 1, 77}
+	var keys []memoKey128
+	for range 3 * memoEntries {
+		k := memoKey128{Lo: homes[r.IntN(len(homes))] | uint64(r.IntN(1<<20))<<13, Hi: r.Uint64()}
+		if r.IntN(4) == 0 {
+			k.Lo = r.Uint64() // and some spread ones
+		}
+		keys = append(keys, k)
+	}
+	for step := range 40000 {
+		k := keys[r.IntN(len(keys))]
+		if r.IntN(2) == 0 {
+			e := memoEntry{digest: Digest{byte(step), byte(step >> 8)}, valid: true}
+			h.put(k, e)
+			if _, ok := ref[k]; !ok {
+				if len(order) == memoEntries {
+					delete(ref, order[0])
+					order = order[1:]
+				}
+				ref[k] = e
+				order = append(order, k)
+			}
+		}
+		got, gok := h.get(k)
+		want, wok := ref[k]
+		if gok != wok || got != want {
+			t.Fatalf("step %d: key %v: table %v %v, map %v %v", step, k, got, gok, want, wok)
+		}
+	}
+	testutil.Equal(t, "entries", h.len(), len(ref))
+	for k, want := range ref {
+		if got, ok := h.get(k); !ok || got != want {
+			t.Fatalf("key %v: table %v %v, map %v", k, got, ok, want)
+		}
 	}
 }
