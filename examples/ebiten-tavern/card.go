@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -28,10 +31,15 @@ type character struct {
 	id       string      // the game's id for the character, from its name
 	portrait image.Image // the card's PNG, or nil: the scene draws one
 	greeting string      // the card's first message, shown before the first turn
+	// repairs are what card.Load changed in a card as it was exported (a
+	// V1 or V3 card, a lorebook without its extensions): the repaired card
+	// is what the engine gets.
+	repairs []card.Change
 }
 
-// loadCharacter reads a Character Card V2 from file, JSON or PNG ("" is
-// the built-in card). A PNG card's image is the character's portrait.
+// loadCharacter reads a character card from file, JSON or PNG, as players
+// download it ("" is the built-in card). A PNG card's image is the
+// character's portrait.
 func loadCharacter(file string) (*character, error) {
 	data, source := marenCard, "built-in"
 	if file != "" {
@@ -52,18 +60,18 @@ func parseCharacter(data []byte, source string) (*character, error) {
 			return nil, fmt.Errorf("card %s: the portrait: %w", source, err)
 		}
 		portrait = img
-		if data, err = card.ExtractPNG(data); err != nil {
-			return nil, fmt.Errorf("card %s: %w", source, err)
-		}
 	}
-	c, err := card.Parse(data)
-	if err != nil {
+	// JSON or PNG, V1, V2 or V3: repaired on load where a repair keeps the
+	// card's meaning, so a card works as it was exported.
+	c, repairs, err := card.Load(data)
+	var invalid *card.ValidationError
+	switch {
+	case errors.As(err, &invalid): // the engine would refuse it
+		return nil, fmt.Errorf("card %s: %w (no repair can fix that without changing the card: edit those values by hand)", source, err)
+	case err != nil:
 		return nil, fmt.Errorf("card %s: %w", source, err)
 	}
-	if err := c.Validate(); err != nil { // the engine would refuse it
-		return nil, fmt.Errorf("card %s: %w (go run ./cmd/rpcard fix repairs most cards)", source, err)
-	}
-	return &character{card: c, id: characterID(c.Name()), portrait: portrait, greeting: greeting(c)}, nil
+	return &character{card: c, id: characterID(c.Name()), portrait: portrait, greeting: greeting(c), repairs: repairs}, nil
 }
 
 // greeting returns the card's first message with its {{char}} and
@@ -79,18 +87,32 @@ func greeting(c *card.Card) string {
 }
 
 // characterID derives a stable id from the card's name: "Maren" -> "maren".
+// Letters and digits outside ASCII have no slug, so a name that has any
+// gets a short hash of the whole name after its ASCII part ("電影" ->
+// "character-1a2b3c4d"): two such names never share an id.
 func characterID(name string) string {
 	var b strings.Builder
-	for _, r := range strings.ToLower(name) {
+	other := false
+	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
 		switch {
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+		case alnum && r < unicode.MaxASCII:
 			b.WriteRune(r)
-		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			continue
+		case alnum:
+			other = true
+		}
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "-") {
 			b.WriteByte('-')
 		}
 	}
-	if id := strings.Trim(b.String(), "-"); id != "" {
-		return id
+	id := strings.Trim(b.String(), "-")
+	if id == "" {
+		id = "character"
 	}
-	return "character"
+	if other {
+		sum := sha256.Sum256([]byte(strings.TrimSpace(name)))
+		id += "-" + hex.EncodeToString(sum[:4])
+	}
+	return id
 }

@@ -78,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a simulated engine, offline)")
 	fs.IntVar(&c.port, "port", defaultPort, "loopback `PORT` the RPEngine page connects to (0: a free one; sim uses 0)")
 	fs.StringVar(&c.mailbox, "mailbox", "", "serve the mailbox folder `DIR` instead of a socket (the player selects it in the RPEngine page)")
-	fs.StringVar(&c.cardFile, "card", "", "Character Card V2 `FILE`, JSON or PNG (a PNG's image is the portrait; default: Maren)")
+	fs.StringVar(&c.cardFile, "card", "", "character card `FILE`, JSON or PNG, as exported (V1, V2 or V3, repaired on load; a PNG's image is the portrait; default: Maren)")
 	fs.StringVar(&c.voice, "voice", "F2", "speaking `VOICE`, F1-F5 or M1-M5")
 	fs.StringVar(&c.lang, "lang", "en", "reply language `CODE`")
 	fs.BoolVar(&c.textOnly, "text-only", false, "ask for text replies only (no speech)")
@@ -138,6 +138,9 @@ func run(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
 		return exitUsage
+	}
+	for _, r := range ch.repairs {
+		fmt.Fprintf(os.Stderr, "ebiten-tavern: card repaired on load: %s\n", r)
 	}
 	k, err := openLink(cfg.port, cfg.mailbox)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/hajimehoshi/ebiten/v2/text/v2"
 	"golang.org/x/image/font/gofont/goregular"
 
+	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
@@ -64,6 +67,55 @@ func TestLoadCharacter_Errors(t *testing.T) {
 		if _, err := parseCharacter(data, "bad.card"); err == nil || !strings.Contains(err.Error(), "bad.card") {
 			t.Errorf("%s: error %v, want one naming the file", name, err)
 		}
+	}
+}
+
+// Issue #18: a card loads as players download it (V1, V3, a SillyTavern
+// export whose lorebook lacks its extensions), as JSON and inside a PNG,
+// repaired on load, and what is sent is a valid card; so do the real
+// exports in the shared folder.
+func TestLoadCharacter_AsExported(t *testing.T) {
+	check := func(t *testing.T, files []string, repaired bool) {
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range [][]byte{data, pngCard(t, image.NewNRGBA(image.Rect(0, 0, 2, 2)), string(data))} {
+				ch, err := parseCharacter(in, f)
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				if err := ch.card.Validate(); err != nil {
+					t.Fatalf("%s: the card sent is invalid: %v", f, err)
+				}
+				if repaired && len(ch.repairs) == 0 {
+					t.Errorf("%s: loaded with no repair noted", f)
+				}
+			}
+		}
+	}
+	check(t, []string{"../../testdata/cards/v1.json", "../../testdata/cards/broken-v3.json", "../../testdata/cards/broken-book-extensions.json"}, true)
+	t.Run("shared", func(t *testing.T) {
+		shared, _ := filepath.Glob(filepath.Join(testutil.SharedDir(t, "cards"), "*.json"))
+		check(t, shared, false)
+	})
+}
+
+// Issue #18: names without ASCII letters get ids of their own, the same
+// on every run, never the one shared fallback.
+func TestCharacterID(t *testing.T) {
+	for name, want := range map[string]string{"Maren": "maren", "Old Tom": "old-tom", " ": "character"} {
+		if got := characterID(name); got != want {
+			t.Errorf("characterID(%q) = %q, want %q", name, got, want)
+		}
+	}
+	a, b := characterID("电影世界穿梭者"), characterID("小汤圆")
+	if a == b || a == "character" || !strings.HasPrefix(a, "character-") || a != characterID("电影世界穿梭者") {
+		t.Errorf("CJK names: %q and %q, want distinct, stable ids", a, b)
+	}
+	if got := characterID("Zoë"); !strings.HasPrefix(got, "zo-") || got == characterID("Zoé") {
+		t.Errorf("characterID(Zoë) = %q, want zo- and a hash of its own", got)
 	}
 }
 
