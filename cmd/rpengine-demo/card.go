@@ -34,7 +34,7 @@ type loadedCard struct {
 	// be refused by the engine; what is sent is the repaired card).
 	notes []card.Change
 	// unsafe explains why the card travels as a snapshot without a target
-	// hash (spec section 4.2), or is "".
+	// hash (docs/rpengine-protocol.md, "Cards and hashes"), or is "".
 	unsafe string
 }
 

@@ -13,11 +13,11 @@
 // server over real loopback, on a free port: everything but the model is
 // real, and the screen says the replies are simulated.
 //
-// --mailbox DIR uses the file transport (spec section 7) instead of a
-// socket, for games that cannot open one: the demo serves the folder DIR,
-// which the player selects in the RPEngine page; with --engine sim the
-// fake engine runs in file mode against that folder. Everything else is
-// the same. A folder another process serves is refused (exit 2).
+// --mailbox DIR uses the file transport (docs/rpengine-protocol.md)
+// instead of a socket, for games that cannot open one: the demo serves the
+// folder DIR, which the player selects in the RPEngine page; with --engine
+// sim the fake engine runs in file mode against that folder. Everything
+// else is the same. A folder another process serves is refused (exit 2).
 //
 // # Scripted contract
 //

@@ -52,7 +52,9 @@ func usagef(format string, args ...any) error {
 
 var voices = []string{"F1", "F2", "F3", "F4", "F5", "M1", "M2", "M3", "M4", "M5"}
 
-// Reply languages the engine accepts (spec section 5, output.language).
+// Reply languages the engine's speech model has (output.language; another
+// fails with unsupported_language once queued, docs/rpengine-protocol.md):
+// the list rpengine/validate.go keeps.
 var languages = strings.Fields("en ko es pt fr de it pl ru nl cs ar zh ja hu tr fi sk da hr el sv nb he uk id ms vi th ro bg")
 
 // hiddenFlags are for tests; usage does not list them.

@@ -170,7 +170,7 @@ func resampleTo16k(mono []float32, rate int) ([]float32, error) {
 }
 
 // speechLanguage reports whether lang is a valid event.audio language
-// hint (spec section 5).
+// hint (docs/rpengine-protocol.md, "Game to engine").
 func speechLanguage(lang string) bool {
 	switch lang {
 	case "en", "ar", "es", "ja", "ko", "vi", "uk", "zh":

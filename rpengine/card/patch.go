@@ -132,7 +132,7 @@ func (op *patchOp) check() error {
 // *[PatchError] naming the operation at fault.
 //
 // It wraps github.com/evanphx/json-patch/v5 and guards against its known
-// defects (shared notes, section 2.3): both inputs are canonicalized
+// defects: both inputs are canonicalized
 // first; every pointer is checked strictly (no leading zeros, signs or
 // negative indices, test targets must exist, no move into the moved
 // value's own child) by a strict applier of

@@ -63,7 +63,7 @@ func TestApplyPatch_conformance(t *testing.T) {
 }
 
 // TestApplyPatch_guards pins each guard the wrapper puts around evanphx
-// (shared notes, section 2.3): each case names the operation at fault and
+// (ApplyPatch's doc lists them): each case names the operation at fault and
 // the reason, not just "some error".
 func TestApplyPatch_guards(t *testing.T) {
 	t.Parallel()
