@@ -7,7 +7,8 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
 
-// The upstream test vector of spec section 4.2.
+// The hash of a small document, as the engine computes it: SHA-256 of its
+// RFC 8785 form, 64 lowercase hex digits (docs/rpengine-protocol.md).
 func ExampleCard_Hash() {
 	c, err := card.Parse([]byte(`{"data":{"age":4,"name":"Ari","tags":["a"]},"spec":"chara_card_v2"}`))
 	if err != nil {
