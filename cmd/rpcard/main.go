@@ -401,7 +401,7 @@ func (e *env) fix(name string) error {
 		for _, v := range ve.Violations {
 			fmt.Fprintf(e.stderr, "%s: still invalid %s: %s\n", name, pointerOrRoot(v.Pointer), v.Message)
 		}
-		return fmt.Errorf("%s: %s rpcard fix cannot repair without changing content; "+
+		return fmt.Errorf("%s: %s that rpcard fix cannot repair without changing content; "+
 			"edit those values by hand, then run rpcard fix again (nothing was written)",
 			name, plural(len(ve.Violations), "violation"))
 	}

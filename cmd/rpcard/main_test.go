@@ -111,7 +111,7 @@ func TestRpcard(t *testing.T) {
 		{name: "apply malformed patch", stdin: `{"op":"add"}`, args: []string{"apply", cards + "minimal.json", "-"}, code: 1, inStderr: "must be a JSON array"},
 		{name: "fix invalid content", args: []string{"fix", cards + "invalid-content.json"}, code: 1, inStderr: "still invalid /data/name"},
 		{name: "fix one violation", stdin: `{"name":"T","description":7}`, args: []string{"fix", "-"}, code: 1,
-			inStderr: "-: 1 violation rpcard fix cannot repair without changing content; edit those values by hand"},
+			inStderr: "-: 1 violation that rpcard fix cannot repair without changing content; edit those values by hand"},
 		{name: "fix malformed", args: []string{"fix", cards + "malformed-duplicate-key.json"}, code: 1, inStderr: "duplicate key"},
 		{name: "extract from json", args: []string{"extract", cards + "minimal.json"}, code: 0, inStdout: `"name": "Ari"`},
 	}
