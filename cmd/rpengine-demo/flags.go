@@ -71,7 +71,7 @@ func newFlagSet(c *config) *flag.FlagSet {
 		"which the player selects in the RPEngine page; for games that cannot open a local socket")
 	fs.BoolVar(&c.devOrigin, "dev-origin", false, "also accept "+rpengine.OriginDevelopment+" (a local build of the RPEngine page)")
 	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "how long to wait for the engine to connect, or to come back after a lost connection, as a `DURATION` such as 30s or 5m (interactive: no limit unless given)")
-	fs.StringVar(&c.cardFile, "card", "", "Character Card V2 `FILE`, JSON or PNG (default: the built-in card, Wren)")
+	fs.StringVar(&c.cardFile, "card", "", "character card `FILE`, JSON or PNG, as exported (V1, V2 or V3; repaired on load) (default: the built-in card, Wren)")
 	fs.StringVar(&c.characterID, "character-id", "", "the game's `ID` for the character (default: from the card's name, e.g. wren)")
 	fs.StringVar(&c.integrationID, "integration-id", "rpengine-demo", "the game's integration `ID`")
 	fs.StringVar(&c.player, "player", "", "the player's display `NAME`, {{user}} in the card (default: the engine's \"Player\")")
