@@ -47,7 +47,10 @@ func TestLoad_sharedCards(t *testing.T) {
 			in, err := os.ReadFile(f)
 			testutil.Success(t, err)
 			inputs := map[string][]byte{"json": in}
-			if !strings.Contains(f, ".v1.") {
+			v1 := strings.Contains(f, ".v1.")
+			if v1 { // a V1 editor writes only the chara chunk
+				inputs["png"] = makePNG(t, nil, [][]byte{textChunk("chara", in)})
+			} else {
 				inputs["png"] = makePNG(t, nil, [][]byte{textChunk("chara", in), textChunk("ccv3", asCCV3(t, in))})
 			}
 			for kind, data := range inputs {
@@ -61,7 +64,7 @@ func TestLoad_sharedCards(t *testing.T) {
 				if kind == "json" && len(notes) == 0 {
 					testutil.Equal(t, "unchanged card", c.Bytes(), in)
 				}
-				if kind == "png" && (len(notes) == 0 || notes[0].Pointer != "/spec") {
+				if kind == "png" && !v1 && (len(notes) == 0 || notes[0].Pointer != "/spec") {
 					t.Errorf("png: the ccv3 chunk was not the one read: notes %v", notes)
 				}
 				t.Logf("%s: %v", kind, notes)
