@@ -17,9 +17,13 @@ import (
 //     example_dialogue are the name, description, first message, scenario
 //     and example dialogue; it has no personality.
 //
-// Every other V2 field starts empty, as SillyTavern's import leaves it.
-// The original top-level fields stay where they are (a V1 backfill), so
-// nothing in the document is lost.
+// Every other V2 field starts empty, as SillyTavern's import leaves it
+// (it also writes keys of its own into extensions: talkativeness, fav,
+// world, depth_prompt; here extensions starts as {}). The original
+// top-level fields stay where they are (a V1 backfill), so nothing in the
+// document is lost. SillyTavern also strips the characters a file name
+// cannot hold from the name, because it names the card's file after it;
+// the name is kept here as the card gives it.
 
 // creatorNotesPlaceholder is the text an old card editor leaves in
 // creator_notes; SillyTavern's import removes it.
