@@ -278,3 +278,16 @@ func TestInteractive_PipedControlCharacters(t *testing.T) {
 		t.Errorf("stderr:\n%s", d.stderr.String())
 	}
 }
+
+// Issue #18: EOF ends the session cleanly: the demo closing its own
+// simulated engine is not reported as the engine going away.
+func TestInteractive_EOFQuitsQuietly(t *testing.T) {
+	t.Parallel()
+	d := startDemo(t, true, "--engine", "sim", "--no-playback")
+	d.writeLine("Good night")
+	d.closeStdin()
+	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+	if stderr := d.stderr.String(); strings.Contains(stderr, "engine disconnected") {
+		t.Errorf("quitting said the engine disconnected:\n%s", stderr)
+	}
+}

@@ -72,7 +72,7 @@ type app struct {
 	noDevice  bool // said once that there is no sound device
 	recorder  *audio.Recorder
 	noMic     bool
-	closing   atomic.Bool // the demo is shutting the server down
+	closing   atomic.Bool // the demo is shutting down: sessions end by its doing
 	sigs      chan os.Signal
 	lines     chan string // interactive input, closed at EOF
 	pending   []string    // lines taken back from lines
@@ -179,8 +179,11 @@ func (e *codeError) Unwrap() error { return e.err }
 // onClose registers f to run at exit, after everything registered later.
 func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
 
-// close runs the registered closers in reverse order.
+// close runs the registered closers in reverse order. The demo ends the
+// session itself from here on (the simulated engine closes first), which
+// is not the engine going away.
 func (a *app) close() {
+	a.closing.Store(true)
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		a.closers[i]()
 	}
