@@ -149,6 +149,8 @@ type tavern struct {
 	k   *link
 	mix *audio.Mixer
 	sp  *audio.Speaker
+
+	mouthMax float32 // the widest the mouth opened while play read the mixer
 }
 
 // newTavern starts the server and, unless faults is nil, dials the
@@ -203,6 +205,7 @@ func (tv *tavern) play(t *testing.T, tr *turn) turnState {
 		if _, err := tv.mix.Read(buf); err != nil {
 			t.Fatal(err)
 		}
+		tv.mouthMax = max(tv.mouthMax, tv.sp.Mouth()) // what the scene draws each frame
 		if !st.Ended {
 			time.Sleep(time.Millisecond) // let the engine talk
 		}
@@ -227,6 +230,18 @@ func TestTurn_SpeechThroughMixer(t *testing.T) {
 	pos, _ := tv.sp.Heard(st.Reply)
 	if heard := int(pos.Heard.Seconds() * float64(st.Rate)); heard < st.Samples || pos.Interrupted || !pos.Done {
 		t.Errorf("heard %v (%d samples), done %v, interrupted %v; want all %d", pos.Heard, heard, pos.Done, pos.Interrupted, st.Samples)
+	}
+	// Her mouth follows the speech as it is heard: open while she speaks,
+	// closing (the envelope's release) once it has all been heard.
+	buf := make([]byte, 4*sampleRate/100)
+	for range 30 { // 300 ms more of the game's frames
+		if _, err := tv.mix.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tv.mouthMax < 0.2 || tv.sp.Mouth() > 0.01 {
+		t.Errorf("the mouth opened at most %.2f and is %.2f 300 ms after the speech; want it to move with the speech, then shut",
+			tv.mouthMax, tv.sp.Mouth())
 	}
 }
 
