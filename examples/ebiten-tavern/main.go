@@ -71,10 +71,13 @@ type config struct {
 	verbose    bool
 }
 
-func parseFlags(args []string, stderr io.Writer) (*config, error) {
+// parseFlags reads the command line. --help (or -h) writes the usage to
+// stdout and returns flag.ErrHelp; any other mistake is an error naming it,
+// for one line on stderr, as the repository's commands do.
+func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("ebiten-tavern", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a simulated engine, offline)")
 	fs.IntVar(&c.port, "port", defaultPort, "loopback `PORT` the RPEngine page connects to (0: a free one; sim uses 0)")
 	fs.StringVar(&c.mailbox, "mailbox", "", "serve the mailbox folder `DIR` instead of a socket (the player selects it in the RPEngine page)")
@@ -89,6 +92,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "with --exit-after-reply, how long to wait for the engine and its reply")
 	fs.BoolVar(&c.verbose, "v", false, "debug logs on stderr")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: go run . [flags]   (a small Ebitengine game whose character talks through RPEngine)")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+		}
 		return nil, err
 	}
 	set := map[string]bool{}
@@ -122,12 +130,12 @@ func validVoice(v string) bool {
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
-	cfg, err := parseFlags(args, os.Stderr)
+	cfg, err := parseFlags(args, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
+		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v; run 'go run . --help' for usage\n", err)
 		return exitUsage
 	}
 	logLevel.Set(slog.LevelWarn)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
+	"flag"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -136,9 +138,18 @@ func TestParseFlags(t *testing.T) {
 		{"--voice", "Z9"},
 		{"hello"},
 	} {
-		if _, err := parseFlags(args, io.Discard); err == nil {
-			t.Errorf("%q: no error", args)
+		var out bytes.Buffer
+		if _, err := parseFlags(args, &out); err == nil || out.Len() > 0 {
+			t.Errorf("%q: error %v, usage %q; want an error and no usage", args, err, out.String())
 		}
+	}
+	// The usage goes to stdout, for a mistake only the error.
+	var out bytes.Buffer
+	if _, err := parseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "-engine MODE") {
+		t.Errorf("--help: %v, usage %q", err, out.String())
+	}
+	if _, err := parseFlags([]string{"--bogus"}, io.Discard); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("--bogus: %v, want it named", err)
 	}
 }
 
