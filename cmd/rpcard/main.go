@@ -42,10 +42,10 @@ commands:
                           which hashes any well-formed JSON document
   diff BASE TARGET        print the verified RFC 6902 patch from BASE to TARGET
   apply BASE PATCH        print BASE with the RFC 6902 PATCH applied (canonical JSON)
-  fix FILE [-o OUT]       repair a card (V1, Pygmalion and V3 to V2 as SillyTavern
-                          reads them, missing fields, lorebook extensions); prints it
-                          or writes OUT, lists changes on stderr; writes nothing
-                          when the card stays invalid
+  fix FILE [-o OUT]       repair a card (V1 and Pygmalion cards upgraded as SillyTavern
+                          imports them, V3 read as V2, missing fields, lorebook
+                          extensions); prints it or writes OUT, lists changes on
+                          stderr; writes nothing when the card stays invalid
   extract CARD.png        print the card JSON embedded in a PNG
 
 FILE may be "-" for stdin, a .json file or a .png card. Flags may come before
