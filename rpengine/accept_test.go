@@ -34,10 +34,11 @@ func upgrade(t *testing.T, f *fixture, path, host string, origins ...string) int
 	for _, o := range origins {
 		req.Header.Add("Origin", o)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	c := f.client()
+	resp, err := c.Do(req)
 	testutil.Success(t, err)
 	resp.Body.Close()
-	http.DefaultClient.CloseIdleConnections()
+	c.CloseIdleConnections()
 	return resp.StatusCode
 }
 
@@ -206,7 +207,7 @@ func TestServer_badHello(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := ctxT(t)
-			c, _, err := enginetest.DialRaw(ctx, f.url, rpengine.OriginProduction)
+			c, _, err := f.dialRaw(ctx, rpengine.OriginProduction)
 			testutil.Success(t, err)
 			defer c.CloseNow()
 			testutil.Success(t, tt.send(ctx, c))
@@ -231,7 +232,7 @@ func text(s string) func(ctx context.Context, c *websocket.Conn) error {
 func handshake(t *testing.T, f *fixture) (*websocket.Conn, string) {
 	t.Helper()
 	ctx := ctxT(t)
-	c, _, err := enginetest.DialRaw(ctx, f.url, rpengine.OriginProduction)
+	c, _, err := f.dialRaw(ctx, rpengine.OriginProduction)
 	testutil.Success(t, err)
 	t.Cleanup(func() { c.CloseNow() })
 	c.SetReadLimit(-1)
@@ -294,6 +295,7 @@ func TestServer_droppedInbound(t *testing.T) {
 	t.Parallel()
 	f := newServer(t, nil)
 	c, sid := handshake(t, f)
+	readAcks(t, c)
 	ctx := ctxT(t)
 	send := func(s string) { testutil.Success(t, c.Write(ctx, websocket.MessageText, []byte(s))) }
 	send(`not json`)

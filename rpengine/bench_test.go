@@ -13,7 +13,7 @@ import (
 // the fake engine: request, acks, card reference, deltas, 4 chunks,
 // assembly, consumption.
 func BenchmarkReply_loopback(b *testing.B) {
-	f := newServer(b, nil)
+	f := newTCPServer(b, nil)
 	f.dial(b, nil)
 	ctx := ctxT(b)
 	c := testCard(b)
@@ -36,7 +36,7 @@ func BenchmarkReply_loopback(b *testing.B) {
 // capacity gate (issue #15) keeps at most 20 in the engine and sends the
 // rest as room frees, in order per character.
 func BenchmarkReply_concurrent100(b *testing.B) {
-	f := newServer(b, nil)
+	f := newTCPServer(b, nil)
 	f.dial(b, nil)
 	ctx := ctxT(b)
 	c := testCard(b)

@@ -368,8 +368,8 @@ func TestBrowser(t *testing.T) {
 		t.Logf("port 5173 is busy (%v): the page at http://127.0.0.1:5173 is served through DevTools request interception", err)
 	}
 	b := startBrowser(t, path)
-	dev := newServer(t, &rpengine.ServerOptions{DevelopmentMode: true})
-	prod := newServer(t, nil)
+	dev := newTCPServer(t, &rpengine.ServerOptions{DevelopmentMode: true})
+	prod := newTCPServer(t, nil)
 	page := func(origin string, f *fixture) string {
 		return origin + "/#ws=" + url.QueryEscape(f.url)
 	}

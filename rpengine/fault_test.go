@@ -73,7 +73,7 @@ func endsDefined(t *testing.T, r *rpengine.Reply, consume bool, allowed ...error
 // its session or it has ended.
 func dialFault(t *testing.T, f *fixture, opts *enginetest.Options) *enginetest.Engine {
 	t.Helper()
-	eng, err := enginetest.Dial(ctxT(t), f.url, opts)
+	eng, err := enginetest.Dial(ctxT(t), f.url, f.engineOpts(opts))
 	testutil.Success(t, err)
 	t.Cleanup(func() { eng.Close() })
 	done := eng.Done()

@@ -54,7 +54,7 @@ func TestServer_supersession(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A socket that has not said hello does not disturb the live session.
-	raw, _, err := enginetest.DialRaw(ctx, f.url, rpengine.OriginProduction)
+	raw, _, err := f.dialRaw(ctx, rpengine.OriginProduction)
 	testutil.Success(t, err)
 	defer raw.CloseNow()
 	info, _ := f.srv.Session()
@@ -82,11 +82,11 @@ func TestServer_maxHandshakes(t *testing.T) {
 	eng := f.dial(t, nil)
 	ctx := ctxT(t)
 	for i := 0; i < 2; i++ {
-		c, _, err := enginetest.DialRaw(ctx, f.url, rpengine.OriginProduction)
+		c, _, err := f.dialRaw(ctx, rpengine.OriginProduction)
 		testutil.Success(t, err)
 		defer c.CloseNow()
 	}
-	_, resp, err := enginetest.DialRaw(ctx, f.url, rpengine.OriginProduction)
+	_, resp, err := f.dialRaw(ctx, rpengine.OriginProduction)
 	testutil.Error(t, err)
 	testutil.Equal(t, "status", resp.StatusCode, 503)
 	info, _ := f.srv.Session()

@@ -16,11 +16,11 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
-// openRaw writes req on a new loopback connection and leaves it open
-// until the test ends.
-func openRaw(t *testing.T, port int, req string) net.Conn {
+// openRaw writes req on a new connection to f and leaves it open until
+// the test ends.
+func openRaw(t *testing.T, f *fixture, req string) net.Conn {
 	t.Helper()
-	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	c, err := f.dialConn(ctxT(t))
 	testutil.Success(t, err)
 	t.Cleanup(func() { c.Close() })
 	_, err = c.Write([]byte(req))
@@ -36,12 +36,12 @@ func openRaw(t *testing.T, port int, req string) net.Conn {
 // cannot come from it), and the engine connects.
 func TestServer_upgradeWithBodyLockout(t *testing.T) {
 	t.Parallel()
-	f := newServer(t, &rpengine.ServerOptions{HandshakeTimeout: 30 * time.Second})
+	f := newTCPServer(t, &rpengine.ServerOptions{HandshakeTimeout: 30 * time.Second})
 	host := "127.0.0.1:" + strconv.Itoa(f.port)
 	origin := "Origin: " + rpengine.OriginProduction
 	var conns []net.Conn
 	for _, body := range []string{"Content-Length: 1", "Transfer-Encoding: chunked", "Content-Length: 1", "Transfer-Encoding: chunked"} {
-		conns = append(conns, openRaw(t, f.port, upgradeReq(rpengine.SocketPath, host, origin, body)))
+		conns = append(conns, openRaw(t, f, upgradeReq(rpengine.SocketPath, host, origin, body)))
 	}
 	// Each is answered at once (on the old code none was ever answered).
 	statuses := make([]int, len(conns))
@@ -52,7 +52,7 @@ func TestServer_upgradeWithBodyLockout(t *testing.T) {
 		}
 	}
 	// A normal engine connects (on the old code: 503, locked out).
-	eng, err := enginetest.Dial(ctxT(t), f.url, nil)
+	eng, err := enginetest.Dial(ctxT(t), f.url, f.engineOpts(nil))
 	if err != nil {
 		t.Fatalf("a normal engine was locked out: %v", err)
 	}

@@ -1,17 +1,17 @@
 package rpengine_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/card"
@@ -35,41 +35,8 @@ func testCard(t testing.TB, mutate ...string) *card.Card {
 	return c
 }
 
-// syncWriter serialises writes to w.
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.String()
-}
-
 // logBuf collects log lines for assertions.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
+type logBuf struct{ testutil.SyncBuffer }
 
 func (l *logBuf) waitFor(t testing.TB, sub string) {
 	t.Helper()
@@ -82,15 +49,60 @@ func (l *logBuf) waitFor(t testing.TB, sub string) {
 	t.Fatalf("log has no %q:\n%s", sub, l.String())
 }
 
+// since returns what the log gained after mark.
+func (l *logBuf) since(mark int) string {
+	s := l.String()
+	if mark > len(s) {
+		return ""
+	}
+	return s[mark:]
+}
+
+// waitSince waits until the log written after mark contains sub.
+func (l *logBuf) waitSince(t testing.TB, mark int, sub string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if strings.Contains(l.since(mark), sub) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("log has no %q after the case:\n%s", sub, l.since(mark))
+}
+
+// fixture is a running server and the way to reach it.
 type fixture struct {
 	srv  *rpengine.Server
 	url  string
 	port int
 	log  *logBuf
+	// mem is the in-memory listener the server serves (nil over TCP).
+	mem *enginetest.Listener
 }
 
-// newServer serves on an ephemeral loopback port until the test ends.
+// newServer serves on an in-memory listener until the test ends. Called
+// inside a testing/synctest bubble, the server and every engine dialled
+// with f.dial run on the bubble's clock.
 func newServer(t testing.TB, opts *rpengine.ServerOptions) *fixture {
+	t.Helper()
+	l := enginetest.NewListener()
+	f := serve(t, opts, l)
+	f.mem, f.url = l, l.URL
+	return f
+}
+
+// newTCPServer serves on an ephemeral loopback port until the test ends,
+// for the tests of what only a real socket shows.
+func newTCPServer(t testing.TB, opts *rpengine.ServerOptions) *fixture {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	testutil.Success(t, err)
+	f := serve(t, opts, l)
+	f.url = "ws://127.0.0.1:" + strconv.Itoa(f.port) + rpengine.SocketPath
+	return f
+}
+
+func serve(t testing.TB, opts *rpengine.ServerOptions, l net.Listener) *fixture {
 	t.Helper()
 	if opts == nil {
 		opts = &rpengine.ServerOptions{}
@@ -102,18 +114,50 @@ func newServer(t testing.TB, opts *rpengine.ServerOptions) *fixture {
 	opts.Addr = "127.0.0.1:0"
 	srv, err := rpengine.NewServer(opts)
 	testutil.Success(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	testutil.Success(t, err)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(l) }()
 	t.Cleanup(func() {
 		testutil.Success(t, srv.Close())
 		if err := <-done; !errors.Is(err, rpengine.ErrServerClosed) {
 			t.Errorf("Serve returned %v", err)
 		}
 	})
-	port := ln.Addr().(*net.TCPAddr).Port
-	return &fixture{srv: srv, port: port, log: lb, url: "ws://127.0.0.1:" + strconv.Itoa(port) + rpengine.SocketPath}
+	return &fixture{srv: srv, port: l.Addr().(*net.TCPAddr).Port, log: lb}
+}
+
+// engineOpts returns opts (nil for the defaults) with the fixture's
+// HTTPClient.
+func (f *fixture) engineOpts(opts *enginetest.Options) *enginetest.Options {
+	var o enginetest.Options
+	if opts != nil {
+		o = *opts
+	}
+	if f.mem != nil {
+		o.HTTPClient = f.mem.Client()
+	}
+	return &o
+}
+
+// dialRaw opens a WebSocket to the server with origin, without a hello.
+func (f *fixture) dialRaw(ctx context.Context, origin string) (*websocket.Conn, *http.Response, error) {
+	return enginetest.DialRaw(ctx, f.url, f.engineOpts(&enginetest.Options{Origin: origin}))
+}
+
+// dialConn opens a connection to the server, for raw bytes.
+func (f *fixture) dialConn(ctx context.Context) (net.Conn, error) {
+	if f.mem != nil {
+		return f.mem.Dial(ctx, "tcp", "")
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", "127.0.0.1:"+strconv.Itoa(f.port))
+}
+
+// client returns an HTTP client that reaches the server.
+func (f *fixture) client() *http.Client {
+	if f.mem != nil {
+		return f.mem.Client()
+	}
+	return http.DefaultClient
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -126,7 +170,7 @@ func ctxT(t testing.TB) context.Context {
 func (f *fixture) dial(t testing.TB, opts *enginetest.Options) *enginetest.Engine {
 	t.Helper()
 	ctx := ctxT(t)
-	eng, err := enginetest.Dial(ctx, f.url, opts)
+	eng, err := enginetest.Dial(ctx, f.url, f.engineOpts(opts))
 	testutil.Success(t, err)
 	t.Cleanup(func() { eng.Close() })
 	for {

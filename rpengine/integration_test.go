@@ -7,9 +7,10 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine"
 )
 
+// The one test over a real loopback socket; the others serve in memory.
 func TestServer_ReplyTextAndAudio(t *testing.T) {
 	t.Parallel()
-	f := newServer(t, nil)
+	f := newTCPServer(t, nil)
 	eng := f.dial(t, nil)
 	ctx := ctxT(t)
 	c := testCard(t)

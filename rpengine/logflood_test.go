@@ -233,7 +233,7 @@ func TestHostile_refusalFloodLog(t *testing.T) {
 	for w := 0; w < 4; w++ {
 		wg.Go(func() {
 			for i := 0; i < 100; i++ {
-				status, _ := rawRequest(t, f.port, upgradeReq(path, host, "Origin: "+rpengine.OriginProduction))
+				status, _ := rawRequest(t, f, upgradeReq(path, host, "Origin: "+rpengine.OriginProduction))
 				if status != 404 {
 					t.Errorf("status %d, want 404", status)
 					return

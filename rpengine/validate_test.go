@@ -1,7 +1,6 @@
 package rpengine_test
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -92,7 +91,7 @@ func TestServer_Reply_validation(t *testing.T) {
 
 func TestServer_fullRequestOnTheWire(t *testing.T) {
 	t.Parallel()
-	rec := &syncWriter{w: &bytes.Buffer{}}
+	rec := &testutil.SyncBuffer{}
 	f := newServer(t, &rpengine.ServerOptions{Recorder: rec})
 	eng := f.dial(t, nil)
 	ctx := ctxT(t)

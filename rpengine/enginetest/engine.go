@@ -55,6 +55,7 @@ type conn struct {
 	sent      atomic.Int64
 	jobs      chan *job
 	done      chan struct{} // closed when the reader ended
+	out       outbox        // WebSocket only (writer.go)
 
 	// queueMu orders every change of the queue with the messages that
 	// report it (reply.accepted, capacity.update), as the engine's single
@@ -73,8 +74,9 @@ type conn struct {
 }
 
 // Dial connects a fake engine to the game server at url (for example
-// Server.SocketURL()), sends hello and waits, bounded by ctx, for welcome.
-// The engine then acks, validates and answers game messages on its own
+// Server.SocketURL(), or a [Listener]'s URL with Options.HTTPClient set to
+// its Client), sends hello and waits, bounded by ctx, for welcome. The
+// engine then acks, validates and answers game messages on its own
 // goroutines until Close.
 func Dial(ctx context.Context, url string, opts *Options) (_ *Engine, err error) {
 	defer errd.Wrap(&err, "enginetest: dial")
@@ -86,22 +88,27 @@ func Dial(ctx context.Context, url string, opts *Options) (_ *Engine, err error)
 	return e, nil
 }
 
-// DialRaw opens a WebSocket to url with the given Origin (none when
-// empty), without any handshake: for tests of a server's acceptance
-// checks and of bad hellos. The caller closes the connection.
-func DialRaw(ctx context.Context, url, origin string) (*websocket.Conn, *http.Response, error) {
+// DialRaw opens a WebSocket to url as Dial does (with opts.Origin, over
+// opts.HTTPClient; the other options are unused), without any handshake:
+// for tests of a server's acceptance checks and of bad hellos. The
+// caller closes the connection. A request without an Origin, or with
+// several, is written by hand on a connection from [Listener.Dial].
+func DialRaw(ctx context.Context, url string, opts *Options) (*websocket.Conn, *http.Response, error) {
+	o := opts.withDefaults()
+	return dialRaw(ctx, url, o)
+}
+
+func dialRaw(ctx context.Context, url string, o options) (*websocket.Conn, *http.Response, error) {
 	h := http.Header{}
-	if origin != "" {
-		h.Set("Origin", origin)
-	}
-	return websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h})
+	h.Set("Origin", o.Origin)
+	return websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h, HTTPClient: o.HTTPClient})
 }
 
 func (e *Engine) connect(ctx context.Context) error {
 	if e.file != nil {
 		return e.connectFile(ctx)
 	}
-	c, _, err := DialRaw(ctx, e.url, e.opts.Origin)
+	c, _, err := dialRaw(ctx, e.url, e.opts)
 	if err != nil {
 		return err
 	}
@@ -118,6 +125,8 @@ func (e *Engine) connect(ctx context.Context) error {
 	}
 	cn := e.newConn(sessionID)
 	cn.c = c
+	cn.wg.Add(1)
+	go cn.writeLoop()
 	return e.startConn(cn, cn.readLoop, func() { c.CloseNow() })
 }
 
@@ -125,7 +134,7 @@ func (e *Engine) connect(ctx context.Context) error {
 func (e *Engine) newConn(sessionID string) *conn {
 	cctx, cancel := context.WithCancel(context.Background())
 	return &conn{e: e, sessionID: sessionID, ctx: cctx, cancel: cancel,
-		jobs: make(chan *job, e.opts.QueueLimit), done: make(chan struct{}),
+		jobs: make(chan *job, e.opts.QueueLimit), done: make(chan struct{}), out: newOutbox(),
 		cards: map[cardKey]cachedCard{}, active: map[string]*job{}, window: wire.NewWindow(2000)}
 }
 
@@ -329,7 +338,7 @@ func (e *Engine) Send(ctx context.Context, typ string, fields any) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return id, cn.write(ctx, b)
+	return id, cn.send(ctx, b)
 }
 
 // SendRaw writes data as one text message, as it is.
@@ -338,7 +347,7 @@ func (e *Engine) SendRaw(ctx context.Context, data []byte) error {
 	if cn == nil {
 		return errors.New("enginetest: not connected")
 	}
-	return cn.write(ctx, data)
+	return cn.send(ctx, data)
 }
 
 // SetCapacity changes the CapacityFull fault and sends capacity.update.
@@ -383,15 +392,39 @@ func (cn *conn) write(ctx context.Context, b []byte) error {
 	return nil
 }
 
-// emit sends an engine message in the session.
+// emit sends an engine message in the session. Over WebSocket it only
+// queues it (writer.go), so the reader never blocks on a write.
 func (cn *conn) emit(typ string, fields any) error {
 	b, err := wire.Encode(typ, wire.NewID(), cn.sessionID, time.Now(), fields)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(cn.ctx, 10*time.Second)
+	if cn.fm == nil {
+		return cn.out.queue(cn.ctx, b, nil)
+	}
+	ctx, cancel := context.WithTimeout(cn.ctx, writeTimeout)
 	defer cancel()
 	return cn.write(ctx, b)
+}
+
+// send writes b, after every message queued before it, and waits, bounded
+// by ctx, until it is written.
+func (cn *conn) send(ctx context.Context, b []byte) error {
+	if cn.fm != nil {
+		return cn.write(ctx, b)
+	}
+	done := make(chan error, 1)
+	if err := cn.out.queue(ctx, b, done); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-cn.ctx.Done():
+		return errors.New("enginetest: connection ended")
+	}
 }
 
 // sendCapacity sends capacity.update with the queue as it is now, in

@@ -70,15 +70,57 @@ func ExampleDial() {
 	// engine has the card: true
 }
 
+// The same test in memory: the server serves a Listener and the engine
+// dials it through the Listener's client, so no port is opened, and the
+// test may run inside a testing/synctest bubble, where the server's
+// timeouts and the engine's delays take no real time.
+func ExampleListener() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	server, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	l := enginetest.NewListener()
+	go server.Serve(l)
+	defer server.Close()
+
+	engine, err := enginetest.Dial(ctx, l.URL, &enginetest.Options{HTTPClient: l.Client()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer engine.Close()
+	if _, err := server.WaitSession(ctx); err != nil {
+		log.Fatal(err)
+	}
+	reply, err := server.Reply(ctx, rpengine.ReplyRequest{
+		IntegrationID: "my-game", CharacterID: "ari", Card: inlineCard("Ari"), Text: "Is anyone there?",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	result, err := reply.Wait(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(result.Text)
+	fmt.Println("socket:", server.SocketURL() == l.URL)
+	// Output:
+	// I hear you. You said: Is anyone there?
+	// socket: true
+}
+
 // A scripted Responder decides what the character says, per request. With
 // the audio modality each sentence also arrives as one speech segment.
 func ExampleOptions_responder() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	server, url := serve()
+	server, l := serve()
 	defer server.Close()
 
-	engine, err := enginetest.Dial(ctx, url, &enginetest.Options{
+	engine, err := enginetest.Dial(ctx, l.URL, &enginetest.Options{
+		HTTPClient: l.Client(),
 		Responder: func(r enginetest.Request) enginetest.Script {
 			if strings.Contains(r.Text, "sword") {
 				return enginetest.Script{Sentences: []string{"Fifty gold.", "No haggling."}}
@@ -132,10 +174,10 @@ func ExampleOptions_responder() {
 func ExampleFaults() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	server, url := serve()
+	server, l := serve()
 	defer server.Close()
 
-	engine, err := enginetest.Dial(ctx, url, nil)
+	engine, err := enginetest.Dial(ctx, l.URL, &enginetest.Options{HTTPClient: l.Client()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -178,19 +220,16 @@ func ExampleFaults() {
 	// is ErrPromptTooLarge: true
 }
 
-// serve starts a game server on an ephemeral loopback port and returns it
-// with the socket URL for enginetest.Dial.
-func serve() (*rpengine.Server, string) {
+// serve starts a game server on an in-memory listener and returns both:
+// dial l.URL with l.Client().
+func serve() (*rpengine.Server, *enginetest.Listener) {
 	server, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		log.Fatal(err)
-	}
+	l := enginetest.NewListener()
 	go server.Serve(l)
-	return server, "ws://" + l.Addr().String() + rpengine.SocketPath
+	return server, l
 }
 
 // inlineCard is a minimal valid Character Card V2.

@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"net/http"
 	"time"
 )
 
@@ -9,6 +10,11 @@ import (
 type Options struct {
 	// Origin sent when dialing. If empty, https://rpengine.gemtavern.com.
 	Origin string
+	// HTTPClient carries the WebSocket upgrade of Dial and DialRaw, as in
+	// websocket.DialOptions. If nil, http.DefaultClient: a real loopback
+	// connection. [Listener.Client] connects in memory. Unused by
+	// DialMailbox.
+	HTTPClient *http.Client
 	// ClientVersion sent in hello. If empty, "enginetest".
 	ClientVersion string
 	// Responder scripts the reply to each request. If nil, a reply is
