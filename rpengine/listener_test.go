@@ -6,7 +6,6 @@ package rpengine
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -20,15 +19,14 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
-// pipeListener hands out the server ends of net.Pipe connections that
-// look like loopback TCP, and counts how many are open at once.
+// pipeListener is the in-memory listener the module's fakes serve on
+// (internal/memnet), counting how many connections are open at once.
 type pipeListener struct {
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
+	*memnet.Listener
 	open atomic.Int32
 	peak atomic.Int32
 }
@@ -36,51 +34,24 @@ type pipeListener struct {
 var pipeAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 38471}
 
 func newPipeListener() *pipeListener {
-	return &pipeListener{ch: make(chan net.Conn), done: make(chan struct{})}
+	return &pipeListener{Listener: memnet.NewListener(pipeAddr.String())}
 }
 
 func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		n := l.open.Add(1)
-		for p := l.peak.Load(); n > p && !l.peak.CompareAndSwap(p, n); p = l.peak.Load() {
-		}
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr }
-
-// dial returns the client end of a new connection, once it is accepted.
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	srv, cli := net.Pipe()
-	select {
-	case l.ch <- &pipeConn{Conn: srv, l: l}:
-		return cli, nil
-	case <-l.done:
-	case <-ctx.Done():
+	n := l.open.Add(1)
+	for p := l.peak.Load(); n > p && !l.peak.CompareAndSwap(p, n); p = l.peak.Load() {
 	}
-	srv.Close()
-	cli.Close()
-	return nil, net.ErrClosed
+	return &pipeConn{Conn: c, l: l}, nil
 }
 
 type pipeConn struct {
 	net.Conn
 	l    *pipeListener
 	once sync.Once
-}
-
-func (c *pipeConn) LocalAddr() net.Addr { return pipeAddr }
-func (c *pipeConn) RemoteAddr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 }
 
 func (c *pipeConn) Close() error {
@@ -93,47 +64,28 @@ type pipeServer struct {
 	t    *testing.T
 	srv  *Server
 	l    *pipeListener
-	log  *bytes.Buffer
-	mu   *sync.Mutex // guards log
-	done chan error  // Serve's result
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(p)
+	log  *testutil.SyncBuffer
+	done chan error // Serve's result
 }
 
 // startPipeServer starts a server; call it inside the bubble, and close
 // the server before the bubble's function returns.
 func startPipeServer(t *testing.T, opts ServerOptions) *pipeServer {
 	t.Helper()
-	var buf bytes.Buffer
-	mu := &sync.Mutex{}
+	var buf testutil.SyncBuffer
 	opts.Addr = pipeAddr.String()
-	opts.Logger = slog.New(slog.NewTextHandler(lockedWriter{mu, &buf}, nil))
+	opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
 	srv, err := NewServer(&opts)
 	testutil.Success(t, err)
 	l := newPipeListener()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
-	return &pipeServer{t: t, srv: srv, l: l, log: &buf, mu: mu, done: done}
+	return &pipeServer{t: t, srv: srv, l: l, log: &buf, done: done}
 }
 
 func (ps *pipeServer) close() {
 	testutil.Success(ps.t, ps.srv.Close())
 	testutil.ErrorIs(ps.t, <-ps.done, ErrServerClosed)
-}
-
-func (ps *pipeServer) logged() string {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.log.String()
 }
 
 // rawResult is what a raw client saw: the response status (0: none) and
@@ -146,7 +98,7 @@ type rawResult struct {
 // raw connects, runs send, reads a response if one comes and then waits
 // for the server to close the connection.
 func (ps *pipeServer) raw(send func(c net.Conn)) rawResult {
-	c, err := ps.l.dial(context.Background(), "", "")
+	c, err := ps.l.Dial(context.Background(), "", "")
 	testutil.Success(ps.t, err)
 	defer c.Close()
 	start := time.Now()
@@ -196,10 +148,8 @@ func upgradeRequest(extra ...string) string {
 // returns the connection, or the dial error (a 503 while the handshake
 // slots are taken).
 func (ps *pipeServer) engine(ctx context.Context) (*websocket.Conn, error) {
-	tr := &http.Transport{DialContext: ps.l.dial}
-	defer tr.CloseIdleConnections()
 	c, _, err := websocket.Dial(ctx, "ws://"+pipeAddr.String()+SocketPath, &websocket.DialOptions{
-		HTTPClient: &http.Client{Transport: tr}, HTTPHeader: http.Header{"Origin": {OriginProduction}}})
+		HTTPClient: ps.l.Client(), HTTPHeader: http.Header{"Origin": {OriginProduction}}})
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,9 @@
 package rpengine
 
 import (
-	"bytes"
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,24 +11,10 @@ import (
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
-// lineLog is a text log that can be read while it is written.
-type lineLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// lines returns the lines that contain sub.
-func (l *lineLog) lines(sub string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// lines returns the lines of log that contain sub.
+func lines(log *testutil.SyncBuffer, sub string) []string {
 	var out []string
-	for _, line := range strings.Split(l.buf.String(), "\n") {
+	for _, line := range strings.Split(log.String(), "\n") {
 		if strings.Contains(line, sub) {
 			out = append(out, line)
 		}
@@ -38,8 +22,8 @@ func (l *lineLog) lines(sub string) []string {
 	return out
 }
 
-func newRepeatLog() (*slog.Logger, *repeatHandler, *lineLog) {
-	ll := &lineLog{}
+func newRepeatLog() (*slog.Logger, *repeatHandler, *testutil.SyncBuffer) {
+	ll := &testutil.SyncBuffer{}
 	rh := newRepeatHandler(slog.NewTextHandler(ll, nil))
 	return slog.New(rh), rh, ll
 }
@@ -60,15 +44,15 @@ func TestRepeatHandler_burst(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		testutil.Equal(t, "refusals logged", len(ll.lines(`msg="rpengine: refused connection"`)), repeatBurst)
-		testutil.Equal(t, "other lines logged", len(ll.lines("something else")), 10)
-		start := ll.lines("counting instead of logging")
+		testutil.Equal(t, "refusals logged", len(lines(ll, `msg="rpengine: refused connection"`)), repeatBurst)
+		testutil.Equal(t, "other lines logged", len(lines(ll, "something else")), 10)
+		start := lines(ll, "counting instead of logging")
 		testutil.Equal(t, "start lines", len(start), 1)
 		testutil.Equal(t, "start line names the line", strings.Contains(start[0], `line="rpengine: refused connection"`), true)
-		testutil.Equal(t, "no end yet", len(ll.lines("stopped repeating")), 0)
+		testutil.Equal(t, "no end yet", len(lines(ll, "stopped repeating")), 0)
 		time.Sleep(repeatQuiet)
 		synctest.Wait()
-		end := ll.lines("stopped repeating")
+		end := lines(ll, "stopped repeating")
 		testutil.Equal(t, "end lines", len(end), 1)
 		for _, want := range []string{"count=200", "notLogged=150", "over=199ms", "conn=50"} {
 			if !strings.Contains(end[0], want) {
@@ -76,7 +60,7 @@ func TestRepeatHandler_burst(t *testing.T) {
 			}
 		}
 		log.Warn("rpengine: refused connection", "reason", "after")
-		testutil.Equal(t, "logged again", len(ll.lines(`reason=after`)), 1)
+		testutil.Equal(t, "logged again", len(lines(ll, `reason=after`)), 1)
 	})
 }
 
@@ -90,16 +74,16 @@ func TestRepeatHandler_steadyUntilClose(t *testing.T) {
 			log.Warn("rpengine: dropped engine message", "i", i)
 			time.Sleep(repeatQuiet - time.Second)
 		}
-		testutil.Equal(t, "logged", len(ll.lines(`msg="rpengine: dropped engine message"`)), repeatBurst)
-		testutil.Equal(t, "not ended", len(ll.lines("stopped repeating")), 0)
+		testutil.Equal(t, "logged", len(lines(ll, `msg="rpengine: dropped engine message"`)), repeatBurst)
+		testutil.Equal(t, "not ended", len(lines(ll, "stopped repeating")), 0)
 		rh.st.close()
-		end := ll.lines("stopped repeating")
+		end := lines(ll, "stopped repeating")
 		testutil.Equal(t, "ended at close", len(end), 1)
 		testutil.Equal(t, "count", strings.Contains(end[0], "count=120 notLogged=70"), true)
 		log.Warn("rpengine: dropped engine message", "i", "after close")
-		testutil.Equal(t, "logged after close", len(ll.lines(`i="after close"`)), 1)
+		testutil.Equal(t, "logged after close", len(lines(ll, `i="after close"`)), 1)
 		synctest.Wait()
-		testutil.Equal(t, "one end line", len(ll.lines("stopped repeating")), 1)
+		testutil.Equal(t, "one end line", len(lines(ll, "stopped repeating")), 1)
 	})
 }
 
@@ -112,8 +96,8 @@ func TestRepeatHandler_keysBounded(t *testing.T) {
 		for i := 0; i < 1000; i++ {
 			log.Warn("m" + strconv.Itoa(i))
 		}
-		testutil.Equal(t, "lines", len(ll.lines("level=WARN")), repeatKeys+repeatBurst+1)
+		testutil.Equal(t, "lines", len(lines(ll, "level=WARN")), repeatKeys+repeatBurst+1)
 		rh.st.close()
-		testutil.Equal(t, "shared count", len(ll.lines(`line=(several) count=936`)), 1)
+		testutil.Equal(t, "shared count", len(lines(ll, `line=(several) count=936`)), 1)
 	})
 }

@@ -55,7 +55,7 @@ type conn struct {
 	sent      atomic.Int64
 	jobs      chan *job
 	done      chan struct{} // closed when the reader ended
-	out       outbox        // WebSocket only (writer.go)
+	out       *outbox       // WebSocket only (writer.go)
 
 	// queueMu orders every change of the queue with the messages that
 	// report it (reply.accepted, capacity.update), as the engine's single

@@ -2,14 +2,12 @@ package enginetest_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,23 +19,10 @@ import (
 
 const fmCard = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"A fox.","personality":"curious","scenario":"a forest","first_mes":"Hi!","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","creator":"test","character_version":"1","alternate_greetings":[],"tags":["fox"],"extensions":{}}}`
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// inbound returns the engine messages the game recorded, decoded.
-func (l *lockedBuf) inbound(t *testing.T, typ string) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// inbound returns the engine messages the game recorded in rec, decoded.
+func inbound(t *testing.T, rec *testutil.SyncBuffer, typ string) []map[string]any {
 	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(l.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(rec.String()))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		var line struct {
@@ -53,9 +38,9 @@ func (l *lockedBuf) inbound(t *testing.T, typ string) []map[string]any {
 }
 
 // fileGame serves a mailbox with a recorder and dials a file-mode engine.
-func fileGame(t *testing.T, eopts *enginetest.Options) (*rpengine.Server, *enginetest.Engine, *lockedBuf) {
+func fileGame(t *testing.T, eopts *enginetest.Options) (*rpengine.Server, *enginetest.Engine, *testutil.SyncBuffer) {
 	t.Helper()
-	rec := &lockedBuf{}
+	rec := &testutil.SyncBuffer{}
 	dir := filepath.Join(testutil.TempDir(t), "mb")
 	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Recorder: rec,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -95,7 +80,7 @@ func TestFileMode_mergesTextDeltas(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "text", res.Text, sentence)
 	testutil.Success(t, srv.Close()) // the recording is written
-	deltas := rec.inbound(t, "reply.text.delta")
+	deltas := inbound(t, rec, "reply.text.delta")
 	if len(deltas) == 0 || len(deltas) >= 41 {
 		t.Fatalf("%d deltas for 41 words: not merged", len(deltas))
 	}
@@ -125,7 +110,7 @@ func TestFileMode_levelsAreLossy(t *testing.T) {
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)
 	testutil.Success(t, srv.Close()) // the recording is written
-	got := rec.inbound(t, "voice.capture.level")
+	got := inbound(t, rec, "voice.capture.level")
 	if len(got) == 0 || len(got) > levels/4 {
 		t.Fatalf("%d of %d level samples arrived; want the newest per 250 ms", len(got), levels)
 	}
@@ -156,10 +141,10 @@ func TestFileMode_audioTotals(t *testing.T) {
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)
 	testutil.Success(t, srv.Close()) // the recording is written
-	testutil.Equal(t, "no reply.audio.start", len(rec.inbound(t, "reply.audio.start")), 0)
-	segs := rec.inbound(t, "reply.audio.segment")
+	testutil.Equal(t, "no reply.audio.start", len(inbound(t, rec, "reply.audio.start")), 0)
+	segs := inbound(t, rec, "reply.audio.segment")
 	testutil.Equal(t, "segments", len(segs), 2)
-	done := rec.inbound(t, "reply.audio.completed")
+	done := inbound(t, rec, "reply.audio.completed")
 	testutil.Equal(t, "one reply.audio.completed", len(done), 1)
 	// 0.8 s is 35280 samples, 70560 bytes: 3 chunks of at most 32 KiB.
 	got := []any{done[0]["segmentCount"], done[0]["totalBytes"], done[0]["chunkCount"], done[0]["durationSeconds"]}

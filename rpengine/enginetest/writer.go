@@ -36,8 +36,8 @@ type outgoing struct {
 	done chan error
 }
 
-func newOutbox() outbox {
-	o := outbox{room: make(chan struct{}, maxQueued), wake: make(chan struct{}, 1)}
+func newOutbox() *outbox {
+	o := &outbox{room: make(chan struct{}, maxQueued), wake: make(chan struct{}, 1)}
 	for range maxQueued {
 		o.room <- struct{}{}
 	}
