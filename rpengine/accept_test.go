@@ -182,11 +182,11 @@ func closeCode(t *testing.T, c *websocket.Conn) websocket.StatusCode {
 	}
 }
 
+// Each case runs in a synctest bubble, where the handshake deadline is
+// exact and a silent client is cut in no real time.
 func TestServer_badHello(t *testing.T) {
 	t.Parallel()
-	// 3 s, not less: one deadline covers the upgrade and the hello (issue
-	// #16), and a loaded machine under -race can take a second to upgrade.
-	f := newServer(t, &rpengine.ServerOptions{HandshakeTimeout: 3 * time.Second})
+	const timeout = 3 * time.Second
 	tests := []struct {
 		name   string
 		send   func(ctx context.Context, c *websocket.Conn) error
@@ -206,18 +206,24 @@ func TestServer_badHello(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := ctxT(t)
-			c, _, err := f.dialRaw(ctx, rpengine.OriginProduction)
-			testutil.Success(t, err)
-			defer c.CloseNow()
-			testutil.Success(t, tt.send(ctx, c))
-			got := closeCode(t, c)
-			if tt.want != -1 {
-				testutil.Equal(t, "close code", got, tt.want)
-			}
-			f.log.waitFor(t, tt.reason)
-			_, live := f.srv.Session()
-			testutil.Equal(t, "no session", live, false)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				f := newServer(t, &rpengine.ServerOptions{HandshakeTimeout: timeout})
+				ctx := ctxT(t)
+				c, _, err := f.dialRaw(ctx, rpengine.OriginProduction)
+				testutil.Success(t, err)
+				defer c.CloseNow()
+				start := time.Now()
+				testutil.Success(t, tt.send(ctx, c))
+				testutil.Equal(t, "close code", closeCode(t, c), tt.want)
+				if tt.want == -1 {
+					testutil.Equal(t, "cut after", time.Since(start), timeout)
+				}
+				f.log.waitFor(t, tt.reason)
+				_, live := f.srv.Session()
+				testutil.Equal(t, "no session", live, false)
+				quietConns(t, f, 0)
+			})
 		})
 	}
 }

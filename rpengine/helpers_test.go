@@ -8,7 +8,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -78,6 +81,8 @@ type fixture struct {
 	log  *logBuf
 	// mem is the in-memory listener the server serves (nil over TCP).
 	mem *enginetest.Listener
+	// open counts the connections the server holds open.
+	open *atomic.Int32
 }
 
 // newServer serves on an in-memory listener until the test ends. Called
@@ -89,6 +94,58 @@ func newServer(t testing.TB, opts *rpengine.ServerOptions) *fixture {
 	f := serve(t, opts, l)
 	f.mem, f.url = l, l.URL
 	return f
+}
+
+// countingListener counts the connections it accepted that are still
+// open, as a descriptor count would.
+type countingListener struct {
+	net.Listener
+	open atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.open.Add(1)
+	return &countedConn{Conn: c, open: &l.open}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	open *atomic.Int32
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+// quietConns waits, in a synctest bubble, until every goroutine waits,
+// and fails unless the server then holds want connections open.
+func quietConns(t testing.TB, f *fixture, want int) {
+	t.Helper()
+	synctest.Wait()
+	if n := f.open.Load(); n != int32(want) {
+		t.Errorf("the server holds %d connections open, want %d", n, want)
+	}
+}
+
+// waitConns fails unless the server comes to hold want connections open
+// (the live engine's, and the ones the test keeps), within a bound: every
+// connection a case opened and gave up was closed by the server.
+func waitConns(t testing.TB, f *fixture, want int) {
+	t.Helper()
+	var n int32
+	for i := 0; i < 500; i++ {
+		if n = f.open.Load(); n == int32(want) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("the server holds %d connections open, want %d", n, want)
 }
 
 // newTCPServer serves on an ephemeral loopback port until the test ends,
@@ -114,15 +171,16 @@ func serve(t testing.TB, opts *rpengine.ServerOptions, l net.Listener) *fixture 
 	opts.Addr = "127.0.0.1:0"
 	srv, err := rpengine.NewServer(opts)
 	testutil.Success(t, err)
+	cl := &countingListener{Listener: l}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
+	go func() { done <- srv.Serve(cl) }()
 	t.Cleanup(func() {
 		testutil.Success(t, srv.Close())
 		if err := <-done; !errors.Is(err, rpengine.ErrServerClosed) {
 			t.Errorf("Serve returned %v", err)
 		}
 	})
-	return &fixture{srv: srv, port: l.Addr().(*net.TCPAddr).Port, log: lb}
+	return &fixture{srv: srv, port: l.Addr().(*net.TCPAddr).Port, log: lb, open: &cl.open}
 }
 
 // engineOpts returns opts (nil for the defaults) with the fixture's

@@ -4,8 +4,11 @@ package rpengine_test
 // the exact outcome: HTTP status or WebSocket close code, the log line
 // saying why, and that the server stays healthy with the live engine
 // session untouched (or, where the hostile client is itself the session,
-// that a new engine can connect and get a reply). The suite counts the
-// process's file descriptors before and after.
+// that a new engine can connect and get a reply). It runs in memory, the
+// cases that wait for a deadline inside testing/synctest bubbles, and
+// each case checks that the server closed every connection it gave up
+// (countingListener), as the suite counted the process's descriptors when
+// it ran over TCP.
 
 import (
 	"bufio"
@@ -16,13 +19,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -33,56 +35,6 @@ import (
 
 // hostileCases counts the hostile cases run and passed, for the figures.
 var hostileCases atomic.Int64
-
-// countFDs returns the number of open file descriptors of the process,
-// or -1 where /proc is not available. Linux only: under wine the path
-// reaches the Linux /proc of wine's own process, whose count is not the
-// test's.
-func countFDs() int {
-	if runtime.GOOS != "linux" {
-		return -1
-	}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(ents)
-}
-
-// checkFDs fails t unless the descriptor count comes back to at most
-// before+slack (closes are asynchronous, so it polls for a while).
-func checkFDs(t *testing.T, before, slack int) {
-	t.Helper()
-	if before < 0 {
-		t.Log("no /proc/self/fd: file descriptors not counted")
-		return
-	}
-	http.DefaultClient.CloseIdleConnections()
-	var n int
-	for i := 0; i < 500; i++ {
-		if n = countFDs(); n <= before+slack {
-			t.Logf("file descriptors: %d before, %d after", before, n)
-			if n > before {
-				t.Logf("descriptors now: %v", fdTargets())
-			}
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("file descriptors leaked: %d before, %d after: %v", before, n, fdTargets())
-}
-
-// fdTargets lists what the open descriptors point at, for a leak report.
-func fdTargets() []string {
-	ents, _ := os.ReadDir("/proc/self/fd")
-	var out []string
-	for _, e := range ents {
-		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil {
-			out = append(out, e.Name()+"->"+l)
-		}
-	}
-	return out
-}
 
 // rawRequest writes req on a new connection to f and returns the
 // response status and whether the server then closed the connection.
@@ -147,18 +99,16 @@ func newHealthy(t *testing.T, f *fixture) {
 }
 
 func TestHostile(t *testing.T) {
-	// Not parallel: the descriptor count must see only this suite.
-	fdBefore := countFDs()
+	t.Parallel()
 	t.Run("group", func(t *testing.T) {
 		t.Run("http", func(t *testing.T) { t.Parallel(); testHostileHTTP(t) })
 		t.Run("preHello", func(t *testing.T) { t.Parallel(); testHostilePreHello(t) })
 		t.Run("postHello", func(t *testing.T) { t.Parallel(); testHostilePostHello(t) })
 		t.Run("flood", func(t *testing.T) { t.Parallel(); testHostileFlood(t) })
-		t.Run("slowLoris", func(t *testing.T) { t.Parallel(); testHostileSlowLoris(t) })
+		t.Run("slowLoris", func(t *testing.T) { t.Parallel(); synctest.Test(t, testHostileSlowLoris) })
 		t.Run("concurrentAttempts", func(t *testing.T) { t.Parallel(); testHostileConcurrent(t) })
 		t.Run("sessions", func(t *testing.T) { t.Parallel(); testHostileSessions(t) })
 	})
-	checkFDs(t, fdBefore, 0)
 	t.Logf("hostile cases passed: %d", hostileCases.Load())
 }
 
@@ -287,6 +237,8 @@ func testHostileHTTP(t *testing.T) {
 	}
 	healthy(t, f, eng)
 	healthy(t, dev, devEng)
+	waitConns(t, f, 1)
+	waitConns(t, dev, 1)
 }
 
 // dialHostile opens a WebSocket with the production origin.
@@ -320,10 +272,6 @@ func textMsg(b []byte) func(ctx context.Context, c *websocket.Conn) error {
 // testHostilePreHello: sockets that pass the origin check but never make
 // a valid hello. The live session is never disturbed.
 func testHostilePreHello(t *testing.T) {
-	// Long enough to read 8 MiB under -race on a busy machine, now that
-	// one deadline covers the upgrade and the hello together (issue #16).
-	f := newServer(t, &rpengine.ServerOptions{HandshakeTimeout: 10 * time.Second})
-	eng := f.dial(t, nil)
 	env := func(typ string) string {
 		return strings.Replace(rawHello("pre-"+typ), `"type":"hello"`, `"type":"`+typ+`"`, 1)
 	}
@@ -354,18 +302,30 @@ func testHostilePreHello(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mark := len(f.log.String())
-			c := dialHostile(t, f)
-			ctx := ctxT(t)
-			_ = tt.send(ctx, c) // may fail when the server closes first
-			testutil.Equal(t, "close code", closeCode(t, c), tt.want)
-			f.log.waitSince(t, mark, tt.log)
-			info, _ := f.srv.Session()
-			testutil.Equal(t, "live session untouched", info.ID, eng.SessionID())
-			hostileCases.Add(1)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				// In the bubble the deadline passes only while everything
+				// waits: reading 8 MiB takes none of it.
+				f := newServer(t, &rpengine.ServerOptions{HandshakeTimeout: 10 * time.Second})
+				eng := f.dial(t, nil)
+				mark := len(f.log.String())
+				c := dialHostile(t, f)
+				ctx := ctxT(t)
+				start := time.Now()
+				_ = tt.send(ctx, c) // may fail when the server closes first
+				testutil.Equal(t, "close code", closeCode(t, c), tt.want)
+				if d := time.Since(start); tt.want == -1 && d != 10*time.Second {
+					t.Errorf("cut after %v, want the handshake deadline of 10s", d)
+				}
+				f.log.waitSince(t, mark, tt.log)
+				info, _ := f.srv.Session()
+				testutil.Equal(t, "live session untouched", info.ID, eng.SessionID())
+				healthy(t, f, eng)
+				quietConns(t, f, 1)
+				hostileCases.Add(1)
+			})
 		})
 	}
-	healthy(t, f, eng)
 }
 
 // testHostilePostHello: a client that completes hello (so it is the live
@@ -392,49 +352,56 @@ func testHostilePostHello(t *testing.T) {
 	}
 	for _, tt := range closes {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newServer(t, nil)
-			c, _ := handshake(t, f)
-			mark := len(f.log.String())
-			_ = tt.send(ctxT(t), c)
-			testutil.Equal(t, "close code", closeCode(t, c), tt.want)
-			f.log.waitSince(t, mark, tt.log)
-			newHealthy(t, f)
-			hostileCases.Add(1)
+			synctest.Test(t, func(t *testing.T) {
+				f := newServer(t, nil)
+				c, _ := handshake(t, f)
+				mark := len(f.log.String())
+				_ = tt.send(ctxT(t), c)
+				testutil.Equal(t, "close code", closeCode(t, c), tt.want)
+				f.log.waitSince(t, mark, tt.log)
+				newHealthy(t, f)
+				quietConns(t, f, 0)
+				hostileCases.Add(1)
+			})
 		})
 	}
 	// An engine that never reads: the game's writes time out, the
 	// connection is closed with a log line, every pending request ends
 	// with ErrConnectionLost, and a new engine is served.
 	t.Run("engine never reads", func(t *testing.T) {
-		f := newServer(t, &rpengine.ServerOptions{WriteTimeout: 300 * time.Millisecond})
-		c, _ := handshake(t, f)
-		defer c.CloseNow()
-		mark := len(f.log.String())
-		big := testCard(t, `"description":"A fox."`, `"description":"`+strings.Repeat("x", 3<<20)+`"`)
-		ctx := ctxT(t)
-		var wg sync.WaitGroup
-		for i := 0; i < 4; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// One character each: requests for one character wait for
-				// the engine to accept the previous one (issue #15), and
-				// these must all be written at once.
-				req := textReq(big, "are you there?")
-				req.CharacterID = fmt.Sprint("ari", i)
-				r, err := f.srv.Reply(ctx, req)
-				if err == nil {
-					_, err = r.Wait(ctx)
-				}
-				if !errors.Is(err, rpengine.ErrConnectionLost) {
-					t.Errorf("request ended with %v, want ErrConnectionLost", err)
-				}
-			}()
-		}
-		wg.Wait()
-		f.log.waitSince(t, mark, "the engine is not reading")
-		newHealthy(t, f)
-		hostileCases.Add(1)
+		synctest.Test(t, func(t *testing.T) {
+			f := newServer(t, &rpengine.ServerOptions{WriteTimeout: 300 * time.Millisecond})
+			c, _ := handshake(t, f)
+			defer c.CloseNow()
+			mark := len(f.log.String())
+			big := testCard(t, `"description":"A fox."`, `"description":"`+strings.Repeat("x", 3<<20)+`"`)
+			ctx := ctxT(t)
+			var wg sync.WaitGroup
+			for i := 0; i < 4; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// One character each: requests for one character wait for
+					// the engine to accept the previous one (issue #15), and
+					// these must all be written at once.
+					req := textReq(big, "are you there?")
+					req.CharacterID = fmt.Sprint("ari", i)
+					r, err := f.srv.Reply(ctx, req)
+					if err == nil {
+						_, err = r.Wait(ctx)
+					}
+					if !errors.Is(err, rpengine.ErrConnectionLost) {
+						t.Errorf("request ended with %v, want ErrConnectionLost", err)
+					}
+				}()
+			}
+			wg.Wait()
+			f.log.waitSince(t, mark, "the engine is not reading")
+			newHealthy(t, f)
+			c.CloseNow()
+			quietConns(t, f, 0)
+			hostileCases.Add(1)
+		})
 	})
 	// Dropped without closing: each is logged and never acked, and the
 	// connection keeps working (a valid message after it is acked).
@@ -483,6 +450,7 @@ func testHostilePostHello(t *testing.T) {
 	testutil.Equal(t, "capacity untouched by refused messages", cp.Known, false)
 	info, _ := f.srv.Session()
 	testutil.Equal(t, "same session", info.ID, sid)
+	waitConns(t, f, 1)
 }
 
 func bytesReplace(b []byte, old, new string) []byte {
@@ -580,7 +548,10 @@ func (a *ackReader) waitCount(t *testing.T, n int) {
 // once (duplicates as duplicates), and the server stays healthy.
 func testHostileFlood(t *testing.T) {
 	lb := &logBuf{}
-	f := newServer(t, &rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	// Over TCP: a socket's buffers let the client write ahead of the
+	// server, where an in-memory pipe would make each message wait for
+	// the server to read it (twice as slow).
+	f := newTCPServer(t, &rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	c, sid := handshake(t, f)
 	acks := readAcks(t, c)
 	n := 100000
@@ -616,10 +587,13 @@ func testHostileFlood(t *testing.T) {
 	hostileCases.Add(1)
 	c.CloseNow()
 	newHealthy(t, f)
+	waitConns(t, f, 0)
 }
 
 // testHostileSlowLoris: clients that open connections and dribble. Each
 // is cut at HandshakeTimeout, and the live session is never disturbed.
+// Run in a synctest bubble: the dribbling and the deadlines are in fake
+// time.
 func testHostileSlowLoris(t *testing.T) {
 	const timeout = 400 * time.Millisecond
 	f := newServer(t, &rpengine.ServerOptions{HandshakeTimeout: timeout, MaxHandshakes: 4})
@@ -690,6 +664,7 @@ func testHostileSlowLoris(t *testing.T) {
 	testutil.Success(t, err)
 	c.CloseNow()
 	healthy(t, f, eng)
+	quietConns(t, f, 1)
 	hostileCases.Add(3)
 }
 
@@ -742,6 +717,7 @@ func testHostileConcurrent(t *testing.T) {
 		c.CloseNow()
 	}
 	healthy(t, f, eng)
+	waitConns(t, f, 1)
 	hostileCases.Add(1)
 }
 
@@ -775,6 +751,7 @@ func testHostileSessions(t *testing.T) {
 	hostileCases.Add(3)
 	c2.CloseNow()
 	newHealthy(t, f)
+	waitConns(t, f, 0)
 }
 
 // closeCodeAfter waits for an ackReader's connection to end and returns

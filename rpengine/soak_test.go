@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -25,12 +26,14 @@ import (
 // flaps its capacity, disconnects and reconnects, and hostile bytes are
 // injected. Invariants: no request is lost (every started request ends
 // within a bound with a result from the allowed list), no panic, no
-// leaked goroutine or descriptor, and the heap stays flat.
+// leaked goroutine or connection, and the heap stays flat. It runs in
+// memory inside a testing/synctest bubble: the timeouts it provokes
+// (acks, silence, handshakes) take no real time.
 //
 // It runs 400 operations by default; RPENGINE_SOAK=N runs N (the long
 // run), RPENGINE_SOAK_SEED=S replays a seed.
 func TestSoak(t *testing.T) {
-	// Not parallel: memory and descriptors must see only this test.
+	// Not parallel: the heap must see only this test.
 	ops := 400
 	if s := os.Getenv("RPENGINE_SOAK"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -44,13 +47,12 @@ func TestSoak(t *testing.T) {
 		seed = n
 	}
 	t.Logf("soak: %d operations, seed %d (RPENGINE_SOAK_SEED=%d replays it)", ops, seed, seed)
-	fdBefore := countFDs()
-	t.Run("run", func(t *testing.T) { // its cleanups close the server
+	synctest.Test(t, func(t *testing.T) {
 		s := newSoak(t, seed)
 		s.run(t, ops)
 		s.close(t)
+		quietConns(t, s.f, 0)
 	})
-	checkFDs(t, fdBefore, 0)
 }
 
 type soak struct {
