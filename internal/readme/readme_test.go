@@ -94,6 +94,23 @@ func toneMicrophone() (*audio.Recorder, error) {
 		output: "engine true",
 	},
 	{
+		match:   "l := enginetest.NewListener() // reports 127.0.0.1:38471; opens no port",
+		imports: []string{"context", "log/slog", "time", "github.com/gamelink-go/gamelink/rpengine", "github.com/gamelink-go/gamelink/rpengine/enginetest"},
+		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	server, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer server.Close()`,
+		after: `if err != nil { return err }
+	defer eng.Close()
+	info, err := server.WaitSession(ctx)
+	if err != nil { return err }
+	fmt.Println("in memory:", info.ID == eng.SessionID(), server.SocketURL() == l.URL)`,
+		output: "in memory: true true",
+	},
+	{
 		match:   "Mailbox: &rpengine.MailboxOptions{Dir: filepath.Join(saveDir, \"rpengine\"), IntegrationID: \"my-game\"},",
 		imports: []string{"path/filepath", "github.com/gamelink-go/gamelink/rpengine"},
 		before: `saveDir, err := os.MkdirTemp("", "readme-mailbox")

@@ -1,6 +1,6 @@
 // Package enginetest is a fake RPEngine, as net/http/httptest is to
-// servers: it dials a game server over real loopback WebSocket with an
-// allowed Origin, does the hello/welcome handshake, acks, validates every
+// servers: it dials a game server over loopback WebSocket, or in memory
+// through a [Listener], with an allowed Origin, does the hello/welcome handshake, acks, validates every
 // game message the way upstream's engine does (envelope, fields, Character
 // Card V2 validation, card hashes; invalid_payload without an ack), keeps
 // a per-session card cache (snapshot, patch, reference), advertises
@@ -12,6 +12,27 @@
 //	defer eng.Close()
 //	// ... the game's code under test talks to server ...
 //	msg, err := eng.WaitType(ctx, "reply.request")
+//
+// # In memory
+//
+// The engine dials the game, so the fake is a client; its in-memory
+// mode is a listener for the game server and the client that reaches it.
+// A [Listener] is a net.Listener for rpengine.Server.Serve that opens no
+// port (it reports 127.0.0.1:38471, so the server's loopback and Host
+// checks apply as over TCP), and [Listener.Client], passed as
+// Options.HTTPClient, connects the engine to it:
+//
+//	l := enginetest.NewListener()
+//	go server.Serve(l)
+//	defer server.Close()
+//	eng, err := enginetest.Dial(ctx, l.URL, &enginetest.Options{HTTPClient: l.Client()})
+//
+// Created inside a testing/synctest bubble, the server and the engine run
+// on the bubble's fake clock: a handshake or idle timeout, or a Delay
+// fault, takes no real time, and synctest.Wait lets a test check that
+// nothing happened (a request held while the engine is full) without
+// sleeping. [Listener.Dial] gives a raw connection, for tests that write
+// bytes by hand.
 //
 // [DialMailbox] is the same engine over the file mailbox (the game's
 // ServerOptions.Mailbox folder, docs/rpengine-protocol.md): it reads and
@@ -55,6 +76,8 @@
 // # Concurrency
 //
 // All Engine methods may be called concurrently. Each connection runs a
-// reader and a worker goroutine (requests are answered FIFO, as upstream);
+// reader and a worker goroutine (requests are answered FIFO, as upstream),
+// and over WebSocket a writer: the reader never blocks on a write, as a
+// browser's send never does (its messages are queued, at most 4096).
 // Disconnect, Reconnect and Close wait for them to end.
 package enginetest
