@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -244,6 +246,72 @@ func TestTransports_capacityRefusalRetried(t *testing.T) {
 		_, err := l.srv.Reply(short, textReq(c, "never"))
 		testutil.ErrorIs(t, err, context.DeadlineExceeded)
 	})
+}
+
+// Issue #15: the capacity gate, once per transport. While the engine
+// accepts no requests, a request waits and is not sent; it is sent, once,
+// when the engine accepts again; and the wait is bounded by the caller's
+// ctx, with an error saying what it waited for. In a synctest bubble, so
+// that "not sent" is checked once everything waits (after the polls of a
+// second of fake time), not after a real sleep. Issue #17: this scenario
+// was tested three times (TestServer_capacityGating, TestSession_
+// capacityGating and TestTransports_cancelCapacityErrors), with sleeps.
+func TestTransports_capacityGating(t *testing.T) {
+	t.Parallel()
+	eachTransportInBubble(t, func(t *testing.T, tr transport) {
+		l := tr.start(t, nil, &enginetest.Options{Faults: enginetest.Faults{CapacityFull: true}})
+		ctx := ctxT(t)
+		c := testCard(t)
+		waitFull := func() {
+			for cp, _ := l.srv.Capacity(); !cp.Known || cp.AcceptingRequests; cp, _ = l.srv.Capacity() {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		waitFull()
+		got := make(chan error, 1)
+		go func() {
+			r, err := l.srv.Reply(ctx, textReq(c, "later"))
+			if err == nil {
+				_, err = r.Wait(ctx)
+			}
+			got <- err
+		}()
+		time.Sleep(time.Second) // fake time: the polls of a second
+		synctest.Wait()
+		select {
+		case err := <-got:
+			t.Fatalf("request went through a full engine: %v", err)
+		default:
+		}
+		testutil.Equal(t, "sent while the engine was full", len(received(t, l.eng)), 0)
+		l.eng.SetCapacity(true)
+		testutil.Success(t, <-got)
+		testutil.Equal(t, "sent once", len(received(t, l.eng)), 1)
+
+		// Bounded by ctx.
+		l.eng.SetCapacity(false)
+		waitFull()
+		short, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		_, err := l.srv.Reply(short, textReq(c, "never"))
+		testutil.ErrorIs(t, err, context.DeadlineExceeded)
+		if !strings.Contains(err.Error(), "accept requests") {
+			t.Errorf("the error does not say what it waited for: %v", err)
+		}
+		testutil.Equal(t, "not sent", len(received(t, l.eng)), 1)
+	})
+}
+
+// eachTransportInBubble is eachTransport with each run inside a
+// testing/synctest bubble: the server's and the engine's timers, delays
+// and mailbox polls run on the bubble's fake clock.
+func eachTransportInBubble(t *testing.T, f func(t *testing.T, tr transport)) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) { f(t, tr) })
+		})
+	}
 }
 
 func TestTransports_capacityRefusalFailFast(t *testing.T) {

@@ -254,43 +254,6 @@ func TestServer_syncCharacter(t *testing.T) {
 	})
 }
 
-func TestServer_capacityGating(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		f := newServer(t, nil)
-		eng := f.dial(t, &enginetest.Options{Faults: enginetest.Faults{CapacityFull: true}})
-		ctx := ctxT(t)
-		for {
-			if c, _ := f.srv.Capacity(); c.Known && !c.AcceptingRequests {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		got := make(chan error, 1)
-		go func() {
-			r, err := f.srv.Reply(ctx, textReq(testCard(t), "later"))
-			if err == nil {
-				_, err = r.Wait(ctx)
-			}
-			got <- err
-		}()
-		// Quiescence: the request waits in the gate, or went through.
-		synctest.Wait()
-		select {
-		case err := <-got:
-			t.Fatalf("request went through a full engine: %v", err)
-		default:
-		}
-		for _, m := range eng.Received() {
-			if m.Type == "reply.request" {
-				t.Fatal("request sent while the engine was full")
-			}
-		}
-		eng.SetCapacity(true)
-		testutil.Success(t, <-got)
-	})
-}
-
 func TestServer_cancel(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

@@ -323,34 +323,6 @@ func TestSession_idleTimeoutWhileWaiting(t *testing.T) {
 	}
 }
 
-func TestSession_capacityGating(t *testing.T) {
-	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		u := newUnit(t, nil)
-		u.in("capacity.update", map[string]any{"queueDepth": 20, "queueLimit": 20, "acceptingRequests": false})
-		got := make(chan error, 1)
-		go func() {
-			_, err := u.srv.Reply(context.Background(), ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi"})
-			got <- err
-		}()
-		synctest.Wait()
-		testutil.Equal(t, "held", len(u.ft.messages("reply.request")), 0)
-		u.in("capacity.update", map[string]any{"queueDepth": 19, "queueLimit": 20, "acceptingRequests": true})
-		testutil.Success(t, <-got)
-		testutil.Equal(t, "sent", len(u.ft.messages("reply.request")), 1)
-
-		// Bounded by ctx.
-		u.in("capacity.update", map[string]any{"queueDepth": 20, "queueLimit": 20, "acceptingRequests": false})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, err := u.srv.Reply(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi"})
-		testutil.ErrorIs(t, err, context.DeadlineExceeded)
-		if !strings.Contains(err.Error(), "accept requests") {
-			t.Fatalf("error does not say what it waited for: %v", err)
-		}
-	})
-}
-
 func TestSession_failFast(t *testing.T) {
 	t.Parallel()
 	u := newUnit(t, &ServerOptions{FailFast: true})
