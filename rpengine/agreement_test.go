@@ -263,9 +263,14 @@ func TestTransports_capacityGating(t *testing.T) {
 		ctx := ctxT(t)
 		c := testCard(t)
 		waitFull := func() {
-			for cp, _ := l.srv.Capacity(); !cp.Known || cp.AcceptingRequests; cp, _ = l.srv.Capacity() {
+			t.Helper()
+			for i := 0; i < 10000; i++ {
+				if cp, _ := l.srv.Capacity(); cp.Known && !cp.AcceptingRequests {
+					return
+				}
 				time.Sleep(time.Millisecond)
 			}
+			t.Fatal("the server never saw the engine full")
 		}
 		waitFull()
 		got := make(chan error, 1)
