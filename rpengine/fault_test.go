@@ -188,14 +188,7 @@ func testFaultRestartMidReply(t *testing.T) {
 		}
 		testutil.Success(t, eng.Reconnect(ctx))
 		endsDefined(t, r, true, rpengine.ErrConnectionLost)
-		for {
-			info, err := f.srv.WaitSession(ctx)
-			testutil.Success(t, err)
-			if info.ID != old {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitSession(t, ctx, f.srv, func(info rpengine.SessionInfo) bool { return info.ID != old })
 		// The new session gets a snapshot and a full reply.
 		r2, err := f.srv.Reply(ctx, textReq(c, "after"))
 		testutil.Success(t, err)

@@ -125,12 +125,7 @@ func TestServer_reconnectMidReply(t *testing.T) {
 		testutil.Success(t, eng.Reconnect(ctx))
 		_, err = r.Wait(ctx)
 		testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
-		info, err := f.srv.WaitSession(ctx)
-		testutil.Success(t, err)
-		for info.ID == old {
-			time.Sleep(time.Millisecond)
-			info, _ = f.srv.WaitSession(ctx)
-		}
+		waitSession(t, ctx, f.srv, func(info rpengine.SessionInfo) bool { return info.ID != old })
 		eng.SetFaults(enginetest.Faults{})
 		r2, err := f.srv.Reply(ctx, textReq(c, "again"))
 		testutil.Success(t, err)

@@ -231,13 +231,25 @@ func (f *fixture) dial(t testing.TB, opts *enginetest.Options) *enginetest.Engin
 	eng, err := enginetest.Dial(ctx, f.url, f.engineOpts(opts))
 	testutil.Success(t, err)
 	t.Cleanup(func() { eng.Close() })
+	waitSession(t, ctx, f.srv, func(info rpengine.SessionInfo) bool { return info.ID == eng.SessionID() })
+	return eng
+}
+
+// waitSession waits, bounded by ctx, until the server's live session
+// satisfies ok, and returns it.
+func waitSession(t testing.TB, ctx context.Context, srv *rpengine.Server, ok func(rpengine.SessionInfo) bool) rpengine.SessionInfo {
+	t.Helper()
 	for {
-		info, err := f.srv.WaitSession(ctx)
+		info, err := srv.WaitSession(ctx)
 		testutil.Success(t, err)
-		if info.ID == eng.SessionID() {
-			return eng
+		if ok(info) {
+			return info
 		}
-		time.Sleep(time.Millisecond)
+		select {
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("waiting for a session: the live one is %s: %v", info.ID, ctx.Err())
+		}
 	}
 }
 
