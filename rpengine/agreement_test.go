@@ -251,14 +251,14 @@ func TestTransports_capacityRefusalRetried(t *testing.T) {
 // Issue #15: the capacity gate, once per transport. While the engine
 // accepts no requests, a request waits and is not sent; it is sent, once,
 // when the engine accepts again; and the wait is bounded by the caller's
-// ctx, with an error saying what it waited for. In a synctest bubble, so
-// that "not sent" is checked once everything waits (after the polls of a
-// second of fake time), not after a real sleep. Issue #17: this scenario
+// ctx, with an error saying what it waited for. "Not sent" is checked
+// once everything in the bubble waits (after the polls of a second of
+// fake time), not after a real sleep. Issue #17: this scenario
 // was tested three times (TestServer_capacityGating, TestSession_
 // capacityGating and TestTransports_cancelCapacityErrors), with sleeps.
 func TestTransports_capacityGating(t *testing.T) {
 	t.Parallel()
-	eachTransportInBubble(t, func(t *testing.T, tr transport) {
+	eachTransport(t, func(t *testing.T, tr transport) {
 		l := tr.start(t, nil, &enginetest.Options{Faults: enginetest.Faults{CapacityFull: true}})
 		ctx := ctxT(t)
 		c := testCard(t)
@@ -305,18 +305,6 @@ func TestTransports_capacityGating(t *testing.T) {
 		}
 		testutil.Equal(t, "not sent", len(received(t, l.eng)), 1)
 	})
-}
-
-// eachTransportInBubble is eachTransport with each run inside a
-// testing/synctest bubble: the server's and the engine's timers, delays
-// and mailbox polls run on the bubble's fake clock.
-func eachTransportInBubble(t *testing.T, f func(t *testing.T, tr transport)) {
-	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
-			t.Parallel()
-			synctest.Test(t, func(t *testing.T) { f(t, tr) })
-		})
-	}
 }
 
 func TestTransports_capacityRefusalFailFast(t *testing.T) {

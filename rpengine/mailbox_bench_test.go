@@ -22,7 +22,7 @@ func BenchmarkMailbox_reply(b *testing.B) {
 			var srv *rpengine.Server
 			switch tr {
 			case "websocket":
-				f := newServer(b, &rpengine.ServerOptions{Logger: discardLogger()})
+				f := newTCPServer(b, &rpengine.ServerOptions{Logger: discardLogger()})
 				f.dial(b, nil)
 				srv = f.srv
 			case "mailbox":

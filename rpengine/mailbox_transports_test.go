@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -12,7 +13,9 @@ import (
 )
 
 // The integration core runs over both transports: the same game code,
-// the same fake engine, WebSocket or file mailbox.
+// the same fake engine, WebSocket (in memory) or file mailbox, each test
+// inside a testing/synctest bubble, where timeouts, delays and mailbox
+// polls run on the bubble's fake clock.
 
 // link is a running server with one connected fake engine.
 type link struct {
@@ -83,21 +86,17 @@ func (l *link) dialMailbox(t testing.TB, eopts *enginetest.Options) *enginetest.
 	}
 	testutil.Success(t, err)
 	t.Cleanup(func() { eng.Close() })
-	for {
-		info, err := l.srv.WaitSession(ctx)
-		testutil.Success(t, err)
-		if info.ID == eng.SessionID() {
-			return eng
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitSession(t, ctx, l.srv, func(info rpengine.SessionInfo) bool { return info.ID == eng.SessionID() })
+	return eng
 }
 
+// eachTransport runs f over each transport, in parallel, each inside a
+// synctest bubble.
 func eachTransport(t *testing.T, f func(t *testing.T, tr transport)) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
-			f(t, tr)
+			synctest.Test(t, func(t *testing.T) { f(t, tr) })
 		})
 	}
 }
@@ -212,7 +211,7 @@ func TestTransports_cards(t *testing.T) {
 	})
 }
 
-func TestTransports_cancelCapacityErrors(t *testing.T) {
+func TestTransports_cancelAndErrors(t *testing.T) {
 	t.Parallel()
 	eachTransport(t, func(t *testing.T, tr transport) {
 		l := tr.start(t, nil, &enginetest.Options{Faults: enginetest.Faults{Delay: 20 * time.Millisecond}})
@@ -227,30 +226,7 @@ func TestTransports_cancelCapacityErrors(t *testing.T) {
 		_, err = r.Wait(ctx)
 		testutil.ErrorIs(t, err, rpengine.ErrCancelled)
 		testutil.Equal(t, "reason", err.Error(), "rpengine: reply cancelled: requested_by_game")
-		// Capacity gating.
-		l.eng.SetFaults(enginetest.Faults{})
-		l.eng.SetCapacity(false)
-		for {
-			if cp, _ := l.srv.Capacity(); cp.Known && !cp.AcceptingRequests {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
-		got := make(chan error, 1)
-		go func() {
-			r, err := l.srv.Reply(ctx, textReq(c, "later"))
-			if err == nil {
-				_, err = r.Wait(ctx)
-			}
-			got <- err
-		}()
-		select {
-		case err := <-got:
-			t.Fatalf("request went through a full engine: %v", err)
-		case <-time.After(30 * time.Millisecond):
-		}
-		l.eng.SetCapacity(true)
-		testutil.Success(t, <-got)
+		// Capacity gating: TestTransports_capacityGating.
 		// Engine errors become typed errors.
 		for _, code := range []string{"prompt_too_large", "some_future_code"} {
 			l.eng.SetFaults(enginetest.Faults{ErrorCode: code, ErrorAfterAccept: true})
@@ -293,14 +269,7 @@ func TestTransports_duplicatesAndReconnect(t *testing.T) {
 		old := l.eng.SessionID()
 		l.eng.SetFaults(enginetest.Faults{})
 		testutil.Success(t, l.eng.Reconnect(ctx))
-		for {
-			info, err := l.srv.WaitSession(ctx)
-			testutil.Success(t, err)
-			if info.ID == l.eng.SessionID() {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+		waitSession(t, ctx, l.srv, func(info rpengine.SessionInfo) bool { return info.ID == l.eng.SessionID() })
 		if l.eng.SessionID() == old {
 			t.Fatal("same session after reconnect")
 		}
