@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -225,52 +226,56 @@ func TestMailbox_layoutAndHandshake(t *testing.T) {
 
 func TestMailbox_inboundRules(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	e := newRawEngine(t, dir)
-	sid := e.hello()["sessionId"].(string)
-	// A JSON without its marker is ignored until the marker comes.
-	id := wire.NewID()
-	b, _ := wire.Encode("capacity.update", id, sid, time.Now(), map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": false})
-	e.last = max(time.Now().UnixMilli(), e.last+1)
-	stem := mbx.Stem(e.last, id)
-	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".json"), b, 0o644))
-	time.Sleep(30 * time.Millisecond)
-	testutil.Equal(t, "not read without .ready", countAcks(e.gameMessages(), id), 0)
-	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
-	e.waitGame(ackOf(id))
-	// The ack is written before the message is processed: wait for it.
-	c, _ := l.srv.Capacity()
-	for i := 0; i < 5000 && !c.Known; i++ {
-		time.Sleep(time.Millisecond)
-		c, _ = l.srv.Capacity()
-	}
-	testutil.Equal(t, "capacity processed", c.Known && !c.AcceptingRequests, true)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		e := newRawEngine(t, dir)
+		sid := e.hello()["sessionId"].(string)
+		// A JSON without its marker is ignored until the marker comes.
+		id := wire.NewID()
+		b, _ := wire.Encode("capacity.update", id, sid, time.Now(), map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": false})
+		e.last = max(time.Now().UnixMilli(), e.last+1)
+		stem := mbx.Stem(e.last, id)
+		testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".json"), b, 0o644))
+		time.Sleep(30 * time.Millisecond) // fake time: the polls of 30 ms
+		synctest.Wait()
+		testutil.Equal(t, "not read without .ready", countAcks(e.gameMessages(), id), 0)
+		testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
+		e.waitGame(ackOf(id))
+		// The ack is written before the message is processed: wait for it.
+		c, _ := l.srv.Capacity()
+		for i := 0; i < 5000 && !c.Known; i++ {
+			time.Sleep(time.Millisecond)
+			c, _ = l.srv.Capacity()
+		}
+		testutil.Equal(t, "capacity processed", c.Known && !c.AcceptingRequests, true)
 
-	// Bad files are skipped with a log line, and the reader goes on.
-	foreign := `{"protocol":"other","protocolVersion":3,"type":"ack","messageId":"x1","timestamp":"t"}`
-	e.sendRaw("foreign1", []byte(foreign))
-	e.sendRaw("garbage1", []byte("{not json"))
-	big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("a"), 8<<20)...)
-	e.sendRaw("big1", append(big, `"}`...))
-	okID, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
-	e.waitGame(ackOf(okID))
-	l.log.waitFor(t, "unsupported protocol")
-	l.log.waitFor(t, "not a JSON object")
-	l.log.waitFor(t, "over the size limit")
-	// Each message is read once: one ack each, even after more polls, and
-	// a repeated messageId (a new file) is acked as a duplicate only.
-	e.sendRaw(okID, mustEncode(t, "capacity.update", okID, sid))
-	e.waitGame(func(m map[string]any) bool { return ackOf(okID)(m) && m["duplicate"] == true })
-	time.Sleep(30 * time.Millisecond)
-	testutil.Equal(t, "acks of the capacity", countAcks(e.gameMessages(), okID), 2)
-	testutil.Equal(t, "acks of the first", countAcks(e.gameMessages(), id), 1)
-	// A message of another session is acked (so the engine can delete
-	// it) but not processed.
-	otherID, _ := e.send("capacity.update", "another-session", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": false})
-	e.waitGame(ackOf(otherID))
-	c, _ = l.srv.Capacity()
-	testutil.Equal(t, "foreign session ignored", c.AcceptingRequests, true)
+		// Bad files are skipped with a log line, and the reader goes on.
+		foreign := `{"protocol":"other","protocolVersion":3,"type":"ack","messageId":"x1","timestamp":"t"}`
+		e.sendRaw("foreign1", []byte(foreign))
+		e.sendRaw("garbage1", []byte("{not json"))
+		big := append([]byte(`{"pad":"`), bytes.Repeat([]byte("a"), 8<<20)...)
+		e.sendRaw("big1", append(big, `"}`...))
+		okID, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+		e.waitGame(ackOf(okID))
+		l.log.waitFor(t, "unsupported protocol")
+		l.log.waitFor(t, "not a JSON object")
+		l.log.waitFor(t, "over the size limit")
+		// Each message is read once: one ack each, even after more polls, and
+		// a repeated messageId (a new file) is acked as a duplicate only.
+		e.sendRaw(okID, mustEncode(t, "capacity.update", okID, sid))
+		e.waitGame(func(m map[string]any) bool { return ackOf(okID)(m) && m["duplicate"] == true })
+		time.Sleep(30 * time.Millisecond) // fake time: the polls of 30 ms
+		synctest.Wait()
+		testutil.Equal(t, "acks of the capacity", countAcks(e.gameMessages(), okID), 2)
+		testutil.Equal(t, "acks of the first", countAcks(e.gameMessages(), id), 1)
+		// A message of another session is acked (so the engine can delete
+		// it) but not processed.
+		otherID, _ := e.send("capacity.update", "another-session", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": false})
+		e.waitGame(ackOf(otherID))
+		c, _ = l.srv.Capacity()
+		testutil.Equal(t, "foreign session ignored", c.AcceptingRequests, true)
+	})
 }
 
 // TestMailbox_badFilesNeverDelay: unparsable and unreadable marked files
@@ -280,29 +285,32 @@ func TestMailbox_inboundRules(t *testing.T) {
 // Issue #16: eight such files delayed the welcome to 8.2 s.
 func TestMailbox_badFilesNeverDelay(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	e := newRawEngine(t, dir)
-	for i := range 8 {
-		id := fmt.Sprintf("bad%d", i)
-		if i%2 == 0 {
-			e.sendRaw(id, []byte("{half a mess")) // unparsable: given a grace period
-			continue
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		e := newRawEngine(t, dir)
+		for i := range 8 {
+			id := fmt.Sprintf("bad%d", i)
+			if i%2 == 0 {
+				e.sendRaw(id, []byte("{half a mess")) // unparsable: given a grace period
+				continue
+			}
+			// Unreadable: a folder where the JSON should be.
+			e.last = max(time.Now().UnixMilli(), e.last+1)
+			stem := mbx.Stem(e.last, id)
+			testutil.Success(t, os.Mkdir(filepath.Join(dir, mbx.FromEngine, stem+".json"), 0o700))
+			testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o600))
 		}
-		// Unreadable: a folder where the JSON should be.
-		e.last = max(time.Now().UnixMilli(), e.last+1)
-		stem := mbx.Stem(e.last, id)
-		testutil.Success(t, os.Mkdir(filepath.Join(dir, mbx.FromEngine, stem+".json"), 0o700))
-		testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o600))
-	}
-	e.hello()
-	testutil.Equal(t, "unparsable files still in their grace period when the welcome came",
-		strings.Count(l.log.String(), "not a JSON object"), 0)
-	for i := 0; i < 500 && strings.Count(l.log.String(), "not a JSON object") < 4; i++ {
-		time.Sleep(10 * time.Millisecond) // the grace period is 1 s
-	}
-	time.Sleep(30 * time.Millisecond) // more polls
-	testutil.Equal(t, "each bad file logged once", strings.Count(l.log.String(), "skipped engine mailbox file"), 8)
+		e.hello()
+		testutil.Equal(t, "unparsable files still in their grace period when the welcome came",
+			strings.Count(l.log.String(), "not a JSON object"), 0)
+		for i := 0; i < 500 && strings.Count(l.log.String(), "not a JSON object") < 4; i++ {
+			time.Sleep(10 * time.Millisecond) // the grace period is 1 s
+		}
+		time.Sleep(30 * time.Millisecond) // fake time: more polls
+		synctest.Wait()
+		testutil.Equal(t, "each bad file logged once", strings.Count(l.log.String(), "skipped engine mailbox file"), 8)
+	})
 }
 
 // TestMailbox_recurringConditionsLoggedOnce: an inbox that cannot be
@@ -311,61 +319,64 @@ func TestMailbox_badFilesNeverDelay(t *testing.T) {
 // meet them. Issue #16: 4 to 15 lines a second while idle.
 func TestMailbox_recurringConditionsLoggedOnce(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	e := newRawEngine(t, dir)
-	sid := e.hello()["sessionId"].(string)
-	// A file in place of the outbox cannot be written into, even by
-	// root (as CI runs). It goes in with two renames, so the game
-	// seldom sees the name missing; if it did, the name is taken again.
-	replace := func(name string, folder bool) {
-		p := filepath.Join(dir, name)
-		if folder {
-			testutil.Success(t, os.Mkdir(p+".new", 0o700))
-		} else {
-			testutil.Success(t, os.WriteFile(p+".new", nil, 0o600))
-		}
-		for i := 0; ; i++ {
-			old := p + ".old" + strconv.Itoa(i)
-			_ = os.Rename(p, old)
-			if os.Rename(p+".new", p) == nil {
-				break
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		e := newRawEngine(t, dir)
+		sid := e.hello()["sessionId"].(string)
+		// A file in place of the outbox cannot be written into, even by
+		// root (as CI runs). It goes in with two renames, so the game
+		// seldom sees the name missing; if it did, the name is taken again.
+		replace := func(name string, folder bool) {
+			p := filepath.Join(dir, name)
+			if folder {
+				testutil.Success(t, os.Mkdir(p+".new", 0o700))
+			} else {
+				testutil.Success(t, os.WriteFile(p+".new", nil, 0o600))
+			}
+			for i := 0; ; i++ {
+				old := p + ".old" + strconv.Itoa(i)
+				_ = os.Rename(p, old)
+				if os.Rename(p+".new", p) == nil {
+					break
+				}
+			}
+			for i := 0; ; i++ {
+				if _, err := os.Lstat(p + ".old" + strconv.Itoa(i)); err != nil {
+					break
+				}
+				testutil.Success(t, testutil.RemoveAll(p+".old"+strconv.Itoa(i)))
 			}
 		}
-		for i := 0; ; i++ {
-			if _, err := os.Lstat(p + ".old" + strconv.Itoa(i)); err != nil {
-				break
+		// Outbox first: an engine message whose ack cannot be written is
+		// retried at every poll.
+		replace(mbx.ToEngine, false)
+		e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+		l.log.waitFor(t, "outbox cannot be written")
+		// The inbox cannot be listed (as a folder without read permission).
+		rpengine.FailMailboxInbox(l.srv, errors.New("permission denied"))
+		l.log.waitFor(t, "inbox cannot be read")
+		time.Sleep(100 * time.Millisecond) // fake time: 20 idle polls
+		synctest.Wait()
+		for _, what := range []string{"outbox cannot be written", "inbox cannot be read"} {
+			testutil.Equal(t, what+": logged once while it lasts", strings.Count(l.log.String(), what), 1)
+		}
+		replace(mbx.ToEngine, true)
+		rpengine.FailMailboxInbox(l.srv, nil)
+		l.log.waitFor(t, "outbox cannot be written: no longer")
+		l.log.waitFor(t, "inbox cannot be read: no longer")
+		log := l.log.String()
+		for _, what := range []string{"outbox cannot be written", "inbox cannot be read"} {
+			testutil.Equal(t, what+": a start and an end line", strings.Count(log, what), 2)
+			i := strings.Index(log, what+": no longer")
+			end := log[i:]
+			end = end[:strings.IndexByte(end, '\n')]
+			n, _ := strconv.Atoi(strings.Fields(end[strings.Index(end, "times=")+len("times="):])[0])
+			if n < 2 {
+				t.Errorf("%s: the end line counts %d occurrences, want several: %s", what, n, end)
 			}
-			testutil.Success(t, testutil.RemoveAll(p+".old"+strconv.Itoa(i)))
 		}
-	}
-	// Outbox first: an engine message whose ack cannot be written is
-	// retried at every poll.
-	replace(mbx.ToEngine, false)
-	e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
-	l.log.waitFor(t, "outbox cannot be written")
-	// The inbox cannot be listed (as a folder without read permission).
-	rpengine.FailMailboxInbox(l.srv, errors.New("permission denied"))
-	l.log.waitFor(t, "inbox cannot be read")
-	time.Sleep(100 * time.Millisecond) // about 20 idle polls
-	for _, what := range []string{"outbox cannot be written", "inbox cannot be read"} {
-		testutil.Equal(t, what+": logged once while it lasts", strings.Count(l.log.String(), what), 1)
-	}
-	replace(mbx.ToEngine, true)
-	rpengine.FailMailboxInbox(l.srv, nil)
-	l.log.waitFor(t, "outbox cannot be written: no longer")
-	l.log.waitFor(t, "inbox cannot be read: no longer")
-	log := l.log.String()
-	for _, what := range []string{"outbox cannot be written", "inbox cannot be read"} {
-		testutil.Equal(t, what+": a start and an end line", strings.Count(log, what), 2)
-		i := strings.Index(log, what+": no longer")
-		end := log[i:]
-		end = end[:strings.IndexByte(end, '\n')]
-		n, _ := strconv.Atoi(strings.Fields(end[strings.Index(end, "times=")+len("times="):])[0])
-		if n < 2 {
-			t.Errorf("%s: the end line counts %d occurrences, want several: %s", what, n, end)
-		}
-	}
+	})
 }
 
 // TestMailbox_longPath: a mailbox folder whose path is longer than the
@@ -408,21 +419,24 @@ func mustEncode(t *testing.T, typ, id, sid string) []byte {
 // JSON is complete (a racing writer) is given a grace period.
 func TestMailbox_halfWrittenRace(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	newMailboxServer(t, nil, dir)
-	e := newRawEngine(t, dir)
-	sid := e.hello()["sessionId"].(string)
-	id := wire.NewID()
-	full := mustEncode(t, "capacity.update", id, sid)
-	e.last = max(time.Now().UnixMilli(), e.last+1)
-	stem := mbx.Stem(e.last, id)
-	name := filepath.Join(dir, mbx.FromEngine, stem+".json")
-	testutil.Success(t, os.WriteFile(name, full[:len(full)/2], 0o644))
-	testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
-	time.Sleep(40 * time.Millisecond)
-	testutil.Equal(t, "half file not taken", countAcks(e.gameMessages(), id), 0)
-	testutil.Success(t, os.WriteFile(name, full, 0o644))
-	e.waitGame(ackOf(id))
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		newMailboxServer(t, nil, dir)
+		e := newRawEngine(t, dir)
+		sid := e.hello()["sessionId"].(string)
+		id := wire.NewID()
+		full := mustEncode(t, "capacity.update", id, sid)
+		e.last = max(time.Now().UnixMilli(), e.last+1)
+		stem := mbx.Stem(e.last, id)
+		name := filepath.Join(dir, mbx.FromEngine, stem+".json")
+		testutil.Success(t, os.WriteFile(name, full[:len(full)/2], 0o644))
+		testutil.Success(t, os.WriteFile(filepath.Join(dir, mbx.FromEngine, stem+".ready"), nil, 0o644))
+		time.Sleep(40 * time.Millisecond) // fake time: the polls of 40 ms
+		synctest.Wait()
+		testutil.Equal(t, "half file not taken", countAcks(e.gameMessages(), id), 0)
+		testutil.Success(t, os.WriteFile(name, full, 0o644))
+		e.waitGame(ackOf(id))
+	})
 }
 
 func TestMailbox_crashLeftovers(t *testing.T) {
@@ -580,35 +594,38 @@ func TestMailbox_subfolderDeleted(t *testing.T) {
 // served again once it can be.
 func TestMailbox_recreateFails(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	l.dialMailbox(t, nil).Close()
-	blocker := dir
-	if moveAway(t, dir) {
-		// The game may recreate it before the file goes in: again.
-		for os.WriteFile(dir, nil, 0o644) != nil {
-			moveAway(t, dir)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		l.dialMailbox(t, nil).Close()
+		blocker := dir
+		if moveAway(t, dir) {
+			// The game may recreate it before the file goes in: again.
+			for os.WriteFile(dir, nil, 0o644) != nil {
+				moveAway(t, dir)
+			}
+		} else {
+			// The folder stays: its audio folder becomes a file, then the
+			// game is made to set the folder up again.
+			blocker = filepath.Join(dir, mbx.AudioDir)
+			testutil.Success(t, testutil.RemoveAll(blocker))
+			testutil.Success(t, os.WriteFile(blocker, nil, 0o644))
+			testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, mbx.FromEngine)))
 		}
-	} else {
-		// The folder stays: its audio folder becomes a file, then the
-		// game is made to set the folder up again.
-		blocker = filepath.Join(dir, mbx.AudioDir)
-		testutil.Success(t, testutil.RemoveAll(blocker))
-		testutil.Success(t, os.WriteFile(blocker, nil, 0o644))
-		testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, mbx.FromEngine)))
-	}
-	l.log.waitFor(t, "not a folder")
-	before := l.log.String()
-	time.Sleep(50 * time.Millisecond) // 10 idle polls
-	testutil.Equal(t, "nothing more logged while it fails the same way", l.log.String(), before)
-	testutil.Success(t, os.Remove(blocker))
-	l.log.waitFor(t, "mailbox recreated")
-	eng := l.dialMailbox(t, nil)
-	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "back"))
-	testutil.Success(t, err)
-	_, err = r.Wait(ctxT(t))
-	testutil.Success(t, err)
-	eng.Close()
+		l.log.waitFor(t, "not a folder")
+		before := l.log.String()
+		time.Sleep(50 * time.Millisecond) // fake time: 10 idle polls
+		synctest.Wait()
+		testutil.Equal(t, "nothing more logged while it fails the same way", l.log.String(), before)
+		testutil.Success(t, os.Remove(blocker))
+		l.log.waitFor(t, "mailbox recreated")
+		eng := l.dialMailbox(t, nil)
+		r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "back"))
+		testutil.Success(t, err)
+		_, err = r.Wait(ctxT(t))
+		testutil.Success(t, err)
+		eng.Close()
+	})
 }
 
 func TestMailbox_lock(t *testing.T) {
@@ -852,52 +869,52 @@ func TestMailbox_pathTraversal(t *testing.T) {
 // slots go back to silence, and the folder does not grow.
 func TestMailbox_longRun(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, &enginetest.Options{SecondsPerSentence: 0.05})
-	ctx := ctxT(t)
-	c := testCard(t)
-	count := func() int {
-		n := 0
-		for _, d := range []string{mbx.ToEngine, mbx.FromEngine} {
-			es, err := os.ReadDir(filepath.Join(dir, d))
-			testutil.Success(t, err)
-			n += len(es)
-		}
-		return n
-	}
-	peak := 0
-	const rounds = 12
-	for i := range rounds {
-		r, err := l.srv.Reply(ctx, audioReq(c, "round "+string(rune('a'+i))))
-		testutil.Success(t, err)
-		segs := 0
-		for _, ev := range collect(t, r) {
-			if ev.Kind == rpengine.EventSegment {
-				segs++
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, &enginetest.Options{SecondsPerSentence: 0.05})
+		ctx := ctxT(t)
+		c := testCard(t)
+		count := func() int {
+			n := 0
+			for _, d := range []string{mbx.ToEngine, mbx.FromEngine} {
+				es, err := os.ReadDir(filepath.Join(dir, d))
+				testutil.Success(t, err)
+				n += len(es)
 			}
+			return n
 		}
-		testutil.Equal(t, "segments", segs, 2)
-		peak = max(peak, count())
-	}
-	t.Logf("peak mailbox files during %d replies: %d", rounds, peak)
-	if peak > 120 {
-		t.Errorf("mailbox grew to %d files", peak)
-	}
-	// Quiet: everything is read, acked and removed (the engine's own acks
-	// after AckLinger).
-	deadline := time.Now().Add(5 * time.Second)
-	for count() > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	testutil.Equal(t, "mailbox empty when quiet", count(), 0)
-	silent := mbx.Silent(44100)
-	for i := range 2 * rounds {
-		b, err := os.ReadFile(filepath.Join(dir, "audio", mbx.SlotName(i)))
-		testutil.Success(t, err)
-		testutil.Equal(t, "slot restored "+mbx.SlotName(i), bytes.Equal(b, silent), true)
-	}
-	_ = eng
+		peak := 0
+		const rounds = 12
+		for i := range rounds {
+			r, err := l.srv.Reply(ctx, audioReq(c, "round "+string(rune('a'+i))))
+			testutil.Success(t, err)
+			segs := 0
+			for _, ev := range collect(t, r) {
+				if ev.Kind == rpengine.EventSegment {
+					segs++
+				}
+			}
+			testutil.Equal(t, "segments", segs, 2)
+			peak = max(peak, count())
+		}
+		t.Logf("peak mailbox files during %d replies: %d", rounds, peak)
+		if peak > 120 {
+			t.Errorf("mailbox grew to %d files", peak)
+		}
+		// Quiet: everything is read, acked and removed (the engine's own acks
+		// after AckLinger). Fake time: a second of polls, then quiescence.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		testutil.Equal(t, "mailbox empty when quiet", count(), 0)
+		silent := mbx.Silent(44100)
+		for i := range 2 * rounds {
+			b, err := os.ReadFile(filepath.Join(dir, "audio", mbx.SlotName(i)))
+			testutil.Success(t, err)
+			testutil.Equal(t, "slot restored "+mbx.SlotName(i), bytes.Equal(b, silent), true)
+		}
+		_ = eng
+	})
 }
 
 // TestMailbox_nextAudioSlot: a new engine session of the same game process
