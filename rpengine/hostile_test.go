@@ -525,9 +525,9 @@ func (a *ackReader) wait(t *testing.T, id string) bool {
 	}
 }
 
-func (a *ackReader) waitCount(t *testing.T, n int) {
+// waitCount waits, bounded by ctx, until n acks came.
+func (a *ackReader) waitCount(ctx context.Context, t *testing.T, n int) {
 	t.Helper()
-	ctx := ctxT(t)
 	for {
 		a.mu.Lock()
 		got := a.count
@@ -573,7 +573,7 @@ func testHostileFlood(t *testing.T) {
 		buf = append(append(append(buf[:0], prefix...), id...), `"}`...)
 		testutil.Success(t, c.Write(ctx, websocket.MessageText, buf))
 	}
-	acks.waitCount(t, n)
+	acks.waitCount(ctx, t, n) // as long as the writes may take
 	acks.mu.Lock()
 	distinct, dupSame := len(acks.acks), acks.acks["same"]
 	acks.mu.Unlock()
@@ -734,7 +734,7 @@ func testHostileSessions(t *testing.T) {
 	testutil.Success(t, c1.Write(ctx, websocket.MessageText, env("reused", sid1)))
 	testutil.Equal(t, "first use", a1.wait(t, "reused"), false)
 	testutil.Success(t, c1.Write(ctx, websocket.MessageText, env("reused", sid1)))
-	a1.waitCount(t, 2)
+	a1.waitCount(ctx, t, 2)
 	testutil.Equal(t, "repeat in session 1", a1.wait(t, "reused"), true)
 
 	c2, sid2 := handshake(t, f) // supersedes session 1
