@@ -63,7 +63,11 @@ type conn struct {
 	// accept could be written after it, a stale count that made the game
 	// send one request too many (100 concurrent replies once made 102
 	// requests under load).
-	queueMu sync.Mutex
+	// It is a channel used as a lock (lockQueue, unlockQueue): the Delay
+	// fault sleeps with it held, and a goroutine waiting for a sync.Mutex
+	// is not durably blocked inside a testing/synctest bubble, so the
+	// bubble's clock never reached the end of the delay (issue #17).
+	queueMu chan struct{}
 
 	mu      sync.Mutex // guards following
 	window  *wire.Window
@@ -134,7 +138,7 @@ func (e *Engine) connect(ctx context.Context) error {
 func (e *Engine) newConn(sessionID string) *conn {
 	cctx, cancel := context.WithCancel(context.Background())
 	return &conn{e: e, sessionID: sessionID, ctx: cctx, cancel: cancel,
-		jobs: make(chan *job, e.opts.QueueLimit), done: make(chan struct{}), out: newOutbox(),
+		jobs: make(chan *job, e.opts.QueueLimit), done: make(chan struct{}), out: newOutbox(), queueMu: make(chan struct{}, 1),
 		cards: map[cardKey]cachedCard{}, active: map[string]*job{}, window: wire.NewWindow(2000)}
 }
 
@@ -430,10 +434,14 @@ func (cn *conn) send(ctx context.Context, b []byte) error {
 // sendCapacity sends capacity.update with the queue as it is now, in
 // order with every other queue change (queueMu).
 func (cn *conn) sendCapacity() {
-	cn.queueMu.Lock()
-	defer cn.queueMu.Unlock()
+	cn.lockQueue()
+	defer cn.unlockQueue()
 	cn.sendCapacityLocked()
 }
+
+// lockQueue takes queueMu; unlockQueue releases it.
+func (cn *conn) lockQueue()   { cn.queueMu <- struct{}{} }
+func (cn *conn) unlockQueue() { <-cn.queueMu }
 
 // sendCapacityLocked is sendCapacity with queueMu held.
 func (cn *conn) sendCapacityLocked() {

@@ -45,7 +45,7 @@ func TestListener(t *testing.T) {
 		testutil.Equal(t, "session", info.ID, eng.SessionID())
 		testutil.Equal(t, "socket URL", srv.SocketURL(), l.URL)
 		reply, err := srv.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "g", CharacterID: "ari", Card: inlineCard("Ari"),
-			Text: "hello", Output: rpengine.Output{Audio: &rpengine.OutputAudio{Voice: "F1"}}})
+			Text: "hello", Voice: "F1"})
 		testutil.Success(t, err)
 		segments := 0
 		for ev := range reply.Events() {

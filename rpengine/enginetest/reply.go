@@ -165,7 +165,7 @@ func (cn *conn) request(h wire.Header, data []byte) {
 		return
 	}
 	j := &job{req: req, rules: rules, capture: h.Type == wire.TypeCaptureStart}
-	cn.queueMu.Lock()
+	cn.lockQueue()
 	cn.mu.Lock()
 	cn.active[req.RequestID] = j
 	cn.depth++
@@ -176,12 +176,12 @@ func (cn *conn) request(h wire.Header, data []byte) {
 		"resolvedCardHash": hash, "queueDepth": depth})
 	if f.ErrorCode != "" {
 		cn.finish(j)
-		cn.queueMu.Unlock()
+		cn.unlockQueue()
 		cn.fail(id, h.MessageID, f.ErrorCode, "enginetest: injected "+f.ErrorCode)
 		return
 	}
 	cn.sendCapacityLocked()
-	cn.queueMu.Unlock()
+	cn.unlockQueue()
 	select {
 	case cn.jobs <- j:
 	default:
@@ -241,13 +241,13 @@ func (cn *conn) work() {
 				continue
 			}
 			cn.run(j)
-			cn.queueMu.Lock()
+			cn.lockQueue()
 			cn.finish(j)
 			if j.late.Load() {
 				_ = cn.emit(wire.TypeReplyCancelled, map[string]any{"requestId": j.req.RequestID, "reason": "not_active"})
 			}
 			cn.sendCapacityLocked()
-			cn.queueMu.Unlock()
+			cn.unlockQueue()
 		}
 	}
 }
