@@ -631,7 +631,7 @@ func (r *Reply) push(ev wire.Event) {
 		if tc, ok := ev.(*wire.TextCompleted); ok {
 			r.final = tc
 		}
-		wire.Assemble(r.asm, ev) // decoded once, by the reader
+		wire.Assemble(r.asm, ev, nil) // decoded once, by the reader
 		r.drainLocked()
 	}
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)

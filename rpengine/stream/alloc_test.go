@@ -171,3 +171,37 @@ func TestAssembler_PushRawAllocs(t *testing.T) {
 	testutil.Equal(t, "samples", len(out.Segment.Samples), len(msgs)*len(samples))
 	testutil.Equal(t, "last sample", out.Segment.Samples[len(out.Segment.Samples)-1], samples[len(samples)-1])
 }
+
+// TestAssembler_PushRawSegmentAllocs pins what a whole sentence costs from
+// message text: one allocation, the samples the caller keeps. The
+// segment's bookkeeping is reused from the segments emitted before it,
+// and the data of its chunks is decoded into those samples (issue #24: a
+// segment cost three allocations, and its first chunk a copy).
+func TestAssembler_PushRawSegmentAllocs(t *testing.T) {
+	testutil.SkipAllocs(t)
+	const runs, chunks = 100, 3
+	data := pcm(make([]int16, 2048)...)
+	msgs := make([][]byte, (runs+3)*chunks) // AllocsPerRun runs once more
+	for i := range msgs {
+		msgs[i] = chunkText(i, i/chunks, i%chunks, chunks, data)
+	}
+	a := mustAssembler(nil)
+	testutil.Success(t, a.Push([]byte(`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"reply.audio.start","messageId":"s",`+
+		`"timestamp":"t","requestId":"r1","format":"pcm_s16le","sampleRate":44100,"channels":1}`)))
+	next := 0
+	segment := func() {
+		for range chunks {
+			if err := a.Push(msgs[next]); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+		out, ok := a.Next()
+		if !ok || out.Kind != stream.OutputSegment || len(out.Segment.Samples) != chunks*2048 {
+			t.Fatalf("no segment of %d samples: %+v", chunks*2048, out)
+		}
+	}
+	segment()
+	segment()
+	testutil.Equal(t, "allocations per segment", testing.AllocsPerRun(runs, segment), 1.0)
+}

@@ -67,11 +67,13 @@ func NewAssembler(opts *Options) (*Assembler, error) {
 	}
 	a := &Assembler{opts: o, requestID: o.RequestID}
 	a.aud.maxHeld = heldSamplesFor(o.MaxHeldAudio, expectedSampleRate)
+	a.chunks.Lend = a.lend
 	return a, nil
 }
 
 func init() {
-	wire.Assemble = func(a any, ev wire.Event) { a.(*Assembler).pushEvent(ev) }
+	wire.Assemble = func(a any, ev wire.Event, pcm []byte) { a.(*Assembler).pushEvent(ev, pcm) }
+	wire.Lend = func(a any, h *wire.ChunkHead, n int) []byte { return a.(*Assembler).lend(h, n) }
 }
 
 // Push feeds one message of the reply: the text of an engine message
@@ -86,11 +88,12 @@ func init() {
 // may reuse it once Push returns. A request.error without requestId
 // (invalid_payload) is taken as this reply's: the caller routed it here.
 //
-// A reply.audio.chunk is decoded without allocating; an in-order chunk of
-// a known segment then goes straight into the segment's samples.
+// A reply.audio.chunk is decoded without allocating, its data straight
+// into the samples of its segment (with AVX2; otherwise through a scratch
+// buffer).
 func (a *Assembler) Push(msg []byte) error {
 	if _, err := a.chunks.Decode(&a.chunk, msg); err == nil {
-		a.pushEvent(&a.chunk)
+		a.pushEvent(&a.chunk, a.chunks.PCM())
 		a.chunk.Data = "" // it aliases msg
 		return nil
 	}
@@ -100,28 +103,29 @@ func (a *Assembler) Push(msg []byte) error {
 	}
 	ev := wire.NewEvent(h.Type)
 	if ev == nil {
-		a.pushEvent(nil)
+		a.pushEvent(nil, nil)
 		return nil
 	}
 	if err := json.Unmarshal(msg, ev); err != nil {
 		return fmt.Errorf("stream: push %s: %s", peertext.Quote(h.Type, peertext.LogBytes), peertext.Clip(err.Error(), peertext.LogBytes))
 	}
-	a.pushEvent(ev)
+	a.pushEvent(ev, nil)
 	return nil
 }
 
 // pushEvent feeds one decoded message (package rpengine's reader decodes
-// each message once and pushes it through wire.Assemble).
-func (a *Assembler) pushEvent(ev wire.Event) {
+// each message once and pushes it through wire.Assemble); pcm is the
+// decoded data of a chunk, or nil (see wire.Assemble).
+func (a *Assembler) pushEvent(ev wire.Event, pcm []byte) {
 	if a.done {
 		a.stats.Late++
 		return
 	}
-	a.push(ev)
+	a.push(ev, pcm)
 }
 
 // push dispatches one event; it is a type switch, hence its length.
-func (a *Assembler) push(ev wire.Event) {
+func (a *Assembler) push(ev wire.Event, pcm []byte) {
 	switch e := ev.(type) {
 	case *wire.Accepted:
 		if e != nil && a.ownedBy(e.RequestID, "reply.accepted") {
@@ -145,7 +149,7 @@ func (a *Assembler) push(ev wire.Event) {
 		}
 	case *wire.AudioChunk:
 		if e != nil && a.ownedBy(e.RequestID, "reply.audio.chunk") {
-			a.pushChunk(e)
+			a.pushChunk(e, pcm)
 			return
 		}
 	case *wire.AudioCompleted:

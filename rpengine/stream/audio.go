@@ -23,8 +23,17 @@ type audioState struct {
 	reserved    int                  // samples of capacity reserved ahead by segs (see newSegment)
 	segsSeen    int                  // distinct segments with an accepted chunk
 	emitted     int64                // samples emitted so far: the next segment's offset
-	scratch     []byte               // decoded chunk data, reused
+	scratch     []byte               // decoded chunk data, reused (for chunks that arrive undecoded)
+	spare       []int16              // samples that lend allocated for a segment to come (see lend)
+	free        []*segment           // emitted segments, reused by newSegment (at most maxFreeSegments)
 }
+
+// maxFreeSegments bounds audioState.free, and maxFreeChunks the chunk
+// list a reused segment keeps.
+const (
+	maxFreeSegments = 4
+	maxFreeChunks   = 256
+)
 
 // segment is one segmentSequence being assembled. Chunks that arrive in
 // order are decoded straight into samples; chunks after a gap wait in held.
@@ -61,7 +70,7 @@ func (s *segment) chunk(pos int) []int16 {
 func (au *audioState) seen() bool { return au.start != nil || au.segsSeen > 0 }
 
 func (au *audioState) release() {
-	au.segs, au.held, au.reserved, au.scratch = nil, 0, 0, nil
+	au.segs, au.held, au.reserved, au.scratch, au.spare, au.free = nil, 0, 0, nil, nil, nil
 }
 
 func (a *Assembler) pushAudioStart(e *wire.AudioStart) {
@@ -100,9 +109,10 @@ func (a *Assembler) chunkAnomaly(kind AnomalyKind, e *wire.AudioChunk, format st
 		Detail: fmt.Sprintf("reply.audio.chunk %d (segment %d, chunk %d of %d): ", e.Sequence, e.SegmentSequence, e.SegmentChunkSequence, e.SegmentChunkCount) + fmt.Sprintf(format, args...)})
 }
 
-// pushChunk is the hot path: an in-order chunk of a known segment is decoded
-// into the segment's samples without allocating.
-func (a *Assembler) pushChunk(e *wire.AudioChunk) {
+// pushChunk is the hot path: an in-order chunk of a known segment goes
+// into the segment's samples without allocating. pcm is the chunk's data
+// when the message decoder decoded it already (see lend), else nil.
+func (a *Assembler) pushChunk(e *wire.AudioChunk, pcm []byte) {
 	au := &a.aud
 	if au.unsupported {
 		return // reported once at reply.audio.start
@@ -110,16 +120,17 @@ func (a *Assembler) pushChunk(e *wire.AudioChunk) {
 	if !a.validChunk(e) {
 		return
 	}
-	n, ok := a.decodeChunk(e)
+	b, ok := a.decodeChunk(e, pcm)
 	if !ok {
 		return
 	}
+	n := len(b)
 	s := au.segs[e.SegmentSequence]
 	if s != nil && s.count != e.SegmentChunkCount {
 		a.chunkAnomaly(AnomalyChunkCountMismatch, e, "segmentChunkCount differs from the %d of earlier chunks", s.count)
 		return
 	}
-	if s != nil && a.duplicateChunk(s, e, n) {
+	if s != nil && a.duplicateChunk(s, e, b) {
 		return
 	}
 	cost := n/2 + chunkOverheadSamples
@@ -139,10 +150,10 @@ func (a *Assembler) pushChunk(e *wire.AudioChunk) {
 		if s.held == nil {
 			s.held = make(map[int]heldChunk)
 		}
-		s.held[pos] = heldChunk{seq: e.Sequence, samples: appendSamples(nil, au.scratch[:n])}
+		s.held[pos] = heldChunk{seq: e.Sequence, samples: appendSamples(nil, b)}
 		return
 	}
-	s.samples = appendSamples(s.samples, au.scratch[:n])
+	s.samples = appendDecoded(s.samples, b)
 	s.chunks = append(s.chunks, chunkMeta{seq: e.Sequence, end: len(s.samples)})
 	for len(s.held) > 0 {
 		h, ok := s.held[len(s.chunks)]
@@ -156,6 +167,42 @@ func (a *Assembler) pushChunk(e *wire.AudioChunk) {
 	if s.complete() && e.SegmentSequence == au.nextSeg {
 		a.emitReady()
 	}
+}
+
+// lend is the message decoder's Lend (wire.ChunkDecoder): for the next
+// in-order chunk of a segment, it returns the capacity of the segment's
+// samples where that chunk's n bytes go, so that the decoder decodes the
+// data straight into them (appendDecoded then only extends the samples).
+// For the first chunk of a new segment it allocates the samples as
+// newSegment will, keeps them in spare, and newSegment takes them. It
+// lends nothing for anything else (the data then goes through a scratch
+// buffer and is copied) and changes nothing else: whether the chunk is
+// accepted is pushChunk's decision, made as for any chunk.
+func (a *Assembler) lend(h *wire.ChunkHead, n int) []byte {
+	au := &a.aud
+	if !nativeLittleEndian || a.done || au.unsupported || au.completed || n <= 0 || n%2 != 0 || n > maxChunkBytes ||
+		h.SegmentSequence < au.nextSeg || h.SegmentChunkCount < 1 || h.SegmentChunkSequence != 0 && au.segs[h.SegmentSequence] == nil {
+		return nil
+	}
+	var samples []int16
+	if s := au.segs[h.SegmentSequence]; s != nil {
+		if s.count != h.SegmentChunkCount || h.SegmentChunkSequence != len(s.chunks) {
+			return nil
+		}
+		samples = s.samples
+	} else {
+		if h.SegmentChunkSequence >= h.SegmentChunkCount {
+			return nil
+		}
+		if c, _, _ := au.segmentCaps(h.SegmentChunkCount, n); cap(au.spare) != c {
+			au.spare = make([]int16, 0, c)
+		}
+		samples = au.spare
+	}
+	if cap(samples)-len(samples) < n/2 {
+		return nil
+	}
+	return bytesOf(samples[len(samples):cap(samples)])
 }
 
 // validChunk checks the numbers of a chunk and whether it is stale.
@@ -177,30 +224,35 @@ func (a *Assembler) validChunk(e *wire.AudioChunk) bool {
 	return false
 }
 
-// decodeChunk decodes e.Data into the scratch buffer and returns its length
-// in bytes.
-func (a *Assembler) decodeChunk(e *wire.AudioChunk) (int, bool) {
-	if len(e.Data) > maxEncodedChunk {
-		a.chunkAnomaly(AnomalyChunkTooLarge, e, "%d base64 characters decode to more than %d bytes", len(e.Data), maxChunkBytes)
-		return 0, false
+// decodeChunk returns the decoded data of e: pcm when the message decoder
+// decoded it already, else e.Data decoded into the scratch buffer.
+func (a *Assembler) decodeChunk(e *wire.AudioChunk, pcm []byte) ([]byte, bool) {
+	if pcm == nil {
+		if len(e.Data) > maxEncodedChunk {
+			a.chunkAnomaly(AnomalyChunkTooLarge, e, "%d base64 characters decode to more than %d bytes", len(e.Data), maxChunkBytes)
+			return nil, false
+		}
+		n, err := decodeBase64(&a.aud.scratch, e.Data)
+		if err != nil {
+			a.chunkAnomaly(AnomalyInvalidChunk, e, "data: %v", err)
+			return nil, false
+		}
+		pcm = a.aud.scratch[:n]
 	}
-	n, err := decodeBase64(&a.aud.scratch, e.Data)
-	switch {
-	case err != nil:
-		a.chunkAnomaly(AnomalyInvalidChunk, e, "data: %v", err)
+	switch n := len(pcm); {
 	case n > maxChunkBytes:
 		a.chunkAnomaly(AnomalyChunkTooLarge, e, "data decodes to %d bytes, more than %d", n, maxChunkBytes)
 	case n%2 != 0:
 		a.chunkAnomaly(AnomalyOddChunk, e, "data decodes to %d bytes, not whole 16-bit samples", n)
 	default:
-		return n, true
+		return pcm, true
 	}
-	return 0, false
+	return nil, false
 }
 
-// duplicateChunk reports whether e repeats a chunk already in s (ignored
-// or reported as a conflict).
-func (a *Assembler) duplicateChunk(s *segment, e *wire.AudioChunk, n int) bool {
+// duplicateChunk reports whether e, whose data decodes to b, repeats a
+// chunk already in s (ignored or reported as a conflict).
+func (a *Assembler) duplicateChunk(s *segment, e *wire.AudioChunk, b []byte) bool {
 	pos := e.SegmentChunkSequence
 	var seq int
 	var have []int16
@@ -211,7 +263,7 @@ func (a *Assembler) duplicateChunk(s *segment, e *wire.AudioChunk, n int) bool {
 	} else {
 		return false
 	}
-	if seq == e.Sequence && sameSamples(have, a.aud.scratch[:n]) {
+	if seq == e.Sequence && sameSamples(have, b) {
 		a.stats.Duplicates++
 		return true
 	}
@@ -240,24 +292,55 @@ func (a *Assembler) newSegment(e *wire.AudioChunk, n int) *segment {
 	if au.segs == nil {
 		au.segs = make(map[int]*segment)
 	}
-	count := e.SegmentChunkCount
-	budget := au.maxHeld - au.reserved
-	samplesCap, chunksCap, reserve := n/2, 1, 0 // the first chunk alone: held audio bounds it
-	// count*(n/2) + count*chunkMetaSamples <= budget, without overflow.
-	if per := n/2 + chunkMetaSamples; count <= budget/per {
-		samplesCap, chunksCap = count*(n/2), count
-		reserve = count * per
+	samplesCap, chunksCap, reserve := au.segmentCaps(e.SegmentChunkCount, n)
+	var s *segment
+	if k := len(au.free); k > 0 {
+		s, au.free[k-1] = au.free[k-1], nil
+		au.free = au.free[:k-1]
+	} else {
+		s = new(segment)
 	}
-	s := &segment{
-		count:   count,
-		samples: make([]int16, 0, samplesCap),
-		chunks:  make([]chunkMeta, 0, chunksCap),
-		reserve: reserve,
+	s.count, s.reserve = e.SegmentChunkCount, reserve
+	if cap(au.spare) == samplesCap && samplesCap > 0 {
+		s.samples, au.spare = au.spare, nil // lent to the decoder already
+	} else {
+		s.samples = make([]int16, 0, samplesCap)
+	}
+	if cap(s.chunks) < chunksCap {
+		s.chunks = make([]chunkMeta, 0, chunksCap)
 	}
 	au.reserved += s.reserve
 	au.segs[e.SegmentSequence] = s
 	au.segsSeen++
 	return s
+}
+
+// segmentCaps returns the capacity of a new segment's samples and chunk
+// list for a first chunk of n bytes of a segment of count chunks, and the
+// samples it reserves (see newSegment).
+func (au *audioState) segmentCaps(count, n int) (samplesCap, chunksCap, reserve int) {
+	budget := au.maxHeld - au.reserved
+	samplesCap, chunksCap = n/2, 1 // the first chunk alone: held audio bounds it
+	// count*(n/2) + count*chunkMetaSamples <= budget, without overflow.
+	if per := n/2 + chunkMetaSamples; count <= budget/per {
+		samplesCap, chunksCap = count*(n/2), count
+		reserve = count * per
+	}
+	return samplesCap, chunksCap, reserve
+}
+
+// recycle keeps an emitted segment's state (its samples now belong to the
+// caller) for newSegment, up to maxFreeSegments.
+func (au *audioState) recycle(s *segment) {
+	if len(au.free) == maxFreeSegments || len(s.held) > 0 {
+		return
+	}
+	chunks := s.chunks[:0]
+	if cap(chunks) > maxFreeChunks {
+		chunks = nil
+	}
+	*s = segment{chunks: chunks}
+	au.free = append(au.free, s)
 }
 
 // emitReady emits complete segments from nextSeg on, in order.
@@ -289,6 +372,7 @@ func (a *Assembler) emit(index int, s *segment) {
 	}
 	au.emitted += int64(n)
 	a.stats.Segments++
+	au.recycle(s)
 	a.enqueue(item{out: Output{Kind: OutputSegment, Segment: seg}, textLen: -1})
 }
 

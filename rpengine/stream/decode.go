@@ -43,6 +43,27 @@ func appendSamples(dst []int16, b []byte) []int16 {
 	return dst[:len(dst)+n]
 }
 
+// appendDecoded appends the samples of b to dst as appendSamples does,
+// except that when b already is where they go (the capacity of dst that
+// Assembler.lend gave the message decoder), it only extends dst.
+func appendDecoded(dst []int16, b []byte) []int16 {
+	n := len(b) / 2
+	if nativeLittleEndian && n > 0 && cap(dst)-len(dst) >= n &&
+		unsafe.Pointer(&b[0]) == unsafe.Pointer(unsafe.SliceData(dst[len(dst):cap(dst)])) {
+		return dst[:len(dst)+n]
+	}
+	return appendSamples(dst, b)
+}
+
+// bytesOf returns the memory of s as bytes, for decoding little-endian
+// samples into it on a little-endian machine.
+func bytesOf(s []int16) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 2*len(s))
+}
+
 // decodeSamples is the portable form of appendSamples' conversion: out[i]
 // from the little-endian bytes b[2i:2i+2]. Tests hold the fast path to it.
 func decodeSamples(out []int16, b []byte) {

@@ -4,7 +4,7 @@ import "github.com/gamelink-go/gamelink/rpengine/internal/wire"
 
 // PushEvent pushes a decoded message, as rpengine's reader does (through
 // wire.Assemble): the tests build messages as values.
-func (a *Assembler) PushEvent(ev wire.Event) { a.pushEvent(ev) }
+func (a *Assembler) PushEvent(ev wire.Event) { a.pushEvent(ev, nil) }
 
 // Held reports what a holds back, for the bounded-memory checks of the
 // tests: held audio in samples (with bookkeeping), its bound, held text in

@@ -69,7 +69,9 @@ func decodeEvents(data []byte) []wire.Event {
 
 // FuzzAssembler pushes arbitrary event sequences: no panic, memory held
 // and reserved within the bounds, segments in strictly increasing order with growing
-// offsets, and one End, last.
+// offsets, and one End, last. The same events pushed as message text give
+// the same outputs (their chunks' data decoded into the segments as the
+// messages are scanned).
 func FuzzAssembler(f *testing.F) {
 	for _, tt := range assemblerCases() {
 		f.Add(encodeEvents(f, tt.events))
@@ -80,10 +82,13 @@ func FuzzAssembler(f *testing.F) {
 	f.Add(encodeEvents(f, []wire.Event{start(), chunk(0, 0, 0, 4, make([]int16, 500)...), chunk(1, 1, 0, 4, make([]int16, 500)...)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := &stream.Options{MaxHeldAudio: 50 * time.Millisecond, MaxHeldText: 4096, MaxText: 8192}
-		a := mustAssembler(opts)
+		a, raw := mustAssembler(opts), mustAssembler(opts)
 		lastSeg, lastOffset, ended, final := -1, time.Duration(-1), false, false
 		for _, ev := range decodeEvents(data) {
 			a.PushEvent(ev)
+			if err := raw.Push(messageOf(t, ev)); err != nil {
+				t.Fatalf("message of %s: %v", describe(ev), err)
+			}
 			audio, maxAudio, text, pending := a.Held()
 			if audio > maxAudio || text > opts.MaxHeldText || pending > 2048 {
 				t.Fatalf("held audio %d/%d samples, text %d/%d bytes, %d outputs pending", audio, maxAudio, text, opts.MaxHeldText, pending)
@@ -97,10 +102,17 @@ func FuzzAssembler(f *testing.F) {
 			if !final && len(a.Text()) > opts.MaxText+opts.MaxHeldText {
 				t.Fatalf("text of %d bytes", len(a.Text()))
 			}
-			for {
+			fromText := popAll(raw)
+			for i := 0; ; i++ {
 				o, ok := a.Next()
 				if !ok {
+					if i != len(fromText) {
+						t.Fatalf("%d outputs from the message text, %d from the events", len(fromText), i)
+					}
 					break
+				}
+				if i >= len(fromText) || !reflect.DeepEqual(fromText[i], o) {
+					t.Fatalf("output %d from the message text differs from %+v: %+v", i, o, fromText)
 				}
 				if ended {
 					t.Fatalf("output %v after the End", o.Kind)

@@ -4,6 +4,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
@@ -90,14 +94,20 @@ func outEnd(e stream.End) stream.Output { return stream.Output{Kind: stream.Outp
 // drain pops every pending output, clearing details (human text, not API)
 // and normalising empty slices so outputs compare with reflect.DeepEqual.
 func drain(a *stream.Assembler) []stream.Output {
-	var outs []stream.Output
-	for {
-		o, ok := a.Next()
-		if !ok {
-			return outs
-		}
-		outs = append(outs, normalize(o))
+	outs := popAll(a)
+	for i, o := range outs {
+		outs[i] = normalize(o)
 	}
+	return outs
+}
+
+// popAll pops every pending output as it is.
+func popAll(a *stream.Assembler) []stream.Output {
+	var outs []stream.Output
+	for o, ok := a.Next(); ok; o, ok = a.Next() {
+		outs = append(outs, o)
+	}
+	return outs
 }
 
 func normalize(o stream.Output) stream.Output {
@@ -123,3 +133,28 @@ func stripLocal(e stream.End) string {
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
+
+// messageOf is the text of ev as an engine sends it: the envelope, then
+// the payload's fields in their order (a chunk's data last). A nil event
+// is a message of a type no reply has.
+func messageOf(tb testing.TB, ev wire.Event) []byte {
+	typ := "x.unknown"
+	for _, t := range []string{wire.TypeReplyAccepted, wire.TypeTextDelta, wire.TypeTextCompleted, wire.TypeAudioStart,
+		wire.TypeAudioChunk, wire.TypeAudioCompleted, wire.TypeReplyCompleted, wire.TypeReplyCancelled, wire.TypeRequestError,
+		wire.TypeCaptureLevel, wire.TypeCaptureState, wire.TypeCaptureTranscript} {
+		if ev != nil && !reflect.ValueOf(ev).IsNil() && reflect.TypeOf(wire.NewEvent(t)) == reflect.TypeOf(ev) {
+			typ = t
+		}
+	}
+	var payload any
+	if typ != "x.unknown" {
+		payload = ev
+	}
+	b, err := wire.Encode(typ, "m-"+strconv.Itoa(int(msgCount.Add(1))), "s-1", time.Unix(0, 0), payload)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+var msgCount atomic.Int64

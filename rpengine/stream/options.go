@@ -3,6 +3,8 @@ package stream
 import (
 	"strconv"
 	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
 // Options bound what an [Assembler] holds. A nil *Options means defaults.
@@ -51,7 +53,7 @@ const (
 
 	expectedSampleRate = 44100
 	maxSampleRate      = 384000
-	maxChunkBytes      = 32 << 10 // at most 32,768 bytes decoded (docs/rpengine-protocol.md)
+	maxChunkBytes      = wire.MaxChunkBytes // 32,768 bytes decoded (docs/rpengine-protocol.md)
 
 	maxPendingAnomalies = 1024 // anomalies queued and not yet popped
 	maxListed           = 32   // sequence numbers listed in one Anomaly

@@ -131,7 +131,10 @@ func describe(ev wire.Event) string {
 }
 
 // TestAssembler_random checks the assembler against the reference on
-// random replies delivered out of order, after every event.
+// random replies delivered out of order, after every event. A second
+// assembler takes the same replies as message text (Push), where chunk
+// data is decoded into the segments' samples as the message is scanned
+// (issue #24): its outputs are the same.
 func TestAssembler_random(t *testing.T) {
 	t.Parallel()
 	seed := *seedFlag
@@ -142,10 +145,18 @@ func TestAssembler_random(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for iter := range 3000 {
 		evs := genReply(rng)
-		a, r := mustAssembler(nil), newReference()
+		a, r, raw := mustAssembler(nil), newReference(), mustAssembler(nil)
 		for i, ev := range evs {
 			a.PushEvent(ev)
-			got, want := drain(a), r.push(ev)
+			testutil.Success(t, raw.Push(messageOf(t, ev)))
+			outs, want := popAll(a), r.push(ev)
+			if fromText := popAll(raw); !reflect.DeepEqual(fromText, outs) {
+				t.Fatalf("seed %d reply %d event %d: outputs from the message text differ\n got %+v\nwant %+v", seed, iter, i, fromText, outs)
+			}
+			var got []stream.Output
+			for _, o := range outs {
+				got = append(got, normalize(o))
+			}
 			if len(got) != 0 || len(want) != 0 {
 				if !equalOutputs(got, want) {
 					for j, e := range evs[:i+1] {

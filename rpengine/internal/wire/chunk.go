@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,9 @@ type ChunkEnvelope struct {
 	MessageID []byte
 	SessionID []byte // nil when absent or null
 	Timestamp []byte
+	// Checked says that the fast scanner took the message and so checked
+	// every byte of it: it is valid UTF-8 (a reader need not check again).
+	Checked bool
 }
 
 // ChunkDecoder decodes the raw text of reply.audio.chunk messages (a flat
@@ -35,12 +39,52 @@ type ChunkEnvelope struct {
 // non-ASCII keys, malformed JSON) are decoded with encoding/json instead.
 // The envelope is checked by the rules DecodeHeader applies (checkEnvelope).
 //
+// With AVX2, the fast scanner also decodes the data (base64.go) in the
+// pass that finds its end, into a buffer that Lend provides (the place of
+// the samples in their segment) or into a scratch buffer of its own; see
+// [ChunkDecoder.PCM].
+//
 // A ChunkDecoder is not safe for concurrent use; the zero value is ready.
 // It remembers the last requestId so that the chunks of one reply share
 // one string.
 type ChunkDecoder struct {
+	// Lend, when not nil, is asked where to decode the data of a chunk,
+	// with the chunk's fields decoded so far (all of them when data is
+	// the last member, as engines send it) and the data's decoded size n
+	// if data is the last member. It returns nil, or a buffer of at
+	// least n bytes that Decode may overwrite whole (PCM then returns the
+	// start of it). The head is only valid during the call.
+	Lend func(h *ChunkHead, n int) []byte
+
 	requestID string
+	head      ChunkHead // passed to Lend (a local would escape)
+	scratch   []byte    // decoded data when Lend has no place for it
+	pcm       []byte    // the last chunk's decoded data (see PCM)
 }
+
+// ChunkHead is what [ChunkDecoder.Lend] is told of a chunk. RequestID
+// aliases the message.
+type ChunkHead struct {
+	RequestID                                                          []byte
+	Sequence, SegmentSequence, SegmentChunkSequence, SegmentChunkCount int
+}
+
+// MaxChunkBytes is the most PCM a reply.audio.chunk carries once decoded:
+// 32,768 bytes (docs/rpengine-protocol.md). ChunkDecoder decodes no more;
+// a longer data string is left to the caller, who refuses it.
+const MaxChunkBytes = 32 << 10
+
+// DecodesData reports whether ChunkDecoder decodes a chunk's data as it
+// scans the message (with AVX2) rather than leaving it to the caller.
+func DecodesData() bool { return hasAVX2 }
+
+// PCM returns the data of the chunk that the last successful Decode
+// decoded, or nil when Decode left it to the caller to decode from
+// c.Data (no AVX2, data that is not plain base64 of at most
+// MaxChunkBytes, or a message decoded with encoding/json). It is exactly
+// what base64.StdEncoding decodes c.Data to, in a buffer Lend returned or
+// in the decoder's own, valid until the next Decode.
+func (d *ChunkDecoder) PCM() []byte { return d.pcm }
 
 // chunkFields is what a chunk message decodes to: the envelope plus the
 // payload. The JSON tags make encoding/json the reference decoder.
@@ -65,7 +109,8 @@ type chunkFields struct {
 // so a reader can reuse its message buffer once it was pushed.
 // c.RequestID is a string of its own.
 func (d *ChunkDecoder) Decode(c *AudioChunk, msg []byte) (ChunkEnvelope, error) {
-	var f rawFields
+	d.pcm = nil
+	f := rawFields{d: d}
 	if len(msg) > MaxMessageBytes || !f.scan(msg) {
 		return d.decodeSlow(c, msg)
 	}
@@ -83,7 +128,8 @@ func (d *ChunkDecoder) Decode(c *AudioChunk, msg []byte) (ChunkEnvelope, error) 
 	if len(f.data) > 0 {
 		c.Data = unsafe.String(&f.data[0], len(f.data))
 	}
-	return ChunkEnvelope{MessageID: f.messageID, SessionID: f.sessionID, Timestamp: f.timestamp}, nil
+	d.pcm = f.pcm
+	return ChunkEnvelope{MessageID: f.messageID, SessionID: f.sessionID, Timestamp: f.timestamp, Checked: true}, nil
 }
 
 // decodeSlow is the reference path: encoding/json, then the same checks.
@@ -113,11 +159,15 @@ func (d *ChunkDecoder) decodeSlow(c *AudioChunk, msg []byte) (ChunkEnvelope, err
 	return env, nil
 }
 
-// rawFields is the fast scanner's result: views into the message.
+// rawFields is the fast scanner's result: views into the message, and
+// the data decoded when the scanner could (d is the decoder it decodes
+// for; nil leaves the data to the caller).
 type rawFields struct {
 	protocol, version, typ, messageID, sessionID, timestamp []byte
 	requestID, data                                         []byte
 	ints                                                    [4]int // sequence, segmentSequence, segmentChunkSequence, segmentChunkCount
+	d                                                       *ChunkDecoder
+	pcm                                                     []byte // data decoded, or nil
 }
 
 // Field indexes of the fast scanner.
@@ -213,6 +263,12 @@ func (f *rawFields) value(msg []byte, i, field int) (int, bool) {
 		}
 		return end, ok
 	case fieldProtocol, fieldType, fieldMessageID, fieldSessionID, fieldTimestamp, fieldRequestID, fieldData:
+		if field == fieldData && f.d != nil {
+			if end, ok := f.decodeData(msg, i); ok {
+				return end, true
+			}
+			f.pcm = nil // this data is the caller's to decode
+		}
 		s, end, ok, plain := scanString(msg, i)
 		if !ok || (!plain && !validText(s)) {
 			return 0, false
@@ -227,6 +283,99 @@ func (f *rawFields) value(msg []byte, i, field int) (int, bool) {
 		return end, ok
 	}
 }
+
+// decodeData decodes the data string whose opening quote is msg[i] in the
+// pass that finds its closing quote, and returns the index after that
+// quote. ok is false when it cannot: no AVX2 (two passes with
+// encoding/base64's decoder are faster than one with a pure-Go one), a
+// byte that is not plain before the closing quote, base64 that
+// encoding/base64 refuses, or more than the buffer holds; the caller then
+// scans the string as any other and leaves its decoding to the caller of
+// Decode, whose encoding/base64 reports what was wrong.
+func (f *rawFields) decodeData(msg []byte, i int) (end int, ok bool) {
+	if !hasAVX2 || msg[i] != '"' {
+		return 0, false
+	}
+	s := msg[i+1:]
+	dst := f.dataBuffer(msg, i)
+	if len(dst) > MaxChunkBytes {
+		dst = dst[:MaxChunkBytes] // more is the caller's to refuse
+	}
+	ns, nd := decodeRun(dst, s)
+	rest := s[ns:]
+	k := plainLen(rest) // the end of the run: padding, then the quote
+	if k == len(rest) || rest[k] != '"' {
+		return 0, false
+	}
+	if k > 0 {
+		room, tail := dst[nd:], rest[:k]
+		if k%4 != 0 || k/4*3 > len(room)+padding(tail) {
+			// Not whole groups (encoding/base64 refuses it), or more
+			// than fits (the caller refuses it). Whole groups decode
+			// to k/4*3 bytes less the padding, or fail before that.
+			return 0, false
+		}
+		m, err := base64.StdEncoding.Decode(room, tail)
+		if err != nil {
+			return 0, false
+		}
+		nd += m
+	}
+	f.data, f.pcm = s[:ns+k], dst[:nd]
+	return i + 1 + ns + k + 1, true
+}
+
+// dataBuffer returns where decodeData decodes the data string that starts
+// at msg[i]: what Lend gives, told the decoded size when the string ends
+// the message (as engines send data, last), else the decoder's scratch.
+func (f *rawFields) dataBuffer(msg []byte, i int) []byte {
+	d := f.d
+	if q := lastStringEnd(msg); d.Lend != nil && q > i {
+		if n := (q-i-1)/4*3 - padding(msg[i+1:q]); n >= 0 && n <= MaxChunkBytes {
+			d.head = ChunkHead{RequestID: f.requestID, Sequence: f.ints[0], SegmentSequence: f.ints[1],
+				SegmentChunkSequence: f.ints[2], SegmentChunkCount: f.ints[3]}
+			b := d.Lend(&d.head, n)
+			d.head.RequestID = nil
+			if b != nil && len(b) >= n {
+				return b
+			}
+		}
+	}
+	if d.scratch == nil {
+		d.scratch = make([]byte, MaxChunkBytes)
+	}
+	return d.scratch
+}
+
+// padding counts the '=' that end s, at most two: the bytes that padded
+// base64 decodes to are len(s)/4*3 less those.
+func padding(s []byte) int {
+	n := 0
+	for i := len(s) - 1; i >= 0 && n < 2 && s[i] == '='; i-- {
+		n++
+	}
+	return n
+}
+
+// lastStringEnd returns the index of the quote that closes a string
+// ending msg (followed by '}' and whitespace only), or -1.
+func lastStringEnd(msg []byte) int {
+	j := len(msg) - 1
+	for j >= 0 && isSpace(msg[j]) {
+		j--
+	}
+	if j < 1 || msg[j] != '}' {
+		return -1
+	}
+	for j--; j >= 0 && isSpace(msg[j]); j-- {
+	}
+	if j < 0 || msg[j] != '"' {
+		return -1
+	}
+	return j
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 func (f *rawFields) stringField(field int) *[]byte {
 	switch field {
@@ -350,7 +499,7 @@ func skipScalar(msg []byte, i int) (int, bool) {
 	switch msg[i] {
 	case '"':
 		s, end, ok, plain := scanString(msg, i)
-		return end, ok && (plain || !hasControl(s))
+		return end, ok && (plain || validText(s)) // checked, so that the message is (see ChunkEnvelope.Checked)
 	case 't':
 		return i + 4, bytes.HasPrefix(msg[i:], []byte("true"))
 	case 'f':

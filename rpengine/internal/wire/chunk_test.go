@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
@@ -65,8 +67,57 @@ func refDecode(msg []byte) (wire.AudioChunk, wire.ChunkEnvelope, error) {
 	return f.AudioChunk, env, nil
 }
 
-// checkDecode compares ChunkDecoder.Decode with the reference on msg.
+// checkDecode compares ChunkDecoder.Decode with the reference on msg,
+// with d as it is and with each way Lend can answer: no buffer, a buffer
+// of the size it asked, a larger one, and a smaller one.
 func checkDecode(t *testing.T, d *wire.ChunkDecoder, msg []byte) {
+	t.Helper()
+	checkDecodeLend(t, d, msg)
+	lends := map[string]func(n int) []byte{
+		"nil":     func(int) []byte { return nil },
+		"exact":   func(n int) []byte { return make([]byte, n) },
+		"larger":  func(n int) []byte { return make([]byte, n+100) },
+		"smaller": func(n int) []byte { return make([]byte, max(0, n-1)) },
+	}
+	for name, lend := range lends {
+		var asked []int
+		d2 := &wire.ChunkDecoder{Lend: func(h *wire.ChunkHead, n int) []byte {
+			asked = append(asked, n)
+			return lend(n)
+		}}
+		checkDecodeLend(t, d2, msg)
+		if want := expectLend(msg); want >= 0 && !slices.Contains(asked, want) {
+			t.Fatalf("Lend %s: asked for %v bytes, want %d (%q)", name, asked, want, msg)
+		}
+	}
+}
+
+// expectLend returns the size a decoder with AVX2 asks Lend for, and
+// decodes, when msg is a chunk that the fast scanner takes and whose data
+// string is plain base64 of at most MaxChunkBytes and ends the message;
+// otherwise -1.
+func expectLend(msg []byte) int {
+	if !wire.DecodesData() {
+		return -1
+	}
+	if !wire.FastScan(msg) {
+		return -1 // encoding/json decodes it
+	}
+	c, _, err := refDecode(msg)
+	const ws = " \t\r\n"
+	end := bytes.TrimRight(msg, ws)
+	if err != nil || !bytes.HasSuffix(end, []byte("}")) ||
+		!bytes.HasSuffix(bytes.TrimRight(end[:len(end)-1], ws), []byte(`"data":"`+c.Data+`"`)) {
+		return -1
+	}
+	pcm, err := base64.StdEncoding.DecodeString(c.Data)
+	if err != nil || strings.ContainsAny(c.Data, "\r\n") || len(pcm) > wire.MaxChunkBytes {
+		return -1
+	}
+	return len(pcm)
+}
+
+func checkDecodeLend(t *testing.T, d *wire.ChunkDecoder, msg []byte) {
 	t.Helper()
 	orig := bytes.Clone(msg)
 	wantC, wantEnv, wantErr := refDecode(msg)
@@ -87,9 +138,20 @@ func checkDecode(t *testing.T, d *wire.ChunkDecoder, msg []byte) {
 	if c != wantC {
 		t.Fatalf("Decode(%q) = %+v, reference %+v", msg, c, wantC)
 	}
+	if pcm := d.PCM(); pcm != nil {
+		want, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil || !bytes.Equal(pcm, want) {
+			t.Fatalf("Decode(%q): PCM %x, encoding/base64 %x (%v)", msg, pcm, want, err)
+		}
+	} else if n := expectLend(msg); n >= 0 {
+		t.Fatalf("Decode(%q) left %d bytes of plain base64 undecoded", msg, n)
+	}
+	if env.Checked && !utf8.Valid(msg) {
+		t.Fatalf("Decode(%q) says it checked invalid UTF-8", msg)
+	}
 	if !bytes.Equal(env.MessageID, wantEnv.MessageID) || !bytes.Equal(env.Timestamp, wantEnv.Timestamp) ||
 		!bytes.Equal(env.SessionID, wantEnv.SessionID) || (env.SessionID == nil) != (wantEnv.SessionID == nil) {
-		t.Fatalf("Decode(%q) envelope %q, reference %q", msg, env, wantEnv)
+		t.Fatalf("Decode(%q) envelope %+v, reference %+v", msg, env, wantEnv)
 	}
 }
 
@@ -104,7 +166,13 @@ var decodeCases = []struct{ name, msg string }{
 	{"unknown scalars", chunkEnv + `"x":1.5e-3,"y":true,"z":false,"w":"é\u0000","v":null,"data":"AAAA"}`},
 	{"unknown nested", chunkEnv + `"x":{"a":[1,2]},"data":"AAAA"}`},
 	{"unknown with invalid utf8", chunkEnv + "\"x\":\"\xff\",\"data\":\"AAAA\"}"},
+	{"unknown with valid utf8", chunkEnv + "\"x\":\"\u00e9t\u00e9\",\"data\":\"AAAA\"}"},
 	{"escaped slash in data", chunkEnv + `"data":"AA\/A"}`},
+	{"data not whole groups", chunkEnv + `"data":"0000="}`},
+	{"data padding inside", chunkEnv + `"data":"AA=A"}`},
+	{"data padding only", chunkEnv + `"data":"="}`},
+	{"data too much padding", chunkEnv + `"data":"A==="}`},
+	{"data after padding", chunkEnv + `"data":"AA==AAAA"}`},
 	{"escape in id", chunkEnv + `"requestId":"r\u0031"}`},
 	{"utf8 id", chunkEnv + `"requestId":"rés"}`},
 	{"invalid utf8 id", chunkEnv + "\"requestId\":\"r\xe9\"}"},
@@ -194,4 +262,51 @@ func TestChunkDecoder_LongData(t *testing.T) {
 			checkDecode(t, new(wire.ChunkDecoder), msg)
 		}
 	}
+}
+
+// TestChunkDecoder_DataSizes decodes data of every length from 0 to 200
+// bytes (every padding, both sides of the 32-character blocks of the AVX2
+// kernel) and around the 32 KiB limit, data last and data first, each
+// checked against encoding/json and encoding/base64 with every kind of
+// Lend: the fused decoding gives what decoding the string gives (issue
+// #24).
+func TestChunkDecoder_DataSizes(t *testing.T) {
+	t.Parallel()
+	sizes := []int{wire.MaxChunkBytes - 2, wire.MaxChunkBytes - 1, wire.MaxChunkBytes, wire.MaxChunkBytes + 1, wire.MaxChunkBytes + 2, 3 * wire.MaxChunkBytes}
+	for n := range 201 {
+		sizes = append(sizes, n)
+	}
+	for _, n := range sizes {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*7 + n)
+		}
+		data := base64.StdEncoding.EncodeToString(b)
+		checkDecode(t, new(wire.ChunkDecoder), []byte(chunkEnv+`"requestId":"r1","sequence":1,"data":"`+data+`"}`))
+		checkDecode(t, new(wire.ChunkDecoder), []byte(chunkEnv+`"data":"`+data+`","requestId":"r1","sequence":1}`))
+	}
+}
+
+// TestChunkDecoder_LendHead checks what Lend is told when data ends the
+// message: the fields before it, and the decoded size.
+func TestChunkDecoder_LendHead(t *testing.T) {
+	t.Parallel()
+	if !wire.DecodesData() {
+		t.Skip("the data is decoded in the scan only with AVX2")
+	}
+	var got wire.ChunkHead
+	var size int
+	buf := make([]byte, 64)
+	d := &wire.ChunkDecoder{Lend: func(h *wire.ChunkHead, n int) []byte {
+		got, size = *h, n
+		got.RequestID = bytes.Clone(h.RequestID)
+		return buf
+	}}
+	var c wire.AudioChunk
+	_, err := d.Decode(&c, chunkMsg(7, 2, 1, 3, pcm(1, 2, 3)))
+	testutil.Success(t, err)
+	testutil.Equal(t, "head", got, wire.ChunkHead{RequestID: []byte(rid), Sequence: 7, SegmentSequence: 2, SegmentChunkSequence: 1, SegmentChunkCount: 3})
+	testutil.Equal(t, "size", size, 6)
+	testutil.Equal(t, "PCM in the lent buffer", &d.PCM()[0] == &buf[0] && len(d.PCM()) == 6, true)
+	testutil.Equal(t, "PCM", d.PCM(), []byte{1, 0, 2, 0, 3, 0})
 }
