@@ -1,6 +1,7 @@
 package rpengine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -784,7 +785,7 @@ func (m *mailbox) write(msg []byte) error {
 		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries {
 			// The engine deletes its file only once acked: try again
 			// on the next polls rather than leave it forever.
-			m.retry = append(m.retry, msg)
+			m.retry = append(m.retry, bytes.Clone(msg)) // the writer reuses msg
 		}
 		m.outbox.fail(m.log, err.Error(), "dir", m.abs(mbx.ToEngine), "acksToRetry", len(m.retry))
 		return err

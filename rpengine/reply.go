@@ -550,11 +550,23 @@ func (r *Reply) unexpected(detail string) {
 }
 
 // handleChunk processes a reply.audio.chunk the session decoded already
-// (session.decodeHeader); reader goroutine. The assembler keeps no
-// reference to c, which the session reuses for the next chunk.
-func (r *Reply) handleChunk(c *wire.AudioChunk) {
+// (session.decodeHeader), with its data pcm when that was decoded too;
+// reader goroutine. The assembler keeps no reference to c, which the
+// session reuses for the next chunk.
+func (r *Reply) handleChunk(c *wire.AudioChunk, pcm []byte) {
 	r.got.Store(true)
-	r.push(c)
+	r.pushPCM(c, pcm)
+}
+
+// lend gives the chunk decoder the place of chunk h's samples in the
+// reply's assembler (see session.lendChunk); reader goroutine.
+func (r *Reply) lend(h *wire.ChunkHead, n int) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return nil
+	}
+	return wire.Lend(r.asm, h, n)
 }
 
 // handleError processes a request.error for this reply; reader goroutine.
@@ -602,7 +614,11 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 }
 
 // push feeds one event through the assembler and queues its outputs.
-func (r *Reply) push(ev wire.Event) {
+func (r *Reply) push(ev wire.Event) { r.pushPCM(ev, nil) }
+
+// pushPCM is push of a chunk whose data pcm was decoded already (nil:
+// the assembler decodes it).
+func (r *Reply) pushPCM(ev wire.Event, pcm []byte) {
 	r.mu.Lock()
 	if r.ended {
 		r.mu.Unlock()
@@ -631,7 +647,7 @@ func (r *Reply) push(ev wire.Event) {
 		if tc, ok := ev.(*wire.TextCompleted); ok {
 			r.final = tc
 		}
-		wire.Assemble(r.asm, ev, nil) // decoded once, by the reader
+		wire.Assemble(r.asm, ev, pcm) // decoded once, by the reader
 		r.drainLocked()
 	}
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)

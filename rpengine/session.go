@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/peertext"
@@ -82,7 +84,7 @@ type acceptance struct {
 }
 
 func newSession(srv *Server, t transport, info SessionInfo) *session {
-	return &session{
+	s := &session{
 		srv:      srv,
 		t:        t,
 		w:        newWriter(t, srv.opts.WriteTimeout),
@@ -97,6 +99,8 @@ func newSession(srv *Server, t transport, info SessionInfo) *session {
 		accepted: make(map[card.Key]acceptance),
 		planner:  card.NewPlanner(srv.opts.Planner),
 	}
+	s.chunks.Lend = s.lendChunk
+	return s
 }
 
 type welcomePayload struct {
@@ -109,7 +113,7 @@ func (s *session) welcome(helloID string) error {
 	if s.acks {
 		// The ack of hello goes before welcome and without a sessionId:
 		// the engine does not know the session yet.
-		s.sendAck(helloID, false, "")
+		s.sendAck(wire.AppendAck(s.w.buffer(), helloID, false, "", time.Now()))
 	}
 	var payload any = welcomePayload{SessionID: s.info.ID, ServerVersion: s.srv.opts.ServerVersion}
 	if extra := s.t.welcomeExtra(); extra != nil {
@@ -232,14 +236,11 @@ func (s *session) settleLocked(m *outMsg, st messageState) {
 	}
 }
 
-// sendAck posts the ack of the engine's message id (see writer).
-func (s *session) sendAck(id string, dup bool, sessionID string) {
-	b, err := wire.Encode(wire.TypeAck, wire.NewID(), sessionID, time.Now(), wire.Ack{AcknowledgedMessageID: id, Duplicate: dup})
-	if err != nil {
-		return // cannot happen: an Ack always encodes
-	}
-	s.srv.rec.Record(jsonl.Out, b)
-	if !s.w.post(b) {
+// sendAck posts ack, an encoded ack in a buffer from s.w.buffer, which
+// the writer reuses once it is written (see writer).
+func (s *session) sendAck(ack []byte) {
+	s.srv.rec.Record(jsonl.Out, ack)
+	if !s.w.postReusable(ack) {
 		s.overflow()
 	}
 }
@@ -278,63 +279,135 @@ func (s *session) snapshot() SessionInfo {
 // receive handles one inbound message after the handshake. It is called
 // by the transport's reader goroutine only.
 func (s *session) receive(data []byte) {
+	s.handle(data, s.decodeHeader(data))
+}
+
+// receiveText is receive for a transport whose messages must be valid
+// UTF-8 (WebSocket text frames): it reports false, and handles nothing,
+// when data is not. A reply.audio.chunk that the chunk decoder took was
+// checked byte by byte already, so its 44 KB are not read again.
+func (s *session) receiveText(data []byte) bool {
+	in := s.decodeHeader(data)
+	if !in.checked && !utf8.Valid(data) {
+		return false
+	}
+	s.handle(data, in)
+	return true
+}
+
+// inbound is an engine message as decodeHeader decoded it.
+type inbound struct {
+	h   wire.Header // the envelope (a chunk's MessageID and SessionID are in id and sid)
+	err error       // why the envelope was refused
+	// A reply.audio.chunk that the chunk decoder took: the chunk, its
+	// data when it was decoded too (wire.ChunkDecoder.PCM), its
+	// messageId and sessionId (nil when absent or null), aliasing the
+	// message, and that every byte of the message was checked.
+	chunk   *wire.AudioChunk
+	pcm     []byte
+	id, sid []byte
+	checked bool
+}
+
+// messageID returns the message's messageId.
+func (in *inbound) messageID() string {
+	if in.chunk != nil {
+		return string(in.id)
+	}
+	return in.h.MessageID
+}
+
+// handle processes a decoded inbound message.
+func (s *session) handle(data []byte, in inbound) {
 	s.srv.rec.Record(jsonl.In, data)
-	h, chunk, err := s.decodeHeader(data)
-	if err != nil {
-		s.log.Warn("rpengine: dropped engine message", "reason", peertext.Clip(err.Error(), peertext.LineBytes))
+	h := in.h
+	if in.err != nil {
+		s.log.Warn("rpengine: dropped engine message", "reason", peertext.Clip(in.err.Error(), peertext.LineBytes))
 		return
 	}
-	if h.SessionID != nil && *h.SessionID != s.info.ID {
+	if sid, ok := in.sessionID(); ok && sid != s.info.ID {
 		s.log.Warn("rpengine: dropped engine message for another session", "type", peertext.Clip(h.Type, peertext.LogBytes),
-			"messageId", peertext.Clip(h.MessageID, peertext.LogBytes), "sessionId", peertext.Clip(*h.SessionID, peertext.LogBytes))
+			"messageId", peertext.Clip(in.messageID(), peertext.LogBytes), "sessionId", peertext.Clip(sid, peertext.LogBytes))
 		return
 	}
-	if len(h.MessageID) > maxMessageIDBytes && !s.longID {
+	if len(h.MessageID)+len(in.id) > maxMessageIDBytes && !s.longID {
 		// Accepted (the engine decides what an id is) and remembered by
 		// digest like any other; said once, as an engine sending such ids
 		// is broken or hostile (issue #16).
 		s.longID = true
 		s.log.Warn("rpengine: engine sent a messageId over 256 bytes; said once per session", "type", peertext.Clip(h.Type, peertext.LogBytes),
-			"bytes", len(h.MessageID), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
+			"bytes", len(h.MessageID)+len(in.id), "messageId", peertext.Clip(in.messageID(), peertext.LogBytes))
 	}
 	s.mu.Lock()
 	if s.ended != nil {
 		s.mu.Unlock()
 		return
 	}
-	dup := s.window.Seen(h.MessageID)
+	var dup bool
+	if in.chunk != nil {
+		dup = s.window.SeenBytes(in.id)
+	} else {
+		dup = s.window.Seen(h.MessageID)
+	}
 	s.mu.Unlock()
 	if h.Type != wire.TypeAck && s.acks {
-		s.sendAck(h.MessageID, dup, s.info.ID)
+		if in.chunk != nil {
+			s.sendAck(wire.AppendAck(s.w.buffer(), in.id, dup, s.info.ID, time.Now()))
+		} else {
+			s.sendAck(wire.AppendAck(s.w.buffer(), h.MessageID, dup, s.info.ID, time.Now()))
+		}
 	}
 	if dup {
-		s.log.Debug("rpengine: duplicate engine message dropped", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
+		s.log.Debug("rpengine: duplicate engine message dropped", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(in.messageID(), peertext.LogBytes))
 		return
 	}
 	s.touchWaiting()
-	s.dispatch(h, chunk, data)
+	s.dispatch(h, in.chunk, in.pcm, data)
+}
+
+// sessionID returns the message's sessionId, if it has one. Comparing it
+// (sid != s.info.ID) does not allocate.
+func (in *inbound) sessionID() (string, bool) {
+	if in.chunk != nil {
+		return unsafe.String(unsafe.SliceData(in.sid), len(in.sid)), in.sid != nil
+	}
+	if in.h.SessionID == nil {
+		return "", false
+	}
+	return *in.h.SessionID, true
 }
 
 // decodeHeader decodes an engine message's envelope. reply.audio.chunk,
 // nearly all the bytes of a spoken reply, goes through wire.ChunkDecoder,
 // which checks the same envelope and decodes the chunk whole without
 // encoding/json (bench/: encoding/json was about half the CPU of a reply
-// over loopback); chunk is then that decoded chunk, valid until the next
-// message. Anything else, or anything that decoder refuses, goes through
-// wire.DecodeHeader, whose errors are the ones logged.
-func (s *session) decodeHeader(data []byte) (h wire.Header, chunk *wire.AudioChunk, err error) {
+// over loopback), and with AVX2 its data too, straight into the samples
+// of the reply's assembler (lendChunk); in.chunk is then that chunk,
+// valid until the next message. Anything else, or anything that decoder
+// refuses, goes through wire.DecodeHeader, whose errors are the ones
+// logged.
+func (s *session) decodeHeader(data []byte) inbound {
 	if len(data) <= wire.MaxMessageBytes {
 		if env, err := s.chunks.Decode(&s.chunk, data); err == nil {
-			h = wire.Header{Type: wire.TypeAudioChunk, MessageID: string(env.MessageID), RequestID: &s.chunk.RequestID}
-			if env.SessionID != nil {
-				id := string(env.SessionID)
-				h.SessionID = &id
-			}
-			return h, &s.chunk, nil
+			return inbound{h: wire.Header{Type: wire.TypeAudioChunk, RequestID: &s.chunk.RequestID},
+				chunk: &s.chunk, pcm: s.chunks.PCM(), id: env.MessageID, sid: env.SessionID, checked: env.Checked}
 		}
 	}
-	h, err = wire.DecodeHeader(data)
-	return h, nil, err
+	h, err := wire.DecodeHeader(data)
+	return inbound{h: h, err: err}
+}
+
+// lendChunk is the chunk decoder's Lend: the place in the samples of the
+// reply the chunk belongs to where its data goes (see stream's lend).
+// Reader goroutine.
+func (s *session) lendChunk(h *wire.ChunkHead, n int) []byte {
+	s.mu.Lock()
+	r := s.replies[string(h.RequestID)]
+	s.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.lend(h, n)
 }
 
 // touchWaiting tells every reply the engine has not started yet that the
@@ -353,8 +426,9 @@ func (s *session) touchWaiting() {
 }
 
 // dispatch routes one new engine message. chunk is the decoded message
-// when it is a reply.audio.chunk that decodeHeader decoded already.
-func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, data []byte) {
+// when it is a reply.audio.chunk that decodeHeader decoded already, and
+// pcm its data when that was decoded too.
+func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, pcm []byte, data []byte) {
 	switch h.Type {
 	case wire.TypeAck:
 		var a wire.Ack
@@ -391,7 +465,7 @@ func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, data []byte) {
 		}
 		if r := s.reply(*h.RequestID); r != nil {
 			if chunk != nil {
-				r.handleChunk(chunk)
+				r.handleChunk(chunk, pcm)
 			} else {
 				r.handle(h.Type, data)
 			}

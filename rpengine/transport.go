@@ -10,9 +10,11 @@ package rpengine
 // session.end when the connection is gone. Its first inbound message goes
 // to Server.handshake, which validates the hello and attaches a session.
 type transport interface {
-	// send writes one encoded message. It may be called from several
-	// goroutines at once, bounds its own duration, and on failure ends
-	// the connection (the reader then ends the session).
+	// send writes one encoded message. The session's writer goroutine
+	// calls it, one message at a time; it bounds its own duration, and
+	// on failure ends the connection (the reader then ends the session).
+	// It keeps no reference to msg once it returns: the writer reuses
+	// the buffers of acks.
 	send(msg []byte) error
 	// close ends the connection with a WebSocket close code and reason
 	// (another transport maps them as it can). It is idempotent and does

@@ -33,14 +33,24 @@ type writer struct {
 	ended  error         // set by stop: no more writes
 	idle   chan struct{} // closed when the queue is written (drained)
 	room   chan struct{} // closed when the goroutine takes the queue
+	spare  [][]byte      // written buffers of reusable messages (see buffer)
 }
 
 // outbound is one queued message; done, when not nil, receives the
-// write's result.
+// write's result. reuse says msg came from buffer and goes back once
+// written.
 type outbound struct {
-	msg  []byte
-	done chan error
+	msg   []byte
+	done  chan error
+	reuse bool
 }
+
+// maxSpare bounds the buffers a writer keeps for reuse, and
+// maxSpareBytes their size (an ack is about 300 bytes).
+const (
+	maxSpare      = 64
+	maxSpareBytes = 1 << 10
+)
 
 // maxPosted bounds the messages posted and not yet written.
 const maxPosted = 1024
@@ -78,16 +88,21 @@ func (w *writer) run() {
 			w.room = nil
 		}
 		w.mu.Unlock()
-		for i, o := range batch {
+		for _, o := range batch {
 			if err := w.t.send(o.msg); o.done != nil {
 				if err != nil {
 					err = &writeError{err}
 				}
 				o.done <- err
 			}
-			batch[i] = outbound{}
 		}
 		w.mu.Lock()
+		for i, o := range batch {
+			if o.reuse && len(w.spare) < maxSpare && cap(o.msg) <= maxSpareBytes {
+				w.spare = append(w.spare, o.msg[:0])
+			}
+			batch[i] = outbound{}
+		}
 		w.busy = false
 		if len(w.queue) > 0 {
 			w.signal()
@@ -124,12 +139,32 @@ func (w *writer) signal() {
 	}
 }
 
+// buffer returns an empty buffer for a message to postReusable: one the
+// writer wrote already, or a new one.
+func (w *writer) buffer() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if k := len(w.spare); k > 0 {
+		b := w.spare[k-1]
+		w.spare = w.spare[:k-1]
+		return b
+	}
+	return make([]byte, 0, 512) // an ack is about 300 bytes
+}
+
+// postReusable is post of a message in a buffer from buffer, which the
+// writer takes back once it is written: the reader acks every engine
+// message without allocating (issue #24).
+func (w *writer) postReusable(msg []byte) bool { return w.queueMessage(msg, true) }
+
 // post queues msg without waiting for it to be written; the reader's way
 // to write. Only when maxPosted messages wait does it wait for the writer
 // to take them (see the overflow policy), and it reports false when that
 // took longer than the write timeout: the caller then closes the
 // connection.
-func (w *writer) post(msg []byte) bool {
+func (w *writer) post(msg []byte) bool { return w.queueMessage(msg, false) }
+
+func (w *writer) queueMessage(msg []byte, reuse bool) bool {
 	w.mu.Lock()
 	for w.ended == nil && w.posted >= maxPosted {
 		if w.room == nil {
@@ -147,7 +182,7 @@ func (w *writer) post(msg []byte) bool {
 		return true // dropped with the connection; nothing to close
 	}
 	w.posted++
-	w.queue = append(w.queue, outbound{msg: msg})
+	w.queue = append(w.queue, outbound{msg: msg, reuse: reuse})
 	w.signal()
 	return true
 }

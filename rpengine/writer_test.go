@@ -87,15 +87,16 @@ func TestSession_writerOverflow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		sess, st := stuckSession(t, &ServerOptions{WriteTimeout: 10 * time.Second})
+		ack := func(id string) { sess.sendAck(wire.AppendAck(sess.w.buffer(), id, false, sess.info.ID, time.Now())) }
 		// The writer goroutine took the first ack and is stuck writing it.
-		sess.sendAck("first", false, sess.info.ID)
+		ack("first")
 		synctest.Wait()
 		for i := range maxPosted {
-			sess.sendAck("a"+strconv.Itoa(i), false, sess.info.ID)
+			ack("a" + strconv.Itoa(i))
 		}
 		testutil.Equal(t, "queue full, nothing closed", st.closedCode(), 0)
 		start := time.Now()
-		sess.sendAck("one too many", false, sess.info.ID) // waits for room
+		ack("one too many") // waits for room
 		testutil.Equal(t, "waited the write timeout", time.Since(start), 10*time.Second)
 		testutil.Equal(t, "closed", st.closedCode(), closePolicy)
 	})

@@ -3,9 +3,12 @@ package rpengine
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -24,6 +27,11 @@ type wsConn struct {
 	log          *slog.Logger
 	timedOut     sync.Once // logs the first write timeout
 
+	// The writer goroutine's (send's) write deadline: one timer, reset
+	// for every write, that closes the connection when it fires.
+	deadline *time.Timer
+	expired  atomic.Bool // the deadline fired
+
 	mu      sync.Mutex // guards following
 	closing bool
 }
@@ -41,23 +49,39 @@ func (w *wsConn) setConn(c *websocket.Conn) bool {
 	return !closing
 }
 
+// send writes msg, bounded by WriteTimeout, not by a caller's context: a
+// context cancelled mid-write would tear the connection down. The bound
+// is a timer of the connection's own, reset for each write, that closes
+// the connection as coder/websocket does when a write's context expires:
+// a context per write cost five allocations a message (issue #24). Only
+// the session's writer goroutine calls send.
 func (w *wsConn) send(msg []byte) error {
-	// The write is bounded by WriteTimeout, not by a caller's context: a
-	// context cancelled mid-write would tear the connection down.
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if w.writeTimeout > 0 { // negative: no bound (issue #17: -1ns closed every connection)
-		ctx, cancel = context.WithTimeout(ctx, w.writeTimeout)
+		if w.deadline == nil {
+			w.deadline = time.AfterFunc(w.writeTimeout, w.writeExpired)
+		} else {
+			w.deadline.Reset(w.writeTimeout)
+		}
 	}
-	defer cancel()
-	err := w.c.Write(ctx, websocket.MessageText, msg)
-	if err != nil && ctx.Err() != nil {
-		// coder closes the connection; say why once (issue #9: an engine
-		// that stopped reading was dropped without a word).
+	err := w.c.Write(context.Background(), websocket.MessageText, msg)
+	if w.deadline != nil {
+		w.deadline.Stop()
+	}
+	if err != nil && w.expired.Load() {
+		// Say why once (issue #9: an engine that stopped reading was
+		// dropped without a word).
 		w.timedOut.Do(func() {
 			w.log.Warn("rpengine: closed connection", "reason", "write timed out after "+w.writeTimeout.String()+": the engine is not reading")
 		})
 	}
 	return err
+}
+
+// writeExpired closes the connection whose write outlived WriteTimeout;
+// the write then fails. It runs on the timer's goroutine.
+func (w *wsConn) writeExpired() {
+	w.expired.Store(true)
+	_ = w.c.CloseNow()
 }
 
 func (w *wsConn) close(code int, reason string) {
@@ -166,8 +190,10 @@ func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
 		hc.release()
 	}
 	defer s.unregister(w, false)
+	var buf []byte
 	for {
-		typ, data, err := w.c.Read(context.Background())
+		typ, data, err := readMessage(w.c, buf)
+		buf = reuse(data)
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
 				s.opts.Logger.Warn("rpengine: closed connection", "reason", "message over 8 MiB", "session", sess.info.ID)
@@ -187,13 +213,55 @@ func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
 			w.close(closeUnsupported, "binary frames are not accepted")
 			continue
 		}
-		if !utf8.Valid(data) {
+		if !sess.receiveText(data) {
 			s.opts.Logger.Warn("rpengine: closed connection", "reason", "invalid UTF-8 in a text frame", "session", sess.info.ID)
 			w.close(closeInvalidData, "text frames must be valid UTF-8")
-			continue
 		}
-		sess.receive(data)
 	}
+}
+
+// readMessage reads the next message into buf, which it grows as needed:
+// the reader's one buffer, instead of coder/websocket's Read, which reads
+// each message into a new buffer that it grows from 512 bytes (issue #24:
+// 15 allocations and as many copies a 44 KB chunk). The read limit of
+// the connection (8 MiB) bounds it.
+func readMessage(c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.Reader(context.Background())
+	if err != nil {
+		return 0, buf[:0], err
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(minReadBuffer, cap(buf)))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return typ, buf, nil
+		}
+		if err != nil {
+			return typ, buf, err
+		}
+	}
+}
+
+// Bounds of the reader's buffer: it starts at minReadBuffer (a 32 KiB
+// chunk is 44 KB of text) and is kept between messages up to
+// maxKeptReadBuffer, so that one rare large message does not hold
+// megabytes for the life of the connection.
+const (
+	minReadBuffer     = 64 << 10
+	maxKeptReadBuffer = 1 << 20
+)
+
+// reuse returns the buffer of a message read, to read the next one into,
+// or nil when it is over maxKeptReadBuffer.
+func reuse(b []byte) []byte {
+	if cap(b) > maxKeptReadBuffer {
+		return nil
+	}
+	return b[:0]
 }
 
 // handshakeWS reads and checks the hello and attaches a session, by the

@@ -119,26 +119,33 @@ var protocolVersionText = strconv.Itoa(ProtocolVersion)
 
 // NewID returns a random UUIDv4 string.
 func NewID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
 	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
+	return string(AppendID(s[:0]))
 }
+
+// AppendID appends a random UUIDv4 (36 bytes) to b.
+func AppendID(b []byte) []byte {
+	var r [16]byte
+	_, _ = rand.Read(r[:])
+	r[6] = r[6]&0x0f | 0x40
+	r[8] = r[8]&0x3f | 0x80
+	b = hex.AppendEncode(b, r[0:4])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, r[4:6])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, r[6:8])
+	b = append(b, '-')
+	b = hex.AppendEncode(b, r[8:10])
+	b = append(b, '-')
+	return hex.AppendEncode(b, r[10:])
+}
+
+// timestampLayout is ISO 8601 UTC with milliseconds.
+const timestampLayout = "2006-01-02T15:04:05.000Z"
 
 // Timestamp formats t as ISO 8601 UTC with milliseconds.
 func Timestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+	return t.UTC().Format(timestampLayout)
 }
 
 // Encode returns the message: envelope fields followed by the fields of
@@ -181,10 +188,16 @@ func Encode(typ, messageID, sessionID string, now time.Time, payload any) ([]byt
 // appendString appends s as a JSON string: printable ASCII without quote
 // or backslash as it is (ids and types, without allocating), anything
 // else through encoding/json.
-func appendString(b []byte, s string) []byte {
+func appendString[S string | []byte](b []byte, s S) []byte {
+	return appendQuoted(b, s, false)
+}
+
+// appendQuoted is appendString; with html, '<', '>' and '&' also go
+// through encoding/json, which escapes them in a payload it marshals.
+func appendQuoted[S string | []byte](b []byte, s S, html bool) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || html && (c == '<' || c == '>' || c == '&') {
+			q, _ := json.Marshal(string(s))
 			return append(b, q...)
 		}
 	}
@@ -197,6 +210,29 @@ func appendString(b []byte, s string) []byte {
 type Ack struct {
 	AcknowledgedMessageID string `json:"acknowledgedMessageId"`
 	Duplicate             bool   `json:"duplicate,omitempty"`
+}
+
+// AppendAck appends the ack of the message id to b: byte for byte what
+// Encode(TypeAck, <new id>, sessionID, now, Ack{id, dup}) returns, without
+// encoding/json and, for ids that need no escaping, without allocating.
+// The reader acks every engine message (issue #24: the ack cost 17
+// allocations a chunk).
+func AppendAck[S string | []byte](b []byte, id S, dup bool, sessionID string, now time.Time) []byte {
+	b = append(b, `{"protocol":"`+Protocol+`","protocolVersion":3,"type":"`+TypeAck+`","messageId":"`...)
+	b = AppendID(b)
+	b = append(b, '"')
+	if sessionID != "" {
+		b = append(b, `,"sessionId":`...)
+		b = appendString(b, sessionID)
+	}
+	b = append(b, `,"timestamp":"`...)
+	b = now.UTC().AppendFormat(b, timestampLayout)
+	b = append(b, `","acknowledgedMessageId":`...)
+	b = appendQuoted(b, id, true) // as json.Marshal of the payload does
+	if dup {
+		b = append(b, `,"duplicate":true`...)
+	}
+	return append(b, '}')
 }
 
 // Window remembers the last N message ids to detect duplicates. It keeps
@@ -232,7 +268,15 @@ func NewWindow(n int) *Window {
 // oldest id is forgotten when the window is full. Seen keeps no reference
 // to id.
 func (w *Window) Seen(id string) bool {
-	d := digest{maphash.String(w.seeds[0], id), maphash.String(w.seeds[1], id)}
+	return w.seen1(digest{maphash.String(w.seeds[0], id), maphash.String(w.seeds[1], id)})
+}
+
+// SeenBytes is Seen of string(id), without the string.
+func (w *Window) SeenBytes(id []byte) bool {
+	return w.seen1(digest{maphash.Bytes(w.seeds[0], id), maphash.Bytes(w.seeds[1], id)})
+}
+
+func (w *Window) seen1(d digest) bool {
 	if _, ok := w.seen[d]; ok {
 		return true
 	}
