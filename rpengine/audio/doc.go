@@ -69,10 +69,14 @@
 // A [Mixer] mixes any number of speakers. [Mixer.Read] produces PCM at a
 // chosen rate, channel count and encoding; a [Device] is a Mixer played
 // by the sound card's callback, so both take the same mixing path. A
-// Speaker converts each segment to the mixer's rate on the caller's
-// goroutine, and publishes it into a pre-allocated ring of slots; the
-// mixer consumes the ring with atomics only, so it never allocates, locks
-// a producer's lock, logs or blocks. Segments play back to back without
+// Speaker copies each segment as float32 on the caller's goroutine and
+// publishes it into a pre-allocated ring of slots; the mixer consumes the
+// ring with atomics only, so it never allocates, locks a producer's lock,
+// logs or blocks. A segment at another rate than the mixer's is converted
+// as it plays, a few hundred frames a step, with one resampler across the
+// reply (the frames are those of converting the reply whole): Enqueue
+// costs a copy, and a segment's first frame can play before its last is
+// converted. Segments play back to back without
 // a gap; a reply whose next segment is late plays silence, counts an
 // underrun when the segment comes, and fades it in. [Speaker.Interrupt]
 // and [Speaker.Pause] fade out over 5 ms so the cut does not click.

@@ -7,24 +7,29 @@ import (
 )
 
 // BenchmarkDevice_render measures the playback callback: three speakers
-// mixed into a 48 kHz stereo device in 10 ms periods; x realtime is
-// seconds of output per second of CPU. It is the reference for
-// BenchmarkMixer_Read, which adds the encoding of the same mix.
+// mixed into a 48 kHz stereo device in 10 ms periods, their speech at the
+// device's rate, and at the engine's 44.1 kHz (converted as it plays);
+// x realtime is seconds of output per second of CPU. It is the reference
+// for BenchmarkMixer_Read, which adds the encoding of the same mix.
 func BenchmarkDevice_render(b *testing.B) {
-	var f *fakeDevice
-	d, err := openDevice(&DeviceOptions{SampleRate: 48000, Channels: 2}, fakeOpener(48000, 2, &f))
-	if err != nil {
-		b.Fatal(err)
+	for _, rate := range []int{48000, 44100} {
+		b.Run(fmt.Sprintf("speech=%dHz", rate), func(b *testing.B) {
+			var f *fakeDevice
+			d, err := openDevice(&DeviceOptions{SampleRate: 48000, Channels: 2}, fakeOpener(48000, 2, &f))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			refill := speakersPlaying(b, d.mix, 3, rate)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				refill(i)
+				f.pull(480)
+			}
+			b.ReportMetric(float64(b.N)/100/b.Elapsed().Seconds(), "x_realtime")
+		})
 	}
-	defer d.Close()
-	refill := speakersPlaying(b, d.mix, 3)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		refill(i)
-		f.pull(480)
-	}
-	b.ReportMetric(float64(b.N)/100/b.Elapsed().Seconds(), "x_realtime")
 }
 
 // BenchmarkMixer_Read measures one 10 ms Read at 48 kHz stereo (1920
@@ -42,7 +47,7 @@ func BenchmarkMixer_Read(b *testing.B) {
 						b.Fatal(err)
 					}
 					defer m.Close()
-					refill := speakersPlaying(b, m, speakers)
+					refill := speakersPlaying(b, m, speakers, m.rate)
 					p := make([]byte, 480*2*enc.BytesPerSample())
 					b.SetBytes(int64(len(p)))
 					b.ReportAllocs()
@@ -60,11 +65,12 @@ func BenchmarkMixer_Read(b *testing.B) {
 	}
 }
 
-// speakersPlaying adds n speakers to m with 20 s of audio each, and
-// returns a function to call before each 10 ms period i that tops them up
-// every 20 s of output, with the timer stopped, so they never run dry.
-func speakersPlaying(b *testing.B, m *Mixer, n int) func(i int) {
-	audio := seg(0, m.rate, dcSamples(1000, 20*m.rate))
+// speakersPlaying adds n speakers to m with 20 s of audio each at rate
+// Hz, and returns a function to call before each 10 ms period i that tops
+// them up every 20 s of output, with the timer stopped, so they never run
+// dry.
+func speakersPlaying(b *testing.B, m *Mixer, n, rate int) func(i int) {
+	audio := seg(0, rate, dcSamples(1000, 20*rate))
 	var speakers []*Speaker
 	for i := range n {
 		s, err := m.NewSpeaker(&SpeakerOptions{Pan: float32(i) - 1, Volume: 0.7})
@@ -87,8 +93,9 @@ func speakersPlaying(b *testing.B, m *Mixer, n int) func(i int) {
 	}
 }
 
-// BenchmarkSpeaker_enqueue measures the producer side: converting and
-// resampling a 3 s 44.1 kHz sentence to a 48 kHz device.
+// BenchmarkSpeaker_enqueue measures the producer side of a 3 s 44.1 kHz
+// sentence for a 48 kHz device: a copy as float32 (the device's callback
+// converts it to 48 kHz as it plays it, see BenchmarkDevice_render).
 func BenchmarkSpeaker_enqueue(b *testing.B) {
 	var f *fakeDevice
 	d, err := openDevice(&DeviceOptions{SampleRate: 48000, Channels: 2}, fakeOpener(48000, 2, &f))

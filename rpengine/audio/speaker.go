@@ -3,7 +3,6 @@ package audio
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,13 +45,30 @@ type SpeakerStats struct {
 }
 
 // slot is one entry of a speaker's ring: a segment, or a reply's end.
+//
+// A slot holds its samples at the segment's rate; the mixing thread
+// resamples them to the mixer's rate as it plays them (see ready), so
+// that Enqueue does no filtering and a segment's first frames can play
+// before its last are converted. The frames a slot plays are those its
+// resampler emits while it takes the slot's samples: the same frames,
+// bit for bit, as resampling the whole segment at once.
 type slot struct {
 	reply   string
 	index   int
-	final   bool         // the reply's end; samples is the resampler's tail
-	start   int64        // frames of the segment before samples (a tail's offset)
-	samples []float32    // mono at the mixer rate
-	played  atomic.Int64 // frames consumed; written by the mixing thread only
+	final   bool       // the reply's end: the tail of rs, if any, and no samples
+	samples []float32  // mono, at the segment's rate
+	rs      *Resampler // converts samples to the mixer's rate (nil: same rate); on a final slot, the one whose tail plays
+	flush   *Resampler // a resampler whose tail plays first (the reply's rate changed), or nil
+	frames  int64      // frames at the mixer's rate it is expected to play (exact without resampling)
+
+	start  atomic.Int64 // frames of the segment before this slot's (a tail's offset); exact once it plays
+	played atomic.Int64 // frames played; written by the mixing thread only
+	done   atomic.Bool  // every frame played (not cut by Interrupt); mixing thread
+}
+
+// empty reports whether the slot plays no frame at all.
+func (sl *slot) empty() bool {
+	return len(sl.samples) == 0 && sl.flush == nil && !(sl.final && sl.rs != nil)
 }
 
 // cursor is a point in a speaker's ring: slot, frames played of it, and
@@ -105,12 +121,12 @@ type Speaker struct {
 	mu        sync.Mutex // guards following (producer side; never the mixer)
 	closed    bool
 	released  uint64                  // slots below this are reclaimed
-	rs        *Resampler              // converts segments whose rate differs from the mixer's
-	rsLive    bool                    // rs holds input of the open reply: End flushes it
+	rs        *Resampler              // the resampler handed to the slots of segments whose rate differs from the mixer's
+	rsLive    bool                    // slots of the open reply feed rs: its End flushes it
 	open      bool                    // reply has segments queued and no end yet
 	reply     string                  // the reply being queued
 	lastIndex int                     // its last segment's index
-	lastLen   int64                   // and that segment's frames
+	lastLen   int64                   // and that segment's frames (expected)
 	history   map[string]*replyRecord // bounded by historyLen
 	order     []string
 	last      Position
@@ -127,6 +143,7 @@ type Speaker struct {
 	lip          LipSync
 	delay        []cursor // the last Latency of cursors, one per tick
 	delayAt      int
+	conv         converter // the slot being played, as it is converted
 }
 
 const historyLen = 32
@@ -160,6 +177,7 @@ func (m *Mixer) NewSpeaker(opts *SpeakerOptions) (*Speaker, error) {
 		delay:      make([]cursor, m.delayTicks),
 	}
 	s.fadePos = s.fadeFrames
+	s.conv.pend = make([]float32, 0, convFrames)
 	s.lip.init(m.rate)
 	s.SetVolume(c.Volume)
 	s.SetPan(c.Pan)
@@ -214,12 +232,13 @@ func (s *Speaker) Err() error { return s.mix.err.get() }
 
 // Enqueue queues a segment of the given reply to play after everything
 // queued before it; seg is a [stream.Segment] as the reply's
-// events carry it. It copies the samples, converting them to the mixer's
-// rate (one resampler runs across a reply's segments, so joins are
-// gapless), and does not block. A segment of another reply first ends the
-// reply being queued, as [Speaker.End] would. It fails with
-// [ErrQueueFull] when MaxSegments or MaxQueued would be exceeded,
-// [ErrClosed] after Close, or the device's sticky error.
+// events carry it. It copies the samples (as float32) and does not block;
+// a segment at another rate than the mixer's is converted to it as it
+// plays (one resampler runs across a reply's segments, so joins are
+// gapless), so Enqueue costs a copy whatever the rates. A segment of
+// another reply first ends the reply being queued, as [Speaker.End]
+// would. It fails with [ErrQueueFull] when MaxSegments or MaxQueued would
+// be exceeded, [ErrClosed] after Close, or the device's sticky error.
 func (s *Speaker) Enqueue(reply string, seg stream.Segment) error {
 	if !validRate(seg.SampleRate) {
 		return fmt.Errorf("audio: enqueue %s/%d: sample rate %d Hz outside %d..%d", reply, seg.Index, seg.SampleRate, minResampleRate, maxResampleRate)
@@ -247,9 +266,9 @@ func (s *Speaker) Enqueue(reply string, seg stream.Segment) error {
 	if ends {
 		s.endLocked()
 	}
-	samples := s.convertLocked(seg)
-	s.publishLocked(reply, seg.Index, false, 0, samples)
-	s.open, s.reply, s.lastIndex, s.lastLen = true, reply, seg.Index, int64(len(samples))
+	sl := s.segmentLocked(seg)
+	s.publishLocked(reply, seg.Index, sl)
+	s.open, s.reply, s.lastIndex, s.lastLen = true, reply, seg.Index, sl.frames
 	return nil
 }
 
@@ -284,58 +303,75 @@ func (s *Speaker) End(reply string) error {
 
 // endLocked queues the end of the open reply: the resampler's tail.
 func (s *Speaker) endLocked() {
-	var tail []float32
+	end := slotSpec{final: true, start: s.lastLen} // the mixing thread makes start exact
 	if s.rsLive {
-		tail = s.rs.Flush(nil)
+		end.rs, end.frames = s.rs, tailFrames(s.rs)
 		s.rsLive = false
 	}
-	s.publishLocked(s.reply, s.lastIndex, true, s.lastLen, tail)
+	s.publishLocked(s.reply, s.lastIndex, end)
 	s.open = false
 }
 
-func (s *Speaker) publishLocked(reply string, index int, final bool, start int64, samples []float32) {
+// slotSpec is what the producer puts in a slot (see slot).
+type slotSpec struct {
+	final     bool
+	samples   []float32
+	rs, flush *Resampler
+	frames    int64
+	start     int64
+}
+
+// publishLocked fills the next slot of the ring with reply's segment
+// index, as sp says, and publishes it.
+func (s *Speaker) publishLocked(reply string, index int, sp slotSpec) {
 	w := s.write.Load()
 	sl := &s.slots[w&s.mask]
-	sl.reply, sl.index, sl.final, sl.start, sl.samples = reply, index, final, start, samples
+	sl.reply, sl.index, sl.final = reply, index, sp.final
+	sl.samples, sl.rs, sl.flush, sl.frames = sp.samples, sp.rs, sp.flush, sp.frames
+	sl.start.Store(sp.start)
 	sl.played.Store(0)
+	sl.done.Store(false)
 	s.write.Store(w + 1) // publish
 }
 
-// convertLocked converts a segment to float32 at the mixer rate. One
-// resampler runs across the segments of a reply so joins stay gapless; a
-// change of rate within a reply flushes the old rate's tail first.
-func (s *Speaker) convertLocked(seg stream.Segment) []float32 {
-	f := AppendFloat32(nil, seg.Samples)
-	var out []float32
+// segmentLocked makes the slot of a segment: its samples as float32 at
+// its rate, and the resamplers that take them to the mixer's rate as
+// they play. One resampler runs across the segments of a reply so joins
+// stay gapless; a change of rate within a reply plays the old rate's tail
+// first.
+func (s *Speaker) segmentLocked(seg stream.Segment) slotSpec {
+	sl := slotSpec{samples: AppendFloat32(nil, seg.Samples), frames: int64(len(seg.Samples))}
 	if s.rsLive && s.rs.inRate != seg.SampleRate {
-		out = s.rs.Flush(nil)
+		sl.flush, sl.frames = s.rs, sl.frames+tailFrames(s.rs)
 		s.rsLive = false
 	}
 	if seg.SampleRate == s.mix.rate {
-		if out == nil {
-			return f
-		}
-		return append(out, f...)
+		return sl
 	}
 	if s.rs == nil || s.rs.inRate != seg.SampleRate {
-		s.rs, _ = NewResampler(seg.SampleRate, s.mix.rate, 1) // rates checked by the caller
+		s.rs = newPlayResampler(seg.SampleRate, s.mix.rate) // rates checked by the caller
 	}
-	out, _ = s.rs.Append(slices.Grow(out, s.rs.MaxOutFrames(len(f))), f)
-	s.rsLive = true
-	return out
+	sl.rs, s.rsLive = s.rs, true
+	sl.frames = int64(len(seg.Samples)) * int64(s.mix.rate) / int64(seg.SampleRate)
+	if sl.flush != nil {
+		sl.frames += tailFrames(sl.flush)
+	}
+	return sl
 }
 
 func (s *Speaker) duration(frames int64) time.Duration {
 	return time.Duration(frames * int64(time.Second) / int64(s.mix.rate))
 }
 
+// queuedFramesLocked returns the frames queued at the mixer's rate: exact
+// without resampling, otherwise within a few frames per segment.
 func (s *Speaker) queuedFramesLocked() int64 {
 	var q int64
 	for i := s.read.Load(); i < s.write.Load(); i++ {
 		sl := &s.slots[i&s.mask]
-		q += int64(len(sl.samples)) - sl.played.Load()
+		q += max(0, sl.frames-sl.played.Load())
 	}
-	return max(0, q)
+	return q
 }
 
 // heard reads the heard cursor.
@@ -358,11 +394,10 @@ func (s *Speaker) reclaimLocked(h cursor) {
 	for ; s.released < h.slot; s.released++ {
 		sl := &s.slots[s.released&s.mask]
 		pos := s.recordLocked(sl)
-		played := sl.played.Load()
-		pos.Interrupted = pos.Interrupted || played < int64(len(sl.samples))
+		pos.Interrupted = pos.Interrupted || !sl.done.Load() && !sl.empty()
 		pos.Done = sl.final && !pos.Interrupted
 		s.last = *pos
-		sl.samples = nil
+		sl.samples, sl.rs, sl.flush = nil, nil, nil
 	}
 }
 
@@ -380,7 +415,7 @@ func (s *Speaker) recordLocked(sl *slot) *Position {
 	}
 	played := sl.played.Load()
 	if played > 0 || h.frames == 0 {
-		h.pos.Segment, h.pos.Offset = sl.index, s.duration(sl.start+played)
+		h.pos.Segment, h.pos.Offset = sl.index, s.duration(sl.start.Load()+played)
 	}
 	h.frames += played
 	h.pos.Heard = s.duration(h.frames)
@@ -406,7 +441,7 @@ func (s *Speaker) currentLocked(h cursor) (Position, bool) {
 		return Position{}, false
 	}
 	sl := &s.slots[h.slot&s.mask]
-	pos := Position{Reply: sl.reply, Segment: sl.index, Offset: s.duration(sl.start + h.played)}
+	pos := Position{Reply: sl.reply, Segment: sl.index, Offset: s.duration(sl.start.Load() + h.played)}
 	total := h.played
 	if rec, ok := s.history[sl.reply]; ok {
 		total += rec.frames
@@ -448,10 +483,7 @@ func (s *Speaker) Interrupt() Position {
 	if !ok {
 		pos = s.last
 	}
-	if s.rs != nil {
-		s.rs.Reset()
-	}
-	s.rsLive, s.open = false, false
+	s.rsLive, s.open = false, false // the mixing thread resets the resampler as it drops
 	s.interruptTo.Store(s.write.Load())
 	s.interruptGen.Add(1)
 	return pos
@@ -579,19 +611,27 @@ func (s *Speaker) renderMono(dst []float32) {
 		if s.gap > 0 {
 			s.endGap(sl)
 		}
-		pos := int(sl.played.Load())
-		n := min(len(dst)-i, len(sl.samples)-pos)
-		src := sl.samples[pos : pos+n]
-		out := dst[i : i+n]
-		if s.fadePos == target {
-			copy(out, src)
-		} else {
-			n = s.ramp(out, src, target)
+		src := s.ready(sl)
+		if len(src) > 0 {
+			n := min(len(dst)-i, len(src))
+			out := dst[i : i+n]
+			if s.fadePos == target {
+				copy(out, src[:n])
+			} else {
+				n = s.ramp(out, src[:n], target)
+			}
+			i += n
+			s.conv.consume(n)
+			sl.played.Add(int64(n))
+			s.inReply, s.playing = !sl.final, sl.reply
+			if n < len(src) {
+				continue
+			}
+			src = s.ready(sl) // whether more of it follows
 		}
-		i += n
-		sl.played.Store(int64(pos + n))
-		s.inReply, s.playing = !sl.final, sl.reply
-		if pos+n == len(sl.samples) {
+		if len(src) == 0 { // every frame of it played
+			sl.done.Store(true)
+			s.conv.next(sl)
 			s.read.Store(r + 1)
 			if sl.final && target != 0 {
 				s.fadePos = s.fadeFrames // the next reply starts clean
@@ -644,7 +684,10 @@ func (s *Speaker) ramp(out, src []float32, target int) int {
 // What follows starts at full level, or silent if the speaker is paused.
 func (s *Speaker) drop(paused bool) {
 	if r := s.read.Load(); r < s.dropTo {
+		s.conv.drop(&s.slots[r&s.mask])
 		s.read.Store(s.dropTo)
+	} else {
+		s.conv.drop(nil)
 	}
 	s.dropping, s.inReply, s.gap, s.fadePos = false, false, 0, s.fadeFrames
 	if paused {

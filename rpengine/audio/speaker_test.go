@@ -654,8 +654,29 @@ func TestDevice_callbackAllocs(t *testing.T) {
 	}
 	players[0].SetVolume(0.3)
 	players[1].Pause()
+	// Speakers converting as they play (issue #24): a long reply at
+	// 44.1 kHz, and short ones at 16 kHz whose rate changes and whose
+	// tails play within the measured callbacks.
+	long := newTestSpeaker(t, d, nil)
+	testutil.Success(t, long.Enqueue("r", seg(0, 44100, speech(44100*3))))
+	short := newTestSpeaker(t, d, nil)
+	testutil.Success(t, short.Enqueue("a", seg(0, 16000, make([]int16, 1600))))
+	testutil.Success(t, short.Enqueue("a", seg(1, 22050, make([]int16, 2205))))
+	testutil.Success(t, short.Enqueue("b", seg(0, 16000, make([]int16, 1600))))
+	testutil.Success(t, short.End("b"))
+	// Counted from the first callback on (AllocsPerRun's warm-up call
+	// would hide the first step of each resampler).
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range 100 {
+		f.pull(480)
+	}
+	runtime.ReadMemStats(&m1)
+	testutil.Equal(t, "callback allocs", m1.Mallocs-m0.Mallocs, uint64(0))
 	allocs := testing.AllocsPerRun(100, func() { f.pull(480) })
 	testutil.Equal(t, "callback allocs", allocs, 0.0)
+	pos, _ := short.Heard("b")
+	testutil.Equal(t, "the short replies played, tails included", pos.Done, true)
 	players[2].Interrupt()
 	allocs = testing.AllocsPerRun(100, func() { f.pull(480) })
 	testutil.Equal(t, "callback allocs after interrupt", allocs, 0.0)
