@@ -3,11 +3,9 @@ package neurotest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -16,8 +14,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gamelink-go/gamelink/internal/fakehost"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
-	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/neuro"
 	"github.com/gamelink-go/gamelink/neuro/internal/wire"
 )
@@ -136,9 +134,8 @@ type Server struct {
 
 	o    Options
 	rec  *jsonl.Recorder
-	wg   sync.WaitGroup
-	pipe *memnet.Listener
-	srv  *http.Server
+	wg   sync.WaitGroup // Serve goroutines, handlers and connections
+	host *fakehost.Host
 
 	mu        sync.Mutex // guards following
 	started   bool
@@ -196,10 +193,8 @@ func NewUnstartedServer(opts *Options) *Server {
 		rec:     jsonl.New(o.Recorder),
 		rng:     newRand(o.Seed),
 		changed: make(chan struct{}),
-		pipe:    memnet.NewListener("127.0.0.1:8000"),
 	}
-	s.pipe.Refuse(true)
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.handleHTTP)}
+	s.host = fakehost.New("neurotest", memoryURL, http.HandlerFunc(s.handleHTTP), &s.wg)
 	return s
 }
 
@@ -213,44 +208,15 @@ func (s *Server) Start() {
 		panic("neurotest: Start of a server already started or closed")
 	}
 	s.started = true
-	if s.o.Addr != "" {
-		l, err := listenLoopback(s.o.Addr)
-		if err != nil {
-			panic("neurotest: " + err.Error())
-		}
-		s.URL = "ws://" + l.Addr().String()
-		s.serveLocked(l)
-	}
-	s.serveLocked(s.pipe)
-	s.pipe.Refuse(s.down)
-}
-
-// listenLoopback listens on addr, which must name a loopback host.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, errors.New("listen address must be loopback")
-	}
-	return net.Listen("tcp", addr)
-}
-
-// serveLocked serves l on its own goroutine. s.mu must be held.
-func (s *Server) serveLocked(l net.Listener) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.srv.Serve(l)
-	}()
+	s.URL = s.host.Start(s.o.Addr)
+	s.host.Pipe.Refuse(s.down)
 }
 
 // Client returns an http.Client whose connections are in-memory pipes to
 // this server, whatever the URL; pass it as neuro.Options.HTTPClient. It
 // works inside a testing/synctest bubble when the server was created
 // there.
-func (s *Server) Client() *http.Client { return s.pipe.Client() }
+func (s *Server) Client() *http.Client { return s.host.Client() }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 
@@ -370,12 +336,11 @@ func (s *Server) Close() {
 	conns := slices.Clone(s.conns)
 	s.stopTimersLocked()
 	s.mu.Unlock()
-	s.pipe.Refuse(true)
+	s.host.Pipe.Refuse(true)
 	for _, sc := range conns {
 		sc.c.Close()
 	}
-	s.srv.Close()
-	s.pipe.Close()
+	s.host.Close()
 	s.wg.Wait()
 }
 
@@ -459,7 +424,7 @@ func (s *Server) SetDown(down bool) {
 	defer s.mu.Unlock()
 	s.down = down
 	if s.started && !s.closed {
-		s.pipe.Refuse(down)
+		s.host.Pipe.Refuse(down)
 	}
 }
 

@@ -3,8 +3,6 @@ package neurosantest
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gamelink-go/gamelink/internal/memnet"
+	"github.com/gamelink-go/gamelink/internal/fakehost"
 	"github.com/gamelink-go/gamelink/neurosan"
 
 	"github.com/gamelink-go/gamelink/neurosan/internal/wire"
@@ -226,8 +224,7 @@ type Server struct {
 
 	opts   Options
 	agents map[string]*Agent
-	pipe   *memnet.Listener
-	hs     *http.Server
+	host   *fakehost.Host
 	ctx    context.Context // cancelled by Close: ends every turn
 	stop   context.CancelFunc
 	wg     sync.WaitGroup // Serve goroutines and handlers
@@ -257,10 +254,8 @@ func NewUnstartedServer(opts *Options) *Server {
 		o = *opts
 	}
 	o.Agents = slices.Clone(o.Agents) // the caller may reuse its slice
-	s := &Server{URL: memoryURL, opts: o, agents: map[string]*Agent{}, changed: make(chan struct{}),
-		pipe: memnet.NewListener("127.0.0.1:8080")}
-	s.pipe.Refuse(true)
-	s.hs = &http.Server{Handler: http.HandlerFunc(s.serveTracked)}
+	s := &Server{URL: memoryURL, opts: o, agents: map[string]*Agent{}, changed: make(chan struct{})}
+	s.host = fakehost.New("neurosantest", memoryURL, http.HandlerFunc(s.serveTracked), &s.wg)
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	for i := range o.Agents {
 		a := &o.Agents[i]
@@ -279,37 +274,8 @@ func (s *Server) Start() {
 		panic("neurosantest: Start of a server already started or closed")
 	}
 	s.started = true
-	if s.opts.Addr != "" {
-		l, err := listenLoopback(s.opts.Addr)
-		if err != nil {
-			panic("neurosantest: " + err.Error())
-		}
-		s.URL = "http://" + l.Addr().String()
-		s.serveLocked(l)
-	}
-	s.serveLocked(s.pipe)
-	s.pipe.Refuse(false)
-}
-
-// listenLoopback listens on addr, which must name a loopback host.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, errors.New("listen address must be loopback")
-	}
-	return net.Listen("tcp", addr)
-}
-
-// serveLocked serves l on its own goroutine. s.mu must be held.
-func (s *Server) serveLocked(l net.Listener) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.hs.Serve(l)
-	}()
+	s.URL = s.host.Start(s.opts.Addr)
+	s.host.Pipe.Refuse(false)
 }
 
 // serveTracked is ServeHTTP counted in s.wg, so that Close waits for it.
@@ -330,7 +296,7 @@ func (s *Server) serveTracked(w http.ResponseWriter, r *http.Request) {
 // this server, whatever the URL; pass it as neurosan.Options.HTTPClient.
 // It works inside a testing/synctest bubble when the server was created
 // there.
-func (s *Server) Client() *http.Client { return s.pipe.Client() }
+func (s *Server) Client() *http.Client { return s.host.Client() }
 
 // Close stops the server as a shutdown would: it cuts open streams,
 // cancels every running script, and waits for every handler and script to
@@ -340,10 +306,9 @@ func (s *Server) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	s.pipe.Refuse(true)
-	s.hs.Close() // cuts every connection, streams included
-	s.stop()     // a stream still open is cut, never ended cleanly
-	s.pipe.Close()
+	s.host.Pipe.Refuse(true)
+	s.host.Close() // cuts every connection, streams included
+	s.stop()       // a stream still open is cut, never ended cleanly
 	s.wg.Wait()
 }
 

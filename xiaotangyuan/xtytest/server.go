@@ -3,15 +3,13 @@ package xtytest
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
-	"github.com/gamelink-go/gamelink/internal/memnet"
+	"github.com/gamelink-go/gamelink/internal/fakehost"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -102,8 +100,7 @@ type Server struct {
 	URL string
 
 	o    Options
-	srv  *http.Server
-	pipe *memnet.Listener
+	host *fakehost.Host
 	wg   sync.WaitGroup // Serve goroutines and connection handlers
 
 	mu       sync.Mutex // guards following
@@ -130,10 +127,8 @@ func NewUnstartedServer(opts *Options) *Server {
 		o:       o,
 		conns:   make(map[*hconn]struct{}),
 		changed: make(chan struct{}),
-		pipe:    memnet.NewListener("127.0.0.1:32145"),
 	}
-	s.pipe.Refuse(true)
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP)}
+	s.host = fakehost.New("xtytest", memoryURL, http.HandlerFunc(s.serveHTTP), &s.wg)
 	return s
 }
 
@@ -147,44 +142,15 @@ func (s *Server) Start() {
 		panic("xtytest: Start of a server already started or closed")
 	}
 	s.started = true
-	if s.o.Addr != "" {
-		l, err := listenLoopback(s.o.Addr)
-		if err != nil {
-			panic("xtytest: " + err.Error())
-		}
-		s.URL = "ws://" + l.Addr().String()
-		s.serveLocked(l)
-	}
-	s.serveLocked(s.pipe)
-	s.pipe.Refuse(false)
-}
-
-// listenLoopback listens on addr, which must name a loopback host.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, errors.New("listen address must be loopback")
-	}
-	return net.Listen("tcp", addr)
+	s.URL = s.host.Start(s.o.Addr)
+	s.host.Pipe.Refuse(false)
 }
 
 // Client returns an http.Client whose connections are in-memory pipes to
 // this server, whatever the URL; pass it as
 // xiaotangyuan.Options.HTTPClient. It works inside a testing/synctest
 // bubble when the server was created there.
-func (s *Server) Client() *http.Client { return s.pipe.Client() }
-
-// serveLocked serves l on its own goroutine; s.mu must be held.
-func (s *Server) serveLocked(l net.Listener) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.srv.Serve(l)
-	}()
-}
+func (s *Server) Client() *http.Client { return s.host.Client() }
 
 // Close drops every connection with 1001 "gateway shutting down", stops
 // serving and waits for every goroutine of the server. It is idempotent.
@@ -194,10 +160,9 @@ func (s *Server) Close() {
 	s.closed = true
 	s.mu.Unlock()
 	if !already {
-		s.pipe.Refuse(true)
+		s.host.Pipe.Refuse(true)
 		s.Disconnect()
-		s.srv.Close()
-		s.pipe.Close()
+		s.host.Close()
 	}
 	s.wg.Wait()
 }
@@ -361,12 +326,13 @@ func (s *Server) crash() {
 	for _, hc := range s.snapshot(false) {
 		hc.ws.CloseNow()
 	}
-	s.pipe.Close()
-	// srv.Close cannot run here: we are inside a handler. The handler's
-	// count in s.wg is held, so this Add is safe and Close joins it.
+	s.host.Pipe.Close()
+	// host.Server.Close cannot run here: we are inside a handler. The
+	// handler's count in s.wg is held, so this Add is safe and Close
+	// joins it.
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.srv.Close()
+		s.host.Server.Close()
 	}()
 }
