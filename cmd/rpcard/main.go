@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/gamelink-go/gamelink/internal/cmdline"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
 
@@ -88,7 +89,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		return usageError(stderr, flagMistake(err, args))
+		return usageError(stderr, cmdline.FlagMistake(err, args))
 	}
 	if len(operands) == 0 {
 		return usageError(stderr, "no command given")
@@ -107,30 +108,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // usageError prints a command-line mistake on one line, with where to
 // find the usage, and returns the usage exit status.
 func usageError(stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "rpcard: %s; run 'rpcard --help' for usage\n", msg)
+	cmdline.Usage(stderr, "rpcard", msg)
 	return exitUsage
-}
-
-// flagMistake words a flag parsing error, naming the flag as it was typed.
-func flagMistake(err error, args []string) string {
-	msg := err.Error()
-	for _, p := range []struct{ prefix, say string }{
-		{"flag provided but not defined: ", "unknown flag "},
-		{"flag needs an argument: ", "flag needs a value: "},
-	} {
-		name, ok := strings.CutPrefix(msg, p.prefix)
-		if !ok {
-			continue
-		}
-		for _, a := range args { // "-x" may have been typed "--x"
-			if a == "-"+name || strings.HasPrefix(a, "-"+name+"=") {
-				name = strings.SplitN(a, "=", 2)[0]
-				break
-			}
-		}
-		return p.say + name
-	}
-	return msg
 }
 
 // parseInterspersed lets flags come before or after the operands. After

@@ -90,6 +90,9 @@ func TestRpcard(t *testing.T) {
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, inStderr: `unknown command "frobnicate"`},
 		{name: "unknown flag", args: []string{"hash", "--nope", cards + "full.json"}, code: 2, inStderr: "rpcard: unknown flag --nope; run 'rpcard --help' for usage\n"},
 		{name: "unknown flag first", args: []string{"-x", "hash", cards + "full.json"}, code: 2, inStderr: "rpcard: unknown flag -x;"},
+		// A bad value is worded as in the other commands (internal/cmdline),
+		// naming the flag as typed.
+		{name: "bad boolean value", args: []string{"hash", "--force=maybe", "-"}, code: 2, inStderr: `rpcard: invalid value "maybe" for flag --force: parse error;`},
 		{name: "flag before the command", args: []string{"--force", "hash", "-"}, stdin: `[1]`, code: 0, stdout: oracleHash(t, []byte(`[1]`)) + "\n"},
 		{name: "missing operand", args: []string{"diff", cards + "full.json"}, code: 2, inStderr: "two files"},
 		{name: "flag of another command", args: []string{"validate", "--force", cards + "full.json"}, code: 2, inStderr: "not valid for validate"},

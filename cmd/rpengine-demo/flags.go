@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/cmdline"
 	"github.com/gamelink-go/gamelink/rpengine"
 )
 
@@ -100,7 +101,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 			usage(fs, stdout)
 			return nil, err
 		}
-		return nil, usagef("%s", flagMistake(err, args))
+		return nil, usagef("%s", cmdline.FlagMistake(err, args))
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (text to say goes in --say)", fs.Arg(0))
@@ -109,28 +110,6 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.waitSet = set["wait"]
 	return c, c.check(set)
-}
-
-// flagMistake words a flag parsing error, naming the flag as it was typed.
-func flagMistake(err error, args []string) string {
-	msg := err.Error()
-	for _, p := range []struct{ prefix, say string }{
-		{"flag provided but not defined: ", "unknown flag "},
-		{"flag needs an argument: ", "flag needs a value: "},
-	} {
-		name, ok := strings.CutPrefix(msg, p.prefix)
-		if !ok {
-			continue
-		}
-		for _, a := range args { // "-x" may have been typed "--x"
-			if a == "-"+name || strings.HasPrefix(a, "-"+name+"=") {
-				name = strings.SplitN(a, "=", 2)[0]
-				break
-			}
-		}
-		return p.say + name
-	}
-	return msg // an invalid value: the flag package names the flag
 }
 
 // check validates the flags and applies mode-dependent defaults.
