@@ -66,9 +66,7 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 func newFlagSet(c *config) *flag.FlagSet {
-	fs := flag.NewFlagSet("neuro-demo", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // usage goes to stdout on -h; a mistake is one line on stderr
-	fs.Usage = func() {}
+	fs := cmdline.NewFlagSet("neuro-demo") // usage goes to stdout on -h; a mistake is one line on stderr
 	fs.BoolVar(&c.fake, "fake", false, "play against the in-process fake Neuro (the default unless NEURO_SDK_WS_URL or --url is given)")
 	fs.BoolVar(&c.randy, "randy", false, "make the fake behave like Randy, the official mock, instead of strict Neuro")
 	fs.StringVar(&c.url, "url", "", "Neuro server `URL` (default $NEURO_SDK_WS_URL)")
@@ -107,27 +105,15 @@ Exit status: 0 done (or end of input), 1 Neuro unreachable or a turn
 without a move, 2 usage error, 130 interrupted.
 `
 
-func usage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprint(w, usageIntro)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	fmt.Fprint(w, usageOutro)
-}
-
-// parseFlags parses args; errors are *usageError or flag.ErrHelp.
+// parseFlags parses args; errors are flag.ErrHelp after the usage, or a
+// mistake (*usageError or cmdline's).
 func parseFlags(args []string, getenv func(string) string, stdout io.Writer) (config, error) {
 	var c config
 	fs := newFlagSet(&c)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(fs, stdout)
-			return c, err
-		}
-		return c, usagef("%s", cmdline.FlagMistake(err, args))
+	set, err := cmdline.Parse(fs, args, func() { cmdline.WriteUsage(stdout, fs, usageIntro, usageOutro) })
+	if err != nil {
+		return c, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case fs.NArg() > 0:
 		return c, usagef("unexpected argument %q", fs.Arg(0))

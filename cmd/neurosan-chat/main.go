@@ -88,9 +88,7 @@ func (e *usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
 
 func newFlagSet(c *config) *flag.FlagSet {
-	fs := flag.NewFlagSet("neurosan-chat", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // usage goes to stdout on -h; a mistake is one line on stderr
-	fs.Usage = func() {}
+	fs := cmdline.NewFlagSet("neurosan-chat") // usage goes to stdout on -h; a mistake is one line on stderr
 	fs.StringVar(&c.url, "url", "http://localhost:8080", "NeuroSan server base `URL`")
 	fs.StringVar(&c.agent, "agent", "", "agent network `NAME` (may contain /); default: the first the server lists")
 	fs.BoolVar(&c.fake, "fake", false, "serve the built-in demo networks on a loopback port instead of --url")
@@ -124,27 +122,15 @@ Exit status: 0 done (/quit or end of input), 1 the server or the agent
 could not be used, 2 usage error, 130 interrupted.
 `
 
-func usage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprint(w, usageIntro)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-	fmt.Fprint(w, usageOutro)
-}
-
-// parse parses args; errors are *usageError or flag.ErrHelp.
+// parse parses args; errors are flag.ErrHelp after the usage, or a
+// mistake (*usageError or cmdline's).
 func parse(args []string, stdout io.Writer) (*config, error) {
 	c := &config{sly: slyFlags{}}
 	fs := newFlagSet(c)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(fs, stdout)
-			return nil, err
-		}
-		return nil, usagef("%s", cmdline.FlagMistake(err, args))
+	set, err := cmdline.Parse(fs, args, func() { cmdline.WriteUsage(stdout, fs, usageIntro, usageOutro) })
+	if err != nil {
+		return nil, err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case fs.NArg() > 0:
 		return nil, usagef("unexpected argument %q (a turn is typed at the prompt, not given as an argument)", fs.Arg(0))

@@ -78,9 +78,7 @@ type env struct {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
-	fs := flag.NewFlagSet("rpcard", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
+	fs := cmdline.NewFlagSet("rpcard")
 	fs.BoolVar(&e.force, "force", false, "hash any well-formed JSON document")
 	fs.StringVar(&e.out, "o", "", "write the repaired card to this file")
 	operands, err := parseInterspersed(fs, args)

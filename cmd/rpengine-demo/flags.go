@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -63,9 +62,7 @@ var hiddenFlags = []string{"sim-faults"}
 
 // newFlagSet defines every flag, writing into c.
 func newFlagSet(c *config) *flag.FlagSet {
-	fs := flag.NewFlagSet("rpengine-demo", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {} // -h prints usage (see parseFlags); a mistake prints one line
+	fs := cmdline.NewFlagSet("rpengine-demo") // -h prints usage (see parseFlags); a mistake prints one line
 	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a fake engine in-process: offline, replies are simulated)")
 	fs.IntVar(&c.port, "port", rpengine.DefaultPort, "loopback `PORT` the RPEngine page connects to; 0 picks a free one and prints it, as --engine sim does by default")
 	fs.StringVar(&c.mailbox, "mailbox", "", "use the file transport instead of a socket: serve the mailbox folder `DIR` (created if missing), "+
@@ -91,23 +88,18 @@ func newFlagSet(c *config) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; errors are *usageError, or flag.ErrHelp after
-// the usage was written to stdout.
+// parseFlags parses args; errors are a mistake (*usageError or
+// cmdline's), or flag.ErrHelp after the usage was written to stdout.
 func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	c := &config{}
 	fs := newFlagSet(c)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(fs, stdout)
-			return nil, err
-		}
-		return nil, usagef("%s", cmdline.FlagMistake(err, args))
+	set, err := cmdline.Parse(fs, args, func() { usage(fs, stdout) })
+	if err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (text to say goes in --say)", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	c.waitSet = set["wait"]
 	return c, c.check(set)
 }

@@ -60,9 +60,7 @@ func usagef(format string, args ...any) error {
 }
 
 func newFlagSet(c *config) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {} // --help prints usage on stdout; a mistake prints one line
+	fs := cmdline.NewFlagSet(name) // --help prints usage on stdout; a mistake prints one line
 	fs.StringVar(&c.url, "url", xty.DefaultURL, "Harness WebSocket `URL`, loopback only")
 	fs.BoolVar(&c.fake, "fake", false, "run against a built-in fake Harness (offline)")
 	fs.StringVar(&c.game, "game", "terminal", "the `ID` sent as gameId in adapter.hello")
@@ -71,15 +69,14 @@ func newFlagSet(c *config) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags returns the configuration, flag.ErrHelp, or a *usageError.
+// parseFlags returns the configuration, flag.ErrHelp, or a mistake
+// (*usageError or cmdline's).
 func parseFlags(args []string) (*config, error) {
 	c := &config{}
 	fs := newFlagSet(c)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usagef("%s", cmdline.FlagMistake(err, args))
+	set, err := cmdline.Parse(fs, args, nil)
+	if err != nil {
+		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (type what to say once the chat has started)", fs.Arg(0))
@@ -87,9 +84,7 @@ func parseFlags(args []string) (*config, error) {
 	if strings.TrimSpace(c.game) == "" {
 		return nil, usagef("--game must not be empty")
 	}
-	urlSet := false
-	fs.Visit(func(f *flag.Flag) { urlSet = urlSet || f.Name == "url" })
-	if c.fake && urlSet {
+	if c.fake && set["url"] {
 		return nil, usagef("--url and --fake exclude each other: --fake starts its own Harness")
 	}
 	return c, nil

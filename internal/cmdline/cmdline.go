@@ -4,10 +4,51 @@
 package cmdline
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 )
+
+// NewFlagSet returns an empty flag set for the command called name that
+// writes nothing itself: on -h the command prints its usage on standard
+// output, and a mistake is one line on standard error ([Usage]).
+func NewFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// Parse parses args with fs, a flag set from [NewFlagSet], and returns
+// the names of the flags args set. On -h or --help it calls help, if not
+// nil, and returns flag.ErrHelp; any other mistake is an error worded by
+// [FlagMistake].
+func Parse(fs *flag.FlagSet, args []string, help func()) (set map[string]bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			if help != nil {
+				help()
+			}
+			return nil, err
+		}
+		return nil, errors.New(FlagMistake(err, args))
+	}
+	set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set, nil
+}
+
+// WriteUsage writes intro, fs's flags as the flag package lists them, and
+// outro to w.
+func WriteUsage(w io.Writer, fs *flag.FlagSet, intro, outro string) {
+	fmt.Fprint(w, intro)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fmt.Fprint(w, outro)
+}
 
 // FlagMistake words an error returned by flag.FlagSet.Parse for a user,
 // naming the flag as it was typed in args ("--x" or "-x"; the flag

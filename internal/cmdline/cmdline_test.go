@@ -53,3 +53,37 @@ func TestUsage(t *testing.T) {
 	Usage(&b, "cmd", "unknown flag --x")
 	testutil.Equal(t, "line", b.String(), "cmd: unknown flag --x; run 'cmd --help' for usage\n")
 }
+
+// Parse returns the flags set, flag.ErrHelp after the usage, or the
+// mistake worded by FlagMistake; the flag set itself writes nothing.
+func TestParse(t *testing.T) {
+	t.Parallel()
+	newSet := func() *flag.FlagSet {
+		fs := NewFlagSet("cmd")
+		fs.Int("n", 0, "a `COUNT`")
+		fs.Bool("b", false, "")
+		return fs
+	}
+	set, err := Parse(newSet(), []string{"--n=2", "rest"}, nil)
+	testutil.Success(t, err)
+	testutil.Equal(t, "set", set, map[string]bool{"n": true})
+
+	helped := 0
+	_, err = Parse(newSet(), []string{"--help"}, func() { helped++ })
+	testutil.ErrorIs(t, err, flag.ErrHelp)
+	testutil.Equal(t, "help called", helped, 1)
+	_, err = Parse(newSet(), []string{"-h"}, nil)
+	testutil.ErrorIs(t, err, flag.ErrHelp)
+
+	_, err = Parse(newSet(), []string{"--colour"}, func() { helped++ })
+	testutil.Equal(t, "mistake", err.Error(), "unknown flag --colour")
+	testutil.Equal(t, "help not called", helped, 1)
+
+	var b bytes.Buffer
+	fs := newSet()
+	WriteUsage(&b, fs, "intro\n", "outro\n")
+	testutil.Equal(t, "usage", b.String(), "intro\n  -b\t\n  -n COUNT\n    \ta COUNT\noutro\n")
+	_, err = Parse(fs, []string{"--nope"}, nil)
+	testutil.Equal(t, "mistake after usage", err.Error(), "unknown flag --nope") // and nothing more on b
+	testutil.Equal(t, "nothing written by the flag set", b.String(), "intro\n  -b\t\n  -n COUNT\n    \ta COUNT\noutro\n")
+}
