@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/gamelink-go/gamelink/internal/optdef"
 )
 
 // Defaults of the Options fields.
@@ -112,37 +114,23 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.ReadLimit == 0 {
 		r.ReadLimit = defaultReadLimit
 	}
-	for _, d := range []struct {
-		name string
-		p    *time.Duration
-		def  time.Duration
-	}{
-		{"ActionTimeout", &r.ActionTimeout, defaultActionTimeout},
-		{"ReconnectMin", &r.ReconnectMin, defaultReconnectMin},
-		{"ReconnectMax", &r.ReconnectMax, max(defaultReconnectMax, r.ReconnectMin)},
-		{"HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout},
-	} {
-		switch {
-		case *d.p == 0:
-			*d.p = d.def
-		case *d.p < 0: // a negative delay would reconnect in a tight loop
-			return r, &ConfigError{Field: d.name, Reason: fmt.Sprintf("negative (%v)", *d.p)}
-		}
+	if f, why := optdef.Apply( // a negative delay would reconnect in a tight loop
+		optdef.Positive("ActionTimeout", &r.ActionTimeout, defaultActionTimeout),
+		optdef.Positive("ReconnectMin", &r.ReconnectMin, defaultReconnectMin),
+		optdef.Positive("ReconnectMax", &r.ReconnectMax, max(defaultReconnectMax, r.ReconnectMin)),
+		optdef.Positive("HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout),
+	); f != "" {
+		return r, &ConfigError{Field: f, Reason: why}
 	}
 	if r.ReconnectMax < r.ReconnectMin {
 		return r, &ConfigError{Field: "ReconnectMax", Reason: fmt.Sprintf("%v is below ReconnectMin (%v)", r.ReconnectMax, r.ReconnectMin)}
 	}
-	for _, n := range []struct {
-		name string
-		p    *int
-		def  int
-	}{{"MaxQueue", &r.MaxQueue, defaultMaxQueue}, {"MaxEvents", &r.MaxEvents, defaultMaxEvents}, {"MaxInFlight", &r.MaxInFlight, defaultMaxInFlight}} {
-		switch {
-		case *n.p == 0:
-			*n.p = n.def
-		case *n.p < 0:
-			return r, &ConfigError{Field: n.name, Reason: fmt.Sprintf("negative (%d)", *n.p)}
-		}
+	if f, why := optdef.Apply(
+		optdef.Positive("MaxQueue", &r.MaxQueue, defaultMaxQueue),
+		optdef.Positive("MaxEvents", &r.MaxEvents, defaultMaxEvents),
+		optdef.Positive("MaxInFlight", &r.MaxInFlight, defaultMaxInFlight),
+	); f != "" {
+		return r, &ConfigError{Field: f, Reason: why}
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()

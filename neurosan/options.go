@@ -1,11 +1,12 @@
 package neurosan
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/gamelink-go/gamelink/internal/optdef"
 )
 
 // Defaults of the Options fields. The turn and idle timeouts have none:
@@ -97,17 +98,11 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.Retries == 0 {
 		r.Retries = defaultRetries
 	}
-	for _, d := range []struct {
-		name string
-		p    *time.Duration
-		def  time.Duration
-	}{{"HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout}, {"RetryBackoff", &r.RetryBackoff, defaultRetryBackoff}} {
-		switch {
-		case *d.p == 0:
-			*d.p = d.def
-		case *d.p < 0:
-			return r, &ConfigError{Field: d.name, Reason: fmt.Sprintf("negative (%v)", *d.p)}
-		}
+	if f, why := optdef.Apply(
+		optdef.Positive("HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout),
+		optdef.Positive("RetryBackoff", &r.RetryBackoff, defaultRetryBackoff),
+	); f != "" {
+		return r, &ConfigError{Field: f, Reason: why}
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/optdef"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -175,44 +176,27 @@ func (o *Options) withDefaults() (Options, error) {
 	case r.ReadLimit > 0 && r.ReadLimit < wire.MaxMessageSize:
 		return r, &ConfigError{Field: "ReadLimit", Reason: fmt.Sprintf("%d is below 1 MiB, the size of messages the Harness accepts and may send back", r.ReadLimit)}
 	}
-	durations := []struct {
-		name    string
-		p       *time.Duration
-		def     time.Duration
-		disable bool // negative disables it
-	}{
-		{"HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout, false},
-		{"ChatTimeout", &r.ChatTimeout, defaultChatTimeout, true},
-		{"CallTimeout", &r.CallTimeout, defaultCallTimeout, true},
-		{"AtomTimeout", &r.AtomTimeout, defaultAtomTimeout, false},
-		{"PingInterval", &r.PingInterval, defaultPingInterval, true},
-		{"PingTimeout", &r.PingTimeout, defaultPingTimeout, false},
-		{"ReconnectMin", &r.ReconnectMin, defaultReconnectMin, false},
-		{"ReconnectMax", &r.ReconnectMax, max(defaultReconnectMax, r.ReconnectMin), false},
-		{"StateInterval", &r.StateInterval, defaultStateInterval, false},
-	}
-	for _, d := range durations {
-		switch {
-		case *d.p == 0:
-			*d.p = d.def
-		case *d.p < 0 && !d.disable:
-			return r, &ConfigError{Field: d.name, Reason: fmt.Sprintf("negative (%v)", *d.p)}
-		}
+	if f, why := optdef.Apply(
+		optdef.Positive("HandshakeTimeout", &r.HandshakeTimeout, defaultHandshakeTimeout),
+		optdef.NegativeOff("ChatTimeout", &r.ChatTimeout, defaultChatTimeout),
+		optdef.NegativeOff("CallTimeout", &r.CallTimeout, defaultCallTimeout),
+		optdef.Positive("AtomTimeout", &r.AtomTimeout, defaultAtomTimeout),
+		optdef.NegativeOff("PingInterval", &r.PingInterval, defaultPingInterval),
+		optdef.Positive("PingTimeout", &r.PingTimeout, defaultPingTimeout),
+		optdef.Positive("ReconnectMin", &r.ReconnectMin, defaultReconnectMin),
+		optdef.Positive("ReconnectMax", &r.ReconnectMax, max(defaultReconnectMax, r.ReconnectMin)),
+		optdef.Positive("StateInterval", &r.StateInterval, defaultStateInterval),
+	); f != "" {
+		return r, &ConfigError{Field: f, Reason: why}
 	}
 	if r.ReconnectMax < r.ReconnectMin {
 		return r, &ConfigError{Field: "ReconnectMax", Reason: fmt.Sprintf("%v is below ReconnectMin (%v)", r.ReconnectMax, r.ReconnectMin)}
 	}
-	for _, n := range []struct {
-		name string
-		p    *int
-		def  int
-	}{{"MaxInFlight", &r.MaxInFlight, defaultMaxInFlight}, {"MaxEvents", &r.MaxEvents, defaultMaxEvents}} {
-		switch {
-		case *n.p == 0:
-			*n.p = n.def
-		case *n.p < 0:
-			return r, &ConfigError{Field: n.name, Reason: fmt.Sprintf("negative (%d)", *n.p)}
-		}
+	if f, why := optdef.Apply(
+		optdef.Positive("MaxInFlight", &r.MaxInFlight, defaultMaxInFlight),
+		optdef.Positive("MaxEvents", &r.MaxEvents, defaultMaxEvents),
+	); f != "" {
+		return r, &ConfigError{Field: f, Reason: why}
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()
