@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/gamelink-go/gamelink/internal/jsonstr"
 )
 
 // decodeArgs unmarshals schema-valid data into v. JSON Schema's "integer"
@@ -59,20 +61,10 @@ func normalizeIntegers(data []byte) []byte {
 // has a '.' or an exponent: outside strings a '.' occurs only in numbers,
 // and an 'e' or 'E' right after a digit only in an exponent.
 func hasFractionOrExponent(data []byte) bool {
-	inString, escaped := false, false
+	var strs jsonstr.Tracker
 	for i, b := range data {
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
+		case !strs.Outside(b):
 		case b == '.':
 			return true
 		case (b == 'e' || b == 'E') && i > 0 && data[i-1] >= '0' && data[i-1] <= '9':

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/jsonstr"
 )
 
 // The server is Python, and Python's json.dumps writes a float that is not
@@ -169,20 +170,10 @@ func rewriteNonFinite(b []byte) ([]byte, int) {
 // restoreNonFinite puts the original tokens back into text rewritten by
 // nfScanner, in place: the only E outside strings are the markers'.
 func restoreNonFinite(b []byte) {
-	var inString, escaped bool
+	var strs jsonstr.Tracker
 	for i, c := range b {
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
+		case !strs.Outside(c):
 		case c == 'E' && i > 0 && i+1 < len(b):
 			if b[i+1] == '0' {
 				copy(b[i-1:], "NaN")
@@ -413,21 +404,11 @@ func nonFiniteSpots(rw []byte) ([]spot, error) {
 // nullMarkers returns rewritten text with each marker replaced by null.
 func nullMarkers(rw []byte) []byte {
 	out := make([]byte, 0, len(rw))
-	var inString, escaped bool
+	var strs jsonstr.Tracker
 	for i := 0; i < len(rw); i++ {
 		c := rw[i]
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
+		case !strs.Outside(c):
 		case c == 'E':
 			out = out[:len(out)-1] // the marker's first digit
 			if len(out) > 0 && out[len(out)-1] == '-' {
