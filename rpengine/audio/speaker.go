@@ -3,6 +3,7 @@ package audio
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,6 +131,8 @@ type Speaker struct {
 	history   map[string]*replyRecord // bounded by historyLen
 	order     []string
 	last      Position
+	free      [][]float32 // samples of reclaimed slots, for the next segments (at most maxFreeFloats in all)
+	freeLen   int         // their capacity in all
 
 	// mixing thread only
 	gen          uint64
@@ -147,6 +150,11 @@ type Speaker struct {
 }
 
 const historyLen = 32
+
+// maxFreeFloats bounds the samples of reclaimed slots a speaker keeps for
+// reuse (2 MiB): a segment's float32 samples come from there instead of
+// a new allocation (zeroed, then overwritten) per segment (issue #24).
+const maxFreeFloats = 1 << 19
 
 // replyRecord is what was played of a reply; frames keeps Heard exact.
 type replyRecord struct {
@@ -340,7 +348,7 @@ func (s *Speaker) publishLocked(reply string, index int, sp slotSpec) {
 // stay gapless; a change of rate within a reply plays the old rate's tail
 // first.
 func (s *Speaker) segmentLocked(seg stream.Segment) slotSpec {
-	sl := slotSpec{samples: AppendFloat32(nil, seg.Samples), frames: int64(len(seg.Samples))}
+	sl := slotSpec{samples: AppendFloat32(s.samplesLocked(len(seg.Samples)), seg.Samples), frames: int64(len(seg.Samples))}
 	if s.rsLive && s.rs.inRate != seg.SampleRate {
 		sl.flush, sl.frames = s.rs, sl.frames+tailFrames(s.rs)
 		s.rsLive = false
@@ -357,6 +365,30 @@ func (s *Speaker) segmentLocked(seg stream.Segment) slotSpec {
 		sl.frames += tailFrames(sl.flush)
 	}
 	return sl
+}
+
+// samplesLocked returns an empty buffer for n samples: one a reclaimed
+// slot held, or nil (AppendFloat32 allocates it).
+func (s *Speaker) samplesLocked(n int) []float32 {
+	for i := len(s.free) - 1; i >= 0; i-- {
+		if b := s.free[i]; cap(b) >= n {
+			s.free = slices.Delete(s.free, i, i+1)
+			s.freeLen -= cap(b)
+			return b[:0]
+		}
+	}
+	return nil
+}
+
+// putSamplesLocked keeps the samples of a reclaimed slot for reuse, within
+// maxFreeFloats. The mixing thread is past the slot (it was heard to its
+// end, or dropped), so it no longer reads them.
+func (s *Speaker) putSamplesLocked(b []float32) {
+	if cap(b) == 0 || s.freeLen+cap(b) > maxFreeFloats {
+		return
+	}
+	s.free = append(s.free, b[:0])
+	s.freeLen += cap(b)
 }
 
 func (s *Speaker) duration(frames int64) time.Duration {
@@ -397,6 +429,7 @@ func (s *Speaker) reclaimLocked(h cursor) {
 		pos.Interrupted = pos.Interrupted || !sl.done.Load() && !sl.empty()
 		pos.Done = sl.final && !pos.Interrupted
 		s.last = *pos
+		s.putSamplesLocked(sl.samples)
 		sl.samples, sl.rs, sl.flush = nil, nil, nil
 	}
 }
