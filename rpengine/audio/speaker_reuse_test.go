@@ -55,7 +55,7 @@ func TestSpeaker_reusedSamplesPlayTheNewSegment(t *testing.T) {
 	if err := s.End("a"); err != nil {
 		t.Fatal(err)
 	}
-	f.pull(2 * n) // a plays to its end, then silence
+	f.pull(2 * n)                                            // a plays to its end, then silence
 	if err := s.Enqueue("b", seg(0, 44100, b)); err != nil { // reclaims a's slot and takes its samples
 		t.Fatal(err)
 	}
