@@ -1,11 +1,14 @@
 package enginetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,8 +41,9 @@ type Engine struct {
 	mu       sync.Mutex // guards following
 	faults   Faults
 	conn     *conn
-	received []Message
-	changed  chan struct{} // closed and replaced when a message is received
+	received []Message     // the last maxRecorded to 2*maxRecorded messages (see record)
+	dropped  int           // messages dropped from the front of received
+	changed  chan struct{} // closed when a message is received; nil when nobody waits
 	closed   bool
 }
 
@@ -84,7 +88,7 @@ type conn struct {
 // goroutines until Close.
 func Dial(ctx context.Context, url string, opts *Options) (_ *Engine, err error) {
 	defer errd.Wrap(&err, "enginetest: dial")
-	e := &Engine{opts: opts.withDefaults(), url: url, changed: make(chan struct{})}
+	e := &Engine{opts: opts.withDefaults(), url: url}
 	e.faults = e.opts.Faults
 	if err := e.connect(ctx); err != nil {
 		return nil, err
@@ -129,6 +133,9 @@ func (e *Engine) connect(ctx context.Context) error {
 	}
 	cn := e.newConn(sessionID)
 	cn.c = c
+	// Reads and writes run without a context (readLoop, writeLoop): the
+	// end of the connection's context closes the connection instead.
+	context.AfterFunc(cn.ctx, func() { c.CloseNow() })
 	cn.wg.Add(1)
 	go cn.writeLoop()
 	return e.startConn(cn, cn.readLoop, func() { c.CloseNow() })
@@ -288,17 +295,24 @@ func (cn *conn) stop() {
 func (e *Engine) Received() []Message {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]Message(nil), e.received...)
+	r := e.received
+	if len(r) > maxRecorded {
+		r = r[len(r)-maxRecorded:]
+	}
+	return append([]Message(nil), r...)
 }
 
 // WaitFor waits, bounded by ctx, until a received game message (past or
 // future) satisfies match, and returns it.
 func (e *Engine) WaitFor(ctx context.Context, match func(Message) bool) (Message, error) {
-	seen := 0
+	seen := 0 // messages ever received that were looked at
 	for {
 		e.mu.Lock()
-		msgs, ch := e.received[seen:], e.changed
-		seen = len(e.received)
+		if e.changed == nil {
+			e.changed = make(chan struct{})
+		}
+		msgs, ch := e.received[max(0, seen-e.dropped):], e.changed
+		seen = e.dropped + len(e.received)
 		e.mu.Unlock()
 		for _, m := range msgs {
 			if match(m) {
@@ -318,14 +332,26 @@ func (e *Engine) WaitType(ctx context.Context, typ string) (Message, error) {
 	return e.WaitFor(ctx, func(m Message) bool { return m.Type == typ })
 }
 
+// record keeps m for Received and wakes WaitFor. Past 2*maxRecorded
+// messages it drops all but the last maxRecorded at once, so that keeping
+// one costs no copy of the others, and the channel WaitFor sleeps on is
+// made only when somebody waits (issue #24: a copy of up to 10000
+// messages and a new channel per ack received). Dropping at once also
+// fixes a race: the old one-by-one shift overwrote the array that
+// WaitFor was reading unlocked.
 func (e *Engine) record(m Message) {
 	e.mu.Lock()
-	if len(e.received) >= maxRecorded {
-		e.received = append(e.received[:0], e.received[1:]...)
+	if len(e.received) >= 2*maxRecorded {
+		// A new array: WaitFor reads slices of the old one unlocked.
+		keep := e.received[len(e.received)-maxRecorded:]
+		e.dropped += len(e.received) - len(keep)
+		e.received = append(make([]Message, 0, 2*maxRecorded), keep...)
 	}
 	e.received = append(e.received, m)
-	close(e.changed)
-	e.changed = make(chan struct{})
+	if e.changed != nil {
+		close(e.changed)
+		e.changed = nil
+	}
 	e.mu.Unlock()
 }
 
@@ -417,12 +443,14 @@ func (cn *conn) send(ctx context.Context, b []byte) error {
 	if cn.fm != nil {
 		return cn.write(ctx, b)
 	}
-	done := make(chan error, 1)
+	done := cn.out.done()
 	if err := cn.out.queue(ctx, b, done); err != nil {
+		cn.out.putDone(done)
 		return err
 	}
 	select {
 	case err := <-done:
+		cn.out.putDone(done)
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
@@ -455,23 +483,63 @@ func (cn *conn) sendCapacityLocked() {
 	})
 }
 
-// readLoop reads, acks and dispatches game messages.
+// readLoop reads, acks and dispatches game messages. It reads each
+// message into one reused buffer and keeps a copy of exactly its size
+// (Message.Raw), where websocket.Conn.Read grows a new buffer from 512
+// bytes for each; it reads with no context (a context costs an AfterFunc
+// per message), the connection being closed when cn.ctx ends
+// (connectWS) (issue #24).
 func (cn *conn) readLoop() {
 	defer cn.wg.Done()
 	defer close(cn.done)
 	defer cn.cancel()
+	var buf []byte
 	for {
-		typ, data, err := cn.c.Read(cn.ctx)
+		typ, data, err := readMessage(cn.c, buf)
 		if err != nil {
 			cn.mu.Lock()
 			cn.closeSt = websocket.CloseStatus(err)
 			cn.mu.Unlock()
 			return
 		}
+		buf = data[:0]
+		if cap(buf) > maxKeptReadBuffer {
+			buf = nil
+		}
 		if typ != websocket.MessageText {
 			continue
 		}
-		cn.receive(data)
+		cn.receive(bytes.Clone(data))
+	}
+}
+
+// Bounds of the reader's buffer: it starts at minReadBuffer and is kept
+// between messages up to maxKeptReadBuffer.
+const (
+	minReadBuffer     = 4 << 10
+	maxKeptReadBuffer = 1 << 20
+)
+
+// readMessage reads the next message into buf, which it grows as needed.
+// The connection's read limit (wire.MaxMessageBytes) bounds it.
+func readMessage(c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.Reader(context.Background())
+	if err != nil {
+		return 0, buf[:0], err
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(minReadBuffer, cap(buf)))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return typ, buf, nil
+		}
+		if err != nil {
+			return typ, buf, err
+		}
 	}
 }
 
