@@ -168,6 +168,10 @@ type rawFields struct {
 	ints                                                    [4]int // sequence, segmentSequence, segmentChunkSequence, segmentChunkCount
 	d                                                       *ChunkDecoder
 	pcm                                                     []byte // data decoded, or nil
+	// header: the fields are a Header's (DecodeHeader), whose RequestID
+	// is a pointer, which null sets to nil; a chunk's is a string, which
+	// null leaves as it is.
+	header bool
 }
 
 // Field indexes of the fast scanner.
@@ -248,8 +252,8 @@ func (f *rawFields) value(msg []byte, i, field int) (int, bool) {
 		if field == fieldVersion { // RawMessage keeps "null" as its text
 			f.version = msg[i : i+4]
 		}
-		if field == fieldSessionID {
-			f.sessionID = nil
+		if field == fieldSessionID || field == fieldRequestID && f.header {
+			*f.stringField(field) = nil
 		}
 		return i + 4, true
 	}

@@ -15,6 +15,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/gamelink-go/gamelink/internal/peertext"
 )
@@ -78,11 +79,59 @@ var (
 // DecodeHeader decodes and checks the envelope of one message: a JSON
 // object, protocol exactly "gemtavern.rp_engine", protocolVersion exactly
 // the integer 3, non-empty string type, messageId and timestamp.
+//
+// A message of the plain shape engines send (one flat object, strings
+// without escapes, numbers, booleans: an ack, capacity.update) is read by
+// the chunk decoder's scanner, into one allocation for its strings and
+// one for its pointers; anything else goes through encoding/json, the
+// reference, which FuzzDecodeHeader_fastPath checks the scanner against
+// (issue #24: encoding/json cost about ten allocations a header).
 func DecodeHeader(data []byte) (Header, error) {
-	var h Header
 	if len(data) > MaxMessageBytes {
-		return h, fmt.Errorf("%w: %d bytes", ErrTooBig, len(data))
+		return Header{}, fmt.Errorf("%w: %d bytes", ErrTooBig, len(data))
 	}
+	f := rawFields{header: true}
+	if !f.scan(data) {
+		return decodeHeaderJSON(data)
+	}
+	return f.toHeader(), checkEnvelope(f.protocol, f.version, f.typ, f.messageID, f.timestamp)
+}
+
+// toHeader copies the envelope fields the scanner found into a Header:
+// the strings share one buffer (and ProtocolVersion its own part of it),
+// the two pointers one allocation.
+func (f *rawFields) toHeader() Header {
+	buf := make([]byte, 0, len(f.protocol)+len(f.version)+len(f.typ)+len(f.messageID)+len(f.timestamp)+len(f.sessionID)+len(f.requestID))
+	str := func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		buf = append(buf, b...)
+		s := buf[len(buf)-len(b):]
+		return unsafe.String(&s[0], len(s))
+	}
+	h := Header{Protocol: str(f.protocol), Type: str(f.typ), MessageID: str(f.messageID), Timestamp: str(f.timestamp)}
+	if f.version != nil {
+		buf = append(buf, f.version...)
+		h.ProtocolVersion = json.RawMessage(buf[len(buf)-len(f.version) : len(buf) : len(buf)])
+	}
+	if f.sessionID != nil || f.requestID != nil {
+		ptrs := new([2]string)
+		if f.sessionID != nil {
+			ptrs[0] = str(f.sessionID)
+			h.SessionID = &ptrs[0]
+		}
+		if f.requestID != nil {
+			ptrs[1] = str(f.requestID)
+			h.RequestID = &ptrs[1]
+		}
+	}
+	return h
+}
+
+// decodeHeaderJSON is DecodeHeader with encoding/json.
+func decodeHeaderJSON(data []byte) (Header, error) {
+	var h Header
 	d := bytes.TrimLeft(data, " \t\r\n")
 	if len(d) == 0 || d[0] != '{' {
 		return h, ErrNotJSON
