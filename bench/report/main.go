@@ -87,7 +87,16 @@ type row struct {
 	name, what, variant string
 	cmps                []cmp
 	maxAlloc            float64 // allocated bytes per op at most this many times card_B; 0: none
+	loop                bool    // the loopback targets apply (loopTargets)
 }
+
+// The loopback targets of issue #24: allocations per chunk, p50 latency,
+// chunks per second back to back.
+const (
+	loopMaxAllocs = 10
+	loopMaxP50us  = 100
+	loopMinMsgs   = 15000
+)
 
 func rows() []row {
 	var rs []row
@@ -96,9 +105,9 @@ func rows() []row {
 		p := "Hash/" + c + "/"
 		what := "card hash, " + c
 		rs = append(rs,
-			row{p + "cold", what, "**ours, cold** (card.Parse, new bytes)", []cmp{{ref: p + "jcs", label: "jcs+sha256", target: 6}, {ref: p + "node", label: "Node canonicalize", target: 3}, {ref: p + "sha256", label: "sha256 alone (floor)", slower: 3}}, maxAlloc[c]},
-			row{p + "memo-hash", what, "**ours, memoized** (Card.Hash)", []cmp{{ref: p + "cold", label: "cold", target: 1000}}, 0},
-			row{p + "memo-parse", what, "ours, Parse of bytes seen before", []cmp{{ref: p + "cold", label: "cold"}}, 0},
+			row{p + "cold", what, "**ours, cold** (card.Parse, new bytes)", []cmp{{ref: p + "jcs", label: "jcs+sha256", target: 6}, {ref: p + "node", label: "Node canonicalize", target: 3}, {ref: p + "sha256", label: "sha256 alone (floor)", slower: 3}}, maxAlloc[c], false},
+			row{p + "memo-hash", what, "**ours, memoized** (Card.Hash)", []cmp{{ref: p + "cold", label: "cold", target: 1000}}, 0, false},
+			row{p + "memo-parse", what, "ours, Parse of bytes seen before", []cmp{{ref: p + "cold", label: "cold"}}, 0, false},
 			row{name: p + "jcs", what: what, variant: "ref: jcs.Transform + sha256"},
 			row{name: p + "node", what: what, variant: "ref: Node.js canonicalize + crypto"},
 			row{name: p + "sha256", what: what, variant: "floor: sha256 of canonical bytes"},
@@ -127,8 +136,10 @@ func rows() []row {
 	}
 	rs = append(rs,
 		row{name: "PlaybackLatency", what: "playback latency, game-added", variant: "**ours**: chunk read → first sample in the device callback"},
-		row{name: "Loopback/latency", what: "end to end, loopback WebSocket", variant: "**ours**: chunk sent → samples queued"},
-		row{name: "Loopback/throughput", what: "end to end, loopback WebSocket", variant: "**ours**: chunks back to back"},
+		row{name: "Loopback/latency", what: "end to end, loopback WebSocket", variant: "**ours** + the fake engine (enginetest, its costs included): chunk sent → samples queued", loop: true},
+		row{name: "Loopback/throughput", what: "end to end, loopback WebSocket", variant: "**ours** + the fake engine (enginetest, its costs included): chunks back to back", loop: true},
+		row{name: "Loopback/raw-latency", what: "end to end, loopback WebSocket", variant: "**ours**, the game's path alone (raw client: ready frames, acks dropped unread): chunk sent → samples queued", loop: true},
+		row{name: "Loopback/raw-throughput", what: "end to end, loopback WebSocket", variant: "**ours**, the game's path alone (raw client): chunks back to back", loop: true},
 	)
 	return rs
 }
@@ -253,6 +264,9 @@ func bytes(b float64) string {
 
 func cmpCell(res results, r row, t float64) string {
 	var parts []string
+	if r.loop {
+		parts = append(parts, loopTargets(res, r.name)...)
+	}
 	if p99, ok := res.get(r.name, "p99_us"); ok {
 		if period, ok := res.get(r.name, "period_ms"); ok {
 			limit := period*1000 + 2000
@@ -306,6 +320,27 @@ func cmpCell(res results, r row, t float64) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// loopTargets are the verdicts on the loopback targets a row reports.
+func loopTargets(res results, name string) []string {
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	var parts []string
+	if a, ok := res.get(name, "allocs/op"); ok {
+		parts = append(parts, fmt.Sprintf("%.0f allocations per chunk (target ≤%d: %s)", a, loopMaxAllocs, verdict(a <= loopMaxAllocs)))
+	}
+	if p50, ok := res.get(name, "p50_us"); ok {
+		parts = append(parts, fmt.Sprintf("p50 %s (target < %d µs: %s)", dur(p50*1e3), loopMaxP50us, verdict(p50 < loopMaxP50us)))
+	}
+	if m, ok := res.get(name, "msgs/s"); ok {
+		parts = append(parts, fmt.Sprintf("%.0f chunks/s (target ≥%d: %s)", m, loopMinMsgs, verdict(m >= loopMinMsgs)))
+	}
+	return parts
 }
 
 func times(x float64) string {
