@@ -89,12 +89,19 @@ found1:
 // ("\\bfnrt), which it skips (and reports in esc). stopped reports that
 // p[n] is such a byte; otherwise fewer than 32 bytes are left at n and
 // the caller scans them.
+//
+// A block with a backslash has its escapes found with masks, as
+// simdjson's first stage finds them (an odd run of backslashes escapes
+// the byte after it; the carry of an addition follows the runs), instead
+// of one step of the loop per escape: a lorebook entry's text has an
+// escape every few dozen bytes, and each step mispredicted a branch.
 TEXT ·quoteEndAVX2(SB), NOSPLIT, $0-34
 	MOVQ p_base+0(FP), SI
 	MOVQ p_len+8(FP), CX
 	MOVQ SI, DI
 	ADDQ SI, CX // end
 	XORL R8, R8 // esc
+	XORL R9, R9 // the block starts with an escaped byte
 	MOVL $0x22, AX // the SSE moves first (see indexSpecialAVX2)
 	MOVQ AX, X1
 	MOVL $0x5c, AX
@@ -104,41 +111,96 @@ TEXT ·quoteEndAVX2(SB), NOSPLIT, $0-34
 	VPBROADCASTB X1, Y1
 	VPBROADCASTB X2, Y2
 	VPBROADCASTB X3, Y3
-	LEAQ shortEscape<>(SB), R9
 
 block:
 	LEAQ 32(SI), AX
 	CMPQ AX, CX
 	JHI  tail
 	VMOVDQU (SI), Y4
-	VPCMPEQB Y4, Y1, Y6
-	VPCMPEQB Y4, Y2, Y7
-	VPOR     Y6, Y7, Y6
-	VPMINUB  Y4, Y3, Y7
-	VPCMPEQB Y4, Y7, Y7
-	VPOR     Y6, Y7, Y6
-	VPMOVMSKB Y6, AX
-	TESTL    AX, AX
-	JNZ      found
+	VPCMPEQB Y4, Y1, Y6 // '"'
+	VPCMPEQB Y4, Y2, Y7 // '\\'
+	VPMINUB  Y4, Y3, Y5
+	VPCMPEQB Y4, Y5, Y5 // control
+	VPOR     Y6, Y7, Y8
+	VPOR     Y5, Y8, Y8
+	VPMOVMSKB Y8, AX
+	ORL      R9, AX
+	JNZ      look
 	ADDQ     $32, SI
 	JMP      block
 
-found:
-	BSFL    AX, AX
-	ADDQ    AX, SI
-	CMPB    (SI), $0x5c
-	JNE     stop
-	LEAQ    1(SI), DX
-	CMPQ    DX, CX
-	JAE     stop
-	MOVBLZX 1(SI), DX
-	CMPB    (R9)(DX*1), $0
-	JEQ     stop
-	MOVL    $1, R8
-	ADDQ    $2, SI
-	JMP     block
+look:
+	VPMOVMSKB Y7, R11 // backslashes
+	TESTL    R11, R11
+	JNZ      escapes
+	TESTL    R9, R9
+	JNZ      escapes
+	BSFL     AX, AX // a '"' or control byte
+	ADDQ     AX, SI
+	JMP      stop
+
+escapes:
+	VPMOVMSKB Y6, R10 // quotes
+	VPMOVMSKB Y5, R12 // controls
+	VPCMPEQB shortLetters<>+0(SB), Y4, Y8
+	VPCMPEQB shortLetters<>+32(SB), Y4, Y9
+	VPOR     Y8, Y9, Y8
+	VPCMPEQB shortLetters<>+64(SB), Y4, Y9
+	VPOR     Y8, Y9, Y8
+	VPCMPEQB shortLetters<>+96(SB), Y4, Y9
+	VPOR     Y8, Y9, Y8
+	VPCMPEQB shortLetters<>+128(SB), Y4, Y9
+	VPOR     Y8, Y9, Y8
+	VPOR     Y8, Y6, Y8
+	VPOR     Y8, Y7, Y8
+	VPMOVMSKB Y8, R13 // the bytes a short escape may escape
+	// A backslash escaped by the block before escapes nothing.
+	MOVL     R9, AX
+	NOTL     AX
+	ANDL     AX, R11
+	LEAQ     (R9)(R11*2), BX // follows a backslash
+	MOVL     BX, DX
+	NOTL     DX
+	ANDL     R11, DX
+	ANDL     $0xaaaaaaaa, DX // runs that start at an odd byte
+	ADDQ     R11, DX         // carried through the runs
+	MOVQ     DX, R9
+	SHRQ     $32, R9         // the next block starts with an escaped byte
+	ADDL     DX, DX
+	XORL     $0x55555555, DX
+	ANDL     BX, DX          // escaped bytes
+	NOTL     R13
+	ANDL     DX, R13         // escaped bytes that no short escape is
+	MOVL     DX, AX
+	NOTL     AX
+	ANDL     AX, R10         // quotes not escaped
+	ORL      R12, R10
+	BTSQ     $32, R10
+	BSFQ     R10, AX         // the first '"' or control byte, or 32
+	BTSQ     $33, R13
+	BSFQ     R13, BX
+	DECQ     BX              // the backslash of the first wrong escape (-1: the block before's last byte), or 32
+	CMPQ     BX, AX
+	CMOVQLT  BX, AX          // the stop, or 32
+	// esc: a (valid) escape before the stop.
+	BTSQ     $32, DX
+	BSFQ     DX, BX
+	CMPQ     BX, AX
+	JGE      noesc
+	MOVL     $1, R8
+
+noesc:
+	CMPQ     AX, $32
+	JEQ      next
+	ADDQ     AX, SI
+	JMP      stop
+
+next:
+	ADDQ $32, SI
+	JMP  block
 
 tail:
+	SUBQ R9, SI // an escaping backslash the last block ended with: scan from it
 	SUBQ DI, SI
 	MOVQ SI, n+24(FP)
 	MOVB R8, esc+32(FP)
@@ -154,13 +216,29 @@ stop:
 	VZEROUPPER
 	RET
 
-// The short escapes: '"', '\\', 'b', 'f', 'n', 'r', 't'.
-DATA shortEscape<>+0x20(SB)/8, $0x0000000000010000 // '"' is 0x22
-DATA shortEscape<>+0x58(SB)/8, $0x0000000100000000 // '\\' is 0x5c
-DATA shortEscape<>+0x60(SB)/8, $0x0001000000010000 // 'b' 0x62, 'f' 0x66
-DATA shortEscape<>+0x68(SB)/8, $0x0001000000000000 // 'n' 0x6e
-DATA shortEscape<>+0x70(SB)/8, $0x0000000100010000 // 'r' 0x72, 't' 0x74
-GLOBL shortEscape<>(SB), RODATA|NOPTR, $256
+// The letters of the short escapes, 'b', 'f', 'n', 'r' and 't', each
+// repeated over a block.
+DATA shortLetters<>+0(SB)/8, $0x6262626262626262
+DATA shortLetters<>+8(SB)/8, $0x6262626262626262
+DATA shortLetters<>+16(SB)/8, $0x6262626262626262
+DATA shortLetters<>+24(SB)/8, $0x6262626262626262
+DATA shortLetters<>+32(SB)/8, $0x6666666666666666
+DATA shortLetters<>+40(SB)/8, $0x6666666666666666
+DATA shortLetters<>+48(SB)/8, $0x6666666666666666
+DATA shortLetters<>+56(SB)/8, $0x6666666666666666
+DATA shortLetters<>+64(SB)/8, $0x6e6e6e6e6e6e6e6e
+DATA shortLetters<>+72(SB)/8, $0x6e6e6e6e6e6e6e6e
+DATA shortLetters<>+80(SB)/8, $0x6e6e6e6e6e6e6e6e
+DATA shortLetters<>+88(SB)/8, $0x6e6e6e6e6e6e6e6e
+DATA shortLetters<>+96(SB)/8, $0x7272727272727272
+DATA shortLetters<>+104(SB)/8, $0x7272727272727272
+DATA shortLetters<>+112(SB)/8, $0x7272727272727272
+DATA shortLetters<>+120(SB)/8, $0x7272727272727272
+DATA shortLetters<>+128(SB)/8, $0x7474747474747474
+DATA shortLetters<>+136(SB)/8, $0x7474747474747474
+DATA shortLetters<>+144(SB)/8, $0x7474747474747474
+DATA shortLetters<>+152(SB)/8, $0x7474747474747474
+GLOBL shortLetters<>(SB), RODATA|NOPTR, $160
 
 // The UTF-8 validation of Keiser and Lemire ("Validating UTF-8 in less
 // than one instruction per byte", 2021): three 16-entry tables, indexed

@@ -129,6 +129,19 @@ func TestQuoteEnd(t *testing.T) {
 		}
 		return len(p), esc
 	}
+	// Runs of backslashes of every length at every offset: the vector
+	// scan follows them through the carry of an addition, across blocks.
+	for at := range 70 {
+		for run := range 70 {
+			for _, after := range []string{`"`, "n", "u", "/", "x", "\x01", "", `aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"`} {
+				b := []byte(strings.Repeat("x", at) + strings.Repeat(`\`, run) + after)
+				wn, we := slow(b)
+				if n, e := quoteEnd(b); n != wn || e != we {
+					t.Fatalf("%q: quoteEnd %d %v, want %d %v", b, n, e, wn, we)
+				}
+			}
+		}
+	}
 	seed := uint64(2424)
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
