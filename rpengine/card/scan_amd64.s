@@ -108,9 +108,139 @@ TEXT ·quoteEndAVX2(SB), NOSPLIT, $0-34
 	MOVQ AX, X2
 	MOVL $0x1f, AX
 	MOVQ AX, X3
+	MOVL $0x0f, AX
+	MOVQ AX, X10
 	VPBROADCASTB X1, Y1
 	VPBROADCASTB X2, Y2
 	VPBROADCASTB X3, Y3
+	LEAQ 64(SI), AX
+	CMPQ AX, CX
+	JHI  block
+	VPBROADCASTB X10, Y10              // low nibble
+	VMOVDQU escHigh<>(SB), Y11         // the short escapes' classes by high nibble
+	VMOVDQU escLow<>(SB), Y12          // and by low nibble
+	VPXOR   Y13, Y13, Y13
+
+	// 64 bytes a step while there are: the masks of a step are words.
+block64:
+	LEAQ 64(SI), AX
+	CMPQ AX, CX
+	JHI  block
+	VMOVDQU (SI), Y4
+	VMOVDQU 32(SI), Y5
+	VPCMPEQB Y4, Y1, Y6 // '"'
+	VPCMPEQB Y5, Y1, Y7
+	VPCMPEQB Y4, Y2, Y8 // '\\'
+	VPCMPEQB Y5, Y2, Y9
+	VPMINUB  Y4, Y3, Y14
+	VPCMPEQB Y4, Y14, Y14 // control
+	VPMINUB  Y5, Y3, Y15
+	VPCMPEQB Y5, Y15, Y15
+	VPOR     Y6, Y7, Y0
+	VPOR     Y8, Y0, Y0
+	VPOR     Y9, Y0, Y0
+	VPOR     Y14, Y0, Y0
+	VPOR     Y15, Y0, Y0
+	VPTEST   Y0, Y0
+	JNZ      look64
+	TESTQ    R9, R9
+	JNZ      look64
+	ADDQ     $64, SI
+	JMP      block64
+
+look64:
+	VPMOVMSKB Y6, R10
+	VPMOVMSKB Y7, AX
+	SHLQ      $32, AX
+	ORQ       AX, R10 // quotes
+	VPMOVMSKB Y14, R12
+	VPMOVMSKB Y15, AX
+	SHLQ      $32, AX
+	ORQ       AX, R12 // controls
+	VPMOVMSKB Y8, R11
+	VPMOVMSKB Y9, AX
+	SHLQ      $32, AX
+	ORQ       AX, R11 // backslashes
+	MOVQ      R11, AX
+	ORQ       R9, AX
+	JNZ       escapes64
+	ORQ       R12, R10
+	BSFQ      R10, AX // a '"' or control byte
+	ADDQ      AX, SI
+	JMP       stop
+
+escapes64:
+	// The bytes that are not a short escape's second byte: their class
+	// by high nibble and by low nibble have no bit in common.
+	VPSRLW   $4, Y4, Y6
+	VPAND    Y10, Y6, Y6
+	VPSHUFB  Y6, Y11, Y6
+	VPAND    Y10, Y4, Y7
+	VPSHUFB  Y7, Y12, Y7
+	VPAND    Y6, Y7, Y6
+	VPCMPEQB Y13, Y6, Y6
+	VPSRLW   $4, Y5, Y8
+	VPAND    Y10, Y8, Y8
+	VPSHUFB  Y8, Y11, Y8
+	VPAND    Y10, Y5, Y9
+	VPSHUFB  Y9, Y12, Y9
+	VPAND    Y8, Y9, Y8
+	VPCMPEQB Y13, Y8, Y8
+	VPMOVMSKB Y6, R13
+	VPMOVMSKB Y8, AX
+	SHLQ      $32, AX
+	ORQ       AX, R13 // not a short escape's second byte
+	// The escaped bytes (see above); R9 is 0 or 1.
+	MOVQ     R9, AX
+	NOTQ     AX
+	ANDQ     AX, R11
+	LEAQ     (R9)(R11*2), BX // follows a backslash
+	MOVQ     BX, DX
+	NOTQ     DX
+	ANDQ     R11, DX
+	MOVQ     $0xaaaaaaaaaaaaaaaa, AX
+	ANDQ     AX, DX          // runs that start at an odd byte
+	XORL     R9, R9
+	ADDQ     R11, DX         // carried through the runs
+	SETCS    R9B             // the next step starts with an escaped byte
+	ADDQ     DX, DX
+	NOTQ     AX
+	XORQ     AX, DX
+	ANDQ     BX, DX          // escaped bytes
+	ANDQ     DX, R13         // escaped bytes that no short escape is
+	TESTQ    $1, R13
+	JNZ      before          // the step before ended with a wrong escape's backslash
+	SHRQ     $1, R13         // the backslashes of wrong escapes
+	MOVQ     DX, AX
+	NOTQ     AX
+	ANDQ     AX, R10         // quotes not escaped
+	ORQ      R12, R10
+	ORQ      R13, R10        // the stops
+	JZ       on64
+	BSFQ     R10, AX
+	ADDQ     AX, SI
+	// esc: an escaped byte before the stop.
+	MOVQ     R10, BX
+	NEGQ     BX
+	ANDQ     R10, BX         // the stop's bit
+	DECQ     BX              // the bits before it
+	TESTQ    DX, BX
+	JZ       stop
+	MOVL     $1, R8
+	JMP      stop
+
+on64:
+	TESTQ    DX, DX
+	JZ       next64
+	MOVL     $1, R8
+
+next64:
+	ADDQ $64, SI
+	JMP  block64
+
+before:
+	DECQ SI
+	JMP  stop
 
 block:
 	LEAQ 32(SI), AX
@@ -215,6 +345,22 @@ stop:
 	MOVB $1, stopped+33(FP)
 	VZEROUPPER
 	RET
+
+// The classes of the second bytes of the short escapes ("\\bfnrt), by
+// their high nibbles (0x2: 1, 0x5: 2, 0x6: 4, 0x7: 8) and low nibbles
+// ('"', 'b' and 'r' share 0x2), once per lane: a byte is one of them when
+// its two classes share a bit.
+DATA escHigh<>+0(SB)/8, $0x0804020000010000
+DATA escHigh<>+8(SB)/8, $0x0000000000000000
+DATA escHigh<>+16(SB)/8, $0x0804020000010000
+DATA escHigh<>+24(SB)/8, $0x0000000000000000
+GLOBL escHigh<>(SB), RODATA|NOPTR, $32
+
+DATA escLow<>+0(SB)/8, $0x00040008000d0000
+DATA escLow<>+8(SB)/8, $0x0004000200000000
+DATA escLow<>+16(SB)/8, $0x00040008000d0000
+DATA escLow<>+24(SB)/8, $0x0004000200000000
+GLOBL escLow<>(SB), RODATA|NOPTR, $32
 
 // The letters of the short escapes, 'b', 'f', 'n', 'r' and 't', each
 // repeated over a block.

@@ -142,6 +142,18 @@ func TestQuoteEnd(t *testing.T) {
 			}
 		}
 	}
+	// Every byte after a backslash, at every offset of a 64-byte step:
+	// the vector scan classifies the second bytes of escapes by nibbles.
+	for at := range 130 {
+		for c := range 256 {
+			b := []byte(strings.Repeat("x", at) + `\` + string(rune(c))[:1] + strings.Repeat("y", 70) + `"`)
+			b[at+1] = byte(c)
+			wn, we := slow(b)
+			if n, e := quoteEnd(b); n != wn || e != we {
+				t.Fatalf("%q: quoteEnd %d %v, want %d %v", b, n, e, wn, we)
+			}
+		}
+	}
 	seed := uint64(2424)
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
