@@ -550,9 +550,10 @@ key: // an object member's key at pos
 			if i := n - f.base; e.gen == f.pred.gen && i < len(e.quoted) {
 				k := &e.quoted[i]
 				var ok bool
-				if k.n <= 16 && pos+16 <= len(src) { // two loads, masks and compares
-					w := src[pos : pos+16 : pos+16]
-					ok = binary.LittleEndian.Uint64(w)&k.m0 == k.w0 && binary.LittleEndian.Uint64(w[8:])&k.m1 == k.w1
+				if k.n <= 24 && pos+24 <= len(src) { // three loads, masks and compares
+					w := src[pos : pos+24 : pos+24]
+					ok = binary.LittleEndian.Uint64(w)&k.m[0] == k.w[0] && binary.LittleEndian.Uint64(w[8:])&k.m[1] == k.w[1] &&
+						binary.LittleEndian.Uint64(w[16:])&k.m[2] == k.w[2]
 				} else {
 					ok = k.at(src, pos, e.qbytes)
 				}

@@ -35,15 +35,16 @@ type orderEntry struct {
 }
 
 // quotedKey is a key as "key": in the source, n bytes at qbytes[off:]:
-// up to 16 of them are its words w0 and w1 under the masks m0 and m1
-// (zero past n). word is the key's keyWord.
+// up to 24 of them are its words w[i] under the masks m[i] (zero past
+// n). word is the key's keyWord.
 type quotedKey struct {
-	w0, w1, m0, m1, word uint64
-	off, n               int
+	w, m   [3]uint64
+	word   uint64
+	off, n int
 }
 
 // at reports whether src[pos:] starts with k. The parser compares keys
-// of up to 13 bytes by their words itself.
+// of up to 21 bytes (24 quoted) by their words itself.
 func (k *quotedKey) at(src []byte, pos int, qbytes []byte) bool {
 	return pos+k.n <= len(src) && string(src[pos:pos+k.n]) == string(qbytes[k.off:k.off+k.n])
 }
@@ -135,15 +136,19 @@ func (o *orderCache) remember(c *canon, ms []member) {
 			off := len(e.qbytes)
 			e.qbytes = append(append(append(e.qbytes, '"'), k...), '"', ':')
 			q := e.qbytes[off:]
-			var p [16]byte
+			k := quotedKey{word: ms[i].kw, off: off, n: len(q)}
+			var p [24]byte
 			copy(p[:], q)
-			m0, m1 := ^uint64(0), ^uint64(0)
-			if len(q) < 8 {
-				m0, m1 = 1<<(8*len(q))-1, 0
-			} else if len(q) < 16 {
-				m1 = 1<<(8*(len(q)-8)) - 1
+			for j := range k.w {
+				k.w[j] = binary.LittleEndian.Uint64(p[8*j:])
+				switch n := len(q) - 8*j; {
+				case n >= 8:
+					k.m[j] = ^uint64(0)
+				case n > 0:
+					k.m[j] = 1<<(8*n) - 1
+				}
 			}
-			e.quoted = append(e.quoted, quotedKey{w0: binary.LittleEndian.Uint64(p[:8]), w1: binary.LittleEndian.Uint64(p[8:]), m0: m0, m1: m1, word: ms[i].kw, off: off, n: len(q)})
+			e.quoted = append(e.quoted, k)
 		}
 	}
 	o.cur = e

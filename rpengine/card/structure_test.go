@@ -163,6 +163,13 @@ func TestCanonical_predictedShapes(t *testing.T) {
 		`{"a":` + entry + `,"b":{"x":` + entry + `},"c":` + entry + `}`,     // the same shape at other depths
 		`[` + entry + `,{"keys":["a"],"content":"x","id":1,"enabled":tru}]`, // an error in a predicted member
 		`[` + entry + `,{"keys":["a"],"content":"x","id":1,"enab`,           // cut inside a predicted key
+		// Keys compared by three words: one byte differs in each.
+		`[{"b":0,"insertion_order":1,"a":2},{"b":0,"insertion_ordeR":1,"a":2}]`,
+		`[{"b":0,"insertion_order":1,"a":2},{"b":0,"insertioN_order":1,"a":2}]`,
+		`[{"b":0,"insertion_order":1,"a":2},{"b":0,"Insertion_order":1,"a":2}]`,
+		`[{"b":0,"insertion_order":1,"a":2},{"b":0,"insertion_order ":1,"a":2}]`,
+		`[{"b":0,"insertion_order_xyz":1,"a":2},{"b":0,"insertion_order_xyZ":1,"a":2}]`, // 24 bytes quoted
+		`[{"b":0,"insertion_order_wxyz":1,"a":2},{"b":0,"insertion_order_wxyZ":1,"a":2}]`,
 	} {
 		checkAgainstJCS(t, []byte(doc))
 	}
