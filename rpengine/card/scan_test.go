@@ -33,10 +33,11 @@ func TestValidUTF8(t *testing.T) {
 	}
 	buf := make([]byte, 0, 80)
 	for _, s := range seqs {
-		for _, at := range []int{0, 1, 13, 28, 29, 30, 31, 32, 60, 61, 62, 63, 64} {
+		// Up to 64, the blocks go one at a time; past 128, four at a time.
+		for _, at := range []int{0, 1, 13, 28, 29, 30, 31, 32, 60, 61, 62, 63, 64, 95, 96, 126, 127, 159, 160} {
 			buf = append(buf[:0], bytes.Repeat([]byte{'a'}, at)...)
 			buf = append(buf, s...)
-			for _, tail := range []int{0, 1, 40} {
+			for _, tail := range []int{0, 1, 40, 130} {
 				doc := append(buf, bytes.Repeat([]byte{'b'}, tail)...)
 				if got, want := validUTF8(doc), utf8.Valid(doc); got != want {
 					t.Fatalf("% x at %d, %d after: validUTF8 %v, utf8.Valid %v", s, at, tail, got, want)
@@ -47,6 +48,25 @@ func TestValidUTF8(t *testing.T) {
 				if got, want := validUTF8(doc), utf8.Valid(doc); got != want {
 					t.Fatalf("é then % x at %d, %d after: validUTF8 %v, utf8.Valid %v", s, at, tail, got, want)
 				}
+			}
+		}
+	}
+	// A document of 64 KiB or more goes four blocks a step: the same
+	// sequences at offsets around the ends of a step and of its blocks.
+	big := bytes.Repeat([]byte{'a'}, 65<<10)
+	for _, s := range seqs {
+		ats := []int{30, 31, 32, 63, 95, 96, 126, 127, 128}
+		if len(s) == 3 {
+			ats = []int{31, 126, 127} // the rest are checked above, a block at a time
+		}
+		for _, at := range ats {
+			for _, pre := range []string{"", "é"} {
+				n := copy(big[at-len(pre):], pre)
+				copy(big[at:], s)
+				if got, want := validUTF8(big), utf8.Valid(big); got != want {
+					t.Fatalf("%q then % x at %d of %d: validUTF8 %v, utf8.Valid %v", pre, s, at, len(big), got, want)
+				}
+				copy(big[at-n:], bytes.Repeat([]byte{'a'}, n+len(s)))
 			}
 		}
 	}
