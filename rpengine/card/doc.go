@@ -40,11 +40,13 @@
 // sorts each object's members by UTF-16 code units (RFC 8785 section
 // 3.2.3) as offsets, reusing the order learned for a repeated object shape;
 // a second pass copies the output once in that order. The document is
-// checked as UTF-8 once, so strings are scanned only for their closing
-// quote, 32 bytes a step with AVX2 (a word at a time without it, or with
-// the purego build tag); an object opened where one of a known shape just
-// closed (the next lorebook entry) is expected to repeat its keys, which
-// are then compared as two words each and need no sort. Numbers follow
+// checked as UTF-8 once (a large one four 32-byte blocks a step with
+// AVX2), so strings are scanned only for their closing quote, 64 bytes a
+// step with AVX2, a block's escapes found with masks as simdjson finds
+// them (a word at a time without AVX2, or with the purego build tag); an
+// object opened where one of a known shape just closed (the next
+// lorebook entry) is expected to repeat its keys, which are then compared
+// as up to three words each and need no sort. Numbers follow
 // ECMAScript (section 3.2.2.3). It equals github.com/gowebpki/jcs byte for
 // byte on the RFC 8785 vectors, 10,000 ES6 number lines, every test card and
 // in differential and fuzz tests. Parse canonicalizes, checks the V2 rules
