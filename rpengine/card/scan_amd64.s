@@ -113,6 +113,11 @@ TEXT ·quoteEndAVX2(SB), NOSPLIT, $0-34
 	VPBROADCASTB X1, Y1
 	VPBROADCASTB X2, Y2
 	VPBROADCASTB X3, Y3
+	JMP  block // the first block alone: most strings end in it
+
+	// After the first block, 64 bytes a step while there are: the masks
+	// of a step are words.
+enter64:
 	LEAQ 64(SI), AX
 	CMPQ AX, CX
 	JHI  block
@@ -121,7 +126,6 @@ TEXT ·quoteEndAVX2(SB), NOSPLIT, $0-34
 	VMOVDQU escLow<>(SB), Y12          // and by low nibble
 	VPXOR   Y13, Y13, Y13
 
-	// 64 bytes a step while there are: the masks of a step are words.
 block64:
 	LEAQ 64(SI), AX
 	CMPQ AX, CX
@@ -257,7 +261,7 @@ block:
 	ORL      R9, AX
 	JNZ      look
 	ADDQ     $32, SI
-	JMP      block
+	JMP      enter64
 
 look:
 	VPMOVMSKB Y7, R11 // backslashes
@@ -327,7 +331,7 @@ noesc:
 
 next:
 	ADDQ $32, SI
-	JMP  block
+	JMP  enter64
 
 tail:
 	SUBQ R9, SI // an escaping backslash the last block ended with: scan from it
