@@ -344,6 +344,12 @@ func TestTransports_acceptedByTheEngine(t *testing.T) {
 		for _, field := range []string{"PlayerName", "Prompt.Kind", "Prompt.SceneContext", "Prompt.AutoEventGuide", "Prompt.DirectUserGuide"} {
 			l.log.waitFor(t, "field="+field)
 		}
+		// Issue #15, item 5: a warning, not a debug line.
+		for _, line := range strings.Split(l.log.String(), "\n") {
+			if strings.Contains(line, "field=Prompt.SceneContext") && !strings.Contains(line, "level=WARN") {
+				t.Errorf("not logged as a warning: %s", line)
+			}
+		}
 		var sent struct {
 			Output struct {
 				ResponseProcessing struct {
