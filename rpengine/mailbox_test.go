@@ -516,7 +516,8 @@ func TestMailbox_folderDeleted(t *testing.T) {
 	_, err = r.Wait(ctx)
 	testutil.Success(t, err)
 	eng.Close()
-	if !moveAway(t, dir) {
+	trash, moved := moveAway(t, dir)
+	if !moved {
 		// What the game does not watch first, so that it sets the
 		// folder up again only once all of it is gone.
 		for _, name := range []string{mbx.ManifestName, mbx.AudioDir, mbx.ToEngine, mbx.FromEngine} {
@@ -534,6 +535,13 @@ func TestMailbox_folderDeleted(t *testing.T) {
 	_, ok := l.srv.Session()
 	testutil.Equal(t, "session ended", ok, false)
 	waitFile(t, filepath.Join(dir, "audio", mbx.SlotName(31)))
+	if moved {
+		// The bin is emptied: the game, serving the new folder, writes
+		// nothing more into the old one. (Until it noticed the move, at
+		// its next poll, it could: its handle follows the folder, and
+		// acks of the engine's last messages went there.)
+		testutil.Success(t, testutil.RemoveAll(trash))
+	}
 	eng2 := l.dialMailbox(t, nil)
 	r, err = l.srv.Reply(ctx, textReq(testCard(t), "after"))
 	testutil.Success(t, err)
@@ -546,24 +554,29 @@ func TestMailbox_folderDeleted(t *testing.T) {
 	testutil.Equal(t, "snapshot in the new session", cardModes(eng2), []string{"snapshot"})
 }
 
-// moveAway moves the served folder dir aside and removes it, as deleting
-// it to a recycle bin does (a move is one step: removing file by file
-// would race with the game recreating it). Where a folder that another
-// handle holds open cannot be moved (wine refuses while the game serves
-// it), it says so and returns false.
-func moveAway(t *testing.T, dir string) bool {
+// moveAway moves the served folder dir into a new folder beside it (the
+// trash it returns), as deleting it to a recycle bin does: a move is one
+// step, where removing file by file would race with the game recreating
+// it. The caller empties the trash only once the game has noticed: until
+// its next poll the game may still write into the moved folder through
+// its handle (acks of engine messages it read there), as it would into a
+// recycle bin, so removing it at once fails now and then with "directory
+// not empty". Where a folder that another handle holds open cannot be
+// moved (wine refuses while the game serves it), it says so and returns
+// false.
+func moveAway(t *testing.T, dir string) (trash string, moved bool) {
 	t.Helper()
-	gone := dir + ".gone"
+	trash, err := os.MkdirTemp(filepath.Dir(dir), "trash-")
+	testutil.Success(t, err)
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		err := os.Rename(dir, gone)
+		err := os.Rename(dir, filepath.Join(trash, filepath.Base(dir)))
 		if err == nil {
-			testutil.Success(t, testutil.RemoveAll(gone))
-			return true
+			return trash, true
 		}
 		if runtime.GOOS == "windows" && time.Now().After(deadline) {
 			t.Logf("a served folder cannot be moved here (%v): its contents are removed instead", err)
-			return false
+			return "", false
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -599,10 +612,14 @@ func TestMailbox_recreateFails(t *testing.T) {
 		l := newMailboxServer(t, nil, dir)
 		l.dialMailbox(t, nil).Close()
 		blocker := dir
-		if moveAway(t, dir) {
+		var trashes []string
+		if trash, moved := moveAway(t, dir); moved {
+			trashes = append(trashes, trash)
 			// The game may recreate it before the file goes in: again.
 			for os.WriteFile(dir, nil, 0o644) != nil {
-				moveAway(t, dir)
+				if trash, moved = moveAway(t, dir); moved {
+					trashes = append(trashes, trash)
+				}
 			}
 		} else {
 			// The folder stays: its audio folder becomes a file, then the
@@ -613,6 +630,11 @@ func TestMailbox_recreateFails(t *testing.T) {
 			testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, mbx.FromEngine)))
 		}
 		l.log.waitFor(t, "not a folder")
+		// The game let go of the moved folders before it tried to set
+		// dir up again (moveAway): the trash can be emptied.
+		for _, trash := range trashes {
+			testutil.Success(t, testutil.RemoveAll(trash))
+		}
 		before := l.log.String()
 		time.Sleep(50 * time.Millisecond) // fake time: 10 idle polls
 		synctest.Wait()
