@@ -28,6 +28,7 @@ type console struct {
 	status  bool       // a status line is drawn (tty only)
 	midLine bool       // stdout holds a partial reply line
 	ed      *editor    // the line editor, once interactive on a terminal
+	partial string     // with the editor: the reply's unfinished line, not yet printed
 }
 
 // useEditor sends everything printed on the terminal through ed, which
@@ -74,7 +75,8 @@ func (c *console) clearLocked() {
 // endLineLocked ends a partial reply line. c.mu must be held.
 func (c *console) endLineLocked() {
 	if c.midLine {
-		fmt.Fprintln(c.out)
+		io.WriteString(c.out, c.partial+"\n")
+		c.partial = ""
 		c.midLine = false
 	}
 }
@@ -98,7 +100,8 @@ func (c *console) Printf(format string, args ...any) {
 }
 
 // Text streams a piece of reply text to stdout, escaped by peertext.Text
-// (the reply is data: see the scripted contract in doc.go).
+// (the reply is data: see the scripted contract in doc.go). With the line
+// editor it prints whole lines only, above the line being typed.
 func (c *console) Text(s string) {
 	if s == "" {
 		return
@@ -106,7 +109,23 @@ func (c *console) Text(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearLocked()
-	io.WriteString(c.out, peertext.Text(s))
+	s = peertext.Text(s)
+	if c.ed != nil {
+		// The editor draws the prompt and the line being typed right
+		// after what it prints, as if that ended a line: a partial reply
+		// line would take the player's typing, and a typed Enter would cut
+		// the reply in two (a line typed while the reply streams). So the
+		// unfinished line waits until it ends.
+		s = c.partial + s
+		i := strings.LastIndexByte(s, '\n') + 1
+		c.partial = s[i:]
+		c.midLine = c.partial != ""
+		if i > 0 {
+			io.WriteString(c.out, s[:i])
+		}
+		return
+	}
+	io.WriteString(c.out, s)
 	c.midLine = !strings.HasSuffix(s, "\n")
 }
 

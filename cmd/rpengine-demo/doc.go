@@ -63,8 +63,9 @@
 // editing them; the line sent is right.) Control characters and key escape
 // sequences are never sent: they are removed from the line, typed or piped,
 // and the demo says so. Lines are queued, never dropped, and sent
-// in order. Reply text streams to stdout; speech plays as each sentence
-// completes. On a terminal a status line (connection, engine queue, queued
+// in order. Reply text streams to stdout (on a terminal with the line
+// editor, a line at a time, so that typing never lands inside a reply's
+// line); speech plays as each sentence completes. On a terminal a status line (connection, engine queue, queued
 // lines, speaking, voice, language) precedes the prompt. Ctrl-C cancels the
 // reply in flight; a second Ctrl-C quits; EOF quits once queued turns are
 // answered. Waits for the engine have no limit unless --wait is given.

@@ -39,7 +39,10 @@ func (a *app) interactive() int {
 	defer close(a.readerEnd)
 	if ed := newEditor(a.stdin, a.stdout); ed != nil {
 		a.con.useEditor(ed)
-		a.onClose(ed.Close)
+		a.onClose(func() {
+			a.con.EndText() // a reply line cut short is still shown
+			ed.Close()
+		})
 		go a.editLines(ed)
 	} else {
 		go a.readLines()
