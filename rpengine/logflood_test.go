@@ -77,6 +77,15 @@ func newRawLogServer(t *testing.T) *fixture {
 	return f
 }
 
+// ctxMinute bounds a step of these tests as waitLog does, by a minute:
+// decoding the previous message of megabytes, which a write or a reply
+// waits for, took over ctxT's 20 s under -race on a loaded machine.
+func ctxMinute(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // waitLog waits, up to a minute, until the log written after mark
 // contains sub.
 func waitLog(t *testing.T, f *fixture, mark int, sub string) {
@@ -134,7 +143,9 @@ func TestHostile_logBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mark := len(f.log.String())
 			for _, m := range tt.msgs {
-				testutil.Success(t, c.Write(ctxT(t), websocket.MessageText, m))
+				// Each write waits for the server to read the message
+				// before it (an in-memory pipe has no buffer).
+				testutil.Success(t, c.Write(ctxMinute(t), websocket.MessageText, m))
 			}
 			waitLog(t, f, mark, tt.log)
 			checkLog(t, f, mark, tt.max)
@@ -143,7 +154,7 @@ func TestHostile_logBounded(t *testing.T) {
 	}
 	// A bad resolvedCardHash of 4 MiB, on a reply in flight.
 	t.Run("4 MiB resolvedCardHash", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(ctxT(t))
+		ctx, cancel := context.WithCancel(ctxMinute(t))
 		mark := len(f.log.String())
 		req := textReq(testCard(t), "hi")
 		req.RequestID = "bad-hash"
@@ -210,7 +221,7 @@ func TestHostile_logBoundedBeforeHello(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mark := len(f.log.String())
 			c := dialHostile(t, f)
-			_ = c.Write(ctxT(t), websocket.MessageText, []byte(tt.hello))
+			_ = c.Write(ctxMinute(t), websocket.MessageText, []byte(tt.hello))
 			testutil.Equal(t, "close code", closeCode(t, c), websocket.StatusPolicyViolation)
 			waitLog(t, f, mark, tt.log)
 			checkLog(t, f, mark, 1024)
