@@ -28,6 +28,10 @@ func FailMailboxInbox(s *Server, err error) {
 	}
 }
 
+// OnMailboxSlot makes the mailbox setup call f after it writes each audio
+// slot, on the goroutine setting up. Call it before Start.
+func OnMailboxSlot(s *Server, f func(slot int)) { s.slotHook = f }
+
 // The state of an outbound message, for tests of acks and duplicates.
 type MessageState = messageState
 

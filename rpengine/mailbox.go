@@ -295,6 +295,7 @@ func (m *mailbox) setup() error {
 	if err := m.lock(root); err != nil {
 		return err
 	}
+	m.beat = time.Now()
 	for _, d := range []string{mbx.ToEngine, mbx.FromEngine, mbx.AudioDir} {
 		if err := root.Mkdir(d, mbx.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return m.fail("setup", d, err)
@@ -322,13 +323,36 @@ func (m *mailbox) setup() error {
 		if err := mbx.ReplaceFile(root, name, silent); err != nil {
 			return m.fail("setup", name, err)
 		}
+		if err := m.keepLock(root, false); err != nil {
+			return err
+		}
+		if h := m.srv.slotHook; h != nil {
+			h(i)
+		}
 	}
 	// The manifest goes last: an engine that sees it finds every slot.
 	man, _ := json.MarshalIndent(mbx.NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
 	if err := mbx.ReplaceFile(root, mbx.ManifestName, man); err != nil {
 		return m.fail("setup", mbx.ManifestName, err)
 	}
+	return m.keepLock(root, true)
+}
+
+// keepLock refreshes the lock during setup when a heartbeat is due, and
+// at its end (force): the lock file was written before the slots, and
+// writing thousands of them can take longer than LockStale on a slow or
+// loaded disk, when another process would take a live holder's lock as
+// stale (a second demo did, after a setup of 11 s under load). Only a
+// lock taken over fails the setup; another failure is left to the next
+// heartbeat, which reports it.
+func (m *mailbox) keepLock(root *os.Root, force bool) error {
+	if !force && time.Since(m.beat) < m.o.LockStale/4 {
+		return nil
+	}
 	m.beat = time.Now()
+	if err := m.heartbeat(root); errors.Is(err, ErrMailboxLocked) {
+		return err
+	}
 	return nil
 }
 

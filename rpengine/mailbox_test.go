@@ -724,6 +724,33 @@ func TestMailbox_lockHeartbeat(t *testing.T) {
 	testutil.Success(t, srv2.Close())
 }
 
+// TestMailbox_lockKeptDuringSetup: the lock is fresh when serving starts,
+// however long writing the slots took. The lock file is written before
+// them, and a setup slower than LockStale (here aged by hand at the first
+// slot, instead of waiting) left a live holder's lock stale: a second
+// process took the folder over (the demo's TestMailbox_InUse, now and
+// then, with 2048 slots on a loaded machine).
+func TestMailbox_lockKeptDuringSetup(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(testutil.TempDir(t), "mb")
+	o := testMailboxOptions(dir)
+	lock := filepath.Join(dir, rpengine.MailboxLockName)
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
+	testutil.Success(t, err)
+	rpengine.OnMailboxSlot(srv, func(slot int) {
+		if slot == 0 {
+			old := time.Now().Add(-time.Hour)
+			testutil.Success(t, os.Chtimes(lock, old, old))
+		}
+	})
+	testutil.Success(t, srv.Start())
+	t.Cleanup(func() { testutil.Success(t, srv.Close()) })
+	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
+	testutil.Success(t, err)
+	t.Cleanup(func() { testutil.Success(t, srv2.Close()) })
+	testutil.ErrorIs(t, srv2.Start(), rpengine.ErrMailboxLocked)
+}
+
 // TestMailbox_lockStolen: a process that finds its lock taken over (it was
 // suspended past LockStale) stops serving rather than share the folder.
 func TestMailbox_lockStolen(t *testing.T) {

@@ -57,6 +57,8 @@ type Server struct {
 	tickets   uint64    // tickets ever queued (tests)
 
 	wg sync.WaitGroup // connection goroutines and closers
+
+	slotHook func(slot int) // tests: called after the mailbox setup writes each slot
 }
 
 // NewServer checks opts and returns a Server. It starts nothing: call
