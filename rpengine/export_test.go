@@ -32,6 +32,11 @@ func FailMailboxInbox(s *Server, err error) {
 // slot, on the goroutine setting up. Call it before Start.
 func OnMailboxSlot(s *Server, f func(slot int)) { s.slotHook = f }
 
+// OnSessionEnded makes the server call f when a session has ended and is
+// not yet detached (still the live one), on the goroutine ending it.
+// Call it before Start or Serve.
+func OnSessionEnded(s *Server, f func()) { s.endHook = f }
+
 // The state of an outbound message, for tests of acks and duplicates.
 type MessageState = messageState
 

@@ -479,3 +479,38 @@ func testFaultDuplicated(t *testing.T) {
 	healthy(t, f, eng)
 	quietConns(t, f, 1)
 }
+
+// TestServer_failFastSessionEnding: with FailFast, a request made while
+// the live session is being taken down (its connection lost) fails with
+// ErrNotConnected, as with no session. It failed with ErrBusy, as if the
+// engine had said it was full (TestFaults/disconnectAtEveryPoint, now and
+// then, when a request fell in that window).
+func TestServer_failFastSessionEnding(t *testing.T) {
+	t.Parallel()
+	l := enginetest.NewListener()
+	srv, err := rpengine.NewServer(&rpengine.ServerOptions{FailFast: true, Logger: discardLogger()})
+	testutil.Success(t, err)
+	ctx := ctxT(t)
+	c := testCard(t)
+	errs := make(chan error, 1)
+	rpengine.OnSessionEnded(srv, func() {
+		_, err := srv.Reply(ctx, textReq(c, "still there?"))
+		errs <- err
+	})
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		testutil.Success(t, srv.Close())
+		testutil.ErrorIs(t, <-served, rpengine.ErrServerClosed)
+	})
+	eng, err := enginetest.Dial(ctx, l.URL, &enginetest.Options{HTTPClient: l.Client()})
+	testutil.Success(t, err)
+	waitSession(t, ctx, srv, func(info rpengine.SessionInfo) bool { return info.ID == eng.SessionID() })
+	eng.Close()
+	select {
+	case err := <-errs:
+		testutil.ErrorIs(t, err, rpengine.ErrNotConnected)
+	case <-ctx.Done():
+		t.Fatal("the session never ended")
+	}
+}

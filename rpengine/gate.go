@@ -75,9 +75,10 @@ type ticket struct {
 type admission int
 
 const (
-	admitOK   admission = iota // counted and held: send it
-	admitFull                  // the engine has no room (or just refused)
-	admitHeld                  // an earlier request for the character is not accepted yet
+	admitOK    admission = iota // counted and held: send it
+	admitFull                   // the engine has no room (or just refused)
+	admitHeld                   // an earlier request for the character is not accepted yet
+	admitEnded                  // the session ended (it is being taken down)
 )
 
 // roomLocked reports whether the engine can take one more request.
@@ -101,7 +102,10 @@ func (s *session) admit(t *ticket) admission {
 	if h := g.held[t.key]; h != nil && h != t.r {
 		return admitHeld
 	}
-	if s.ended != nil || !s.roomLocked() {
+	if s.ended != nil {
+		return admitEnded
+	}
+	if !s.roomLocked() {
 		return admitFull
 	}
 	if g.held == nil {
@@ -224,6 +228,14 @@ func (s *Server) admit(ctx context.Context, t *ticket, first bool) (*session, er
 				return live, nil
 			case admitHeld:
 				what = "the engine to accept an earlier request for the same character"
+			case admitEnded:
+				// Its connection is lost and it is being taken down: as
+				// when no session is live (with FailFast it was ErrBusy,
+				// as if the engine had said it was full).
+				if s.opts.FailFast {
+					return nil, ErrNotConnected
+				}
+				what = "an engine connection"
 			default:
 				if s.opts.FailFast {
 					return nil, ErrBusy

@@ -58,7 +58,10 @@ type Server struct {
 
 	wg sync.WaitGroup // connection goroutines and closers
 
-	slotHook func(slot int) // tests: called after the mailbox setup writes each slot
+	// Tests: called after the mailbox setup writes each slot, and when a
+	// session has ended but is not yet detached. Set before Start.
+	slotHook func(slot int)
+	endHook  func()
 }
 
 // NewServer checks opts and returns a Server. It starts nothing: call

@@ -642,5 +642,8 @@ func (s *session) end(err error) {
 	for _, op := range syncs {
 		op.fail(err)
 	}
+	if h := s.srv.endHook; h != nil {
+		h()
+	}
 	s.srv.detach(s)
 }
