@@ -41,15 +41,20 @@ func testCard(t testing.TB, mutate ...string) *card.Card {
 // logBuf collects log lines for assertions.
 type logBuf struct{ testutil.SyncBuffer }
 
+// waitBound bounds the waits for an event that must come (a log line, a
+// connection closed, a file): a guard against a hang, as ctxT is, not a
+// timing assertion. A couple of seconds of real time was less than a
+// goroutine can wait for the CPU when every package's tests run at once
+// under -race on two shared cores. In a synctest bubble it is fake time.
+const waitBound = 20 * time.Second
+
 func (l *logBuf) waitFor(t testing.TB, sub string) {
 	t.Helper()
-	for i := 0; i < 200; i++ {
-		if strings.Contains(l.String(), sub) {
-			return
+	for deadline := time.Now().Add(waitBound); !strings.Contains(l.String(), sub); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log has no %q:\n%s", sub, l.String())
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("log has no %q:\n%s", sub, l.String())
 }
 
 // since returns what the log gained after mark.
@@ -64,13 +69,11 @@ func (l *logBuf) since(mark int) string {
 // waitSince waits until the log written after mark contains sub.
 func (l *logBuf) waitSince(t testing.TB, mark int, sub string) {
 	t.Helper()
-	for i := 0; i < 500; i++ {
-		if strings.Contains(l.since(mark), sub) {
-			return
+	for deadline := time.Now().Add(waitBound); !strings.Contains(l.since(mark), sub); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log has no %q after the case:\n%s", sub, l.since(mark))
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("log has no %q after the case:\n%s", sub, l.since(mark))
 }
 
 // fixture is a running server and the way to reach it.
@@ -139,11 +142,10 @@ func quietConns(t testing.TB, f *fixture, want int) {
 func waitConns(t testing.TB, f *fixture, want int) {
 	t.Helper()
 	var n int32
-	for i := 0; i < 500; i++ {
+	for deadline := time.Now().Add(waitBound); !time.Now().After(deadline); time.Sleep(10 * time.Millisecond) {
 		if n = f.open.Load(); n == int32(want) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("the server holds %d connections open, want %d", n, want)
 }

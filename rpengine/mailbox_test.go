@@ -29,11 +29,10 @@ import (
 // waitFile waits until name exists.
 func waitFile(t *testing.T, name string) {
 	t.Helper()
-	for i := 0; i < 5000; i++ {
+	for deadline := time.Now().Add(waitBound); !time.Now().After(deadline); time.Sleep(time.Millisecond) {
 		if _, err := os.Stat(name); err == nil {
 			return
 		}
-		time.Sleep(time.Millisecond)
 	}
 	t.Fatalf("%s never appeared", name)
 }
@@ -100,13 +99,12 @@ func (e *rawEngine) gameMessages() []map[string]any {
 // waitGame waits for a game message matching match.
 func (e *rawEngine) waitGame(match func(map[string]any) bool) map[string]any {
 	e.t.Helper()
-	for i := 0; i < 5000; i++ {
+	for deadline := time.Now().Add(waitBound); !time.Now().After(deadline); time.Sleep(time.Millisecond) {
 		for _, m := range e.gameMessages() {
 			if match(m) {
 				return m
 			}
 		}
-		time.Sleep(time.Millisecond)
 	}
 	e.t.Fatal("game message never came")
 	return nil
