@@ -94,5 +94,5 @@
 //
 // The hidden flag --sim-faults (for tests) makes the simulated engine
 // misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel=REASON,
-// cancel-lost, gone.
+// cancel-lost, gone, full.
 package main

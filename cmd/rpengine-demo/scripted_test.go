@@ -275,8 +275,12 @@ func TestScripted_ExitCodes(t *testing.T) {
 			exitEngineError, []string{"reply cancelled by the engine: service_stopped"}},
 		{"no engine", []string{"--port", "0", "--wait", "300ms", "--say", "hi"}, exitNoEngine,
 			[]string{"rpengine.gemtavern.com/#port=", "no engine connected within --wait 300ms"}},
-		{"engine never comes back", []string{"--engine", "sim", "--say", "hi", "--wait", "500ms",
+		{"engine never comes back", []string{"--engine", "sim", "--say", "hi", "--wait", "3s",
 			"--sim-faults", "disconnect-after=6,gone"}, exitNoEngine, []string{"no engine connected within --wait"}},
+		// A full queue is named only when the engine reports it; a slow
+		// engine under load is not called full.
+		{"queue full", []string{"--engine", "sim", "--say", "hi", "--wait", "300ms", "--sim-faults", "full"}, exitNoEngine,
+			[]string{"the engine did not accept requests (queue full) within --wait 300ms"}},
 		{"mailbox with a port", []string{"--mailbox", "mbox", "--port", "0", "--say", "hi"}, exitUsage,
 			[]string{"--mailbox uses a folder"}},
 		{"sim faults in real mode", []string{"--sim-faults", "gone", "--say", "hi"}, exitUsage, []string{"--engine sim"}},

@@ -23,12 +23,14 @@ import (
 //	cancel=REASON       answer the first request with reply.cancelled REASON
 //	cancel-lost         cancel=connection_lost (the turn is sent again)
 //	gone                never come back after a disconnect
+//	full                report the queue full (acceptingRequests false)
 type simFaults struct {
 	errorCode       string
 	delay           time.Duration
 	disconnectAfter int
 	cancelReason    string
 	gone            bool
+	full            bool
 	raw             string
 }
 
@@ -61,6 +63,8 @@ func (f *simFaults) Set(s string) error {
 			}
 		case "gone":
 			f.gone = true
+		case "full":
+			f.full = true
 		case "":
 		default:
 			err = fmt.Errorf("unknown fault %q", k)
@@ -95,6 +99,7 @@ func startSim(ctx context.Context, dial func(context.Context, *enginetest.Option
 			ErrorCode:       f.errorCode,
 			Delay:           f.delay,
 			DisconnectAfter: f.disconnectAfter,
+			CapacityFull:    f.full,
 		},
 		Logf: logf,
 	}

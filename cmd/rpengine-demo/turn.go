@@ -139,8 +139,13 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 		return r, outcome{}
 	case errors.Is(err, context.DeadlineExceeded):
 		msg := "no engine connected"
-		if _, live := a.srv.Session(); live {
-			msg = "the engine did not accept requests (queue full)"
+		if info, live := a.srv.Session(); live {
+			// "Queue full" only when the engine said so: a slow engine
+			// that has not answered yet is not a full one.
+			msg = "the engine did not accept the request"
+			if !info.Accepting {
+				msg = "the engine did not accept requests (queue full)"
+			}
 		}
 		a.con.Printf("rpengine-demo: %s within --wait %v", msg, a.cfg.wait)
 		return nil, outcome{err: err, code: exitNoEngine}
