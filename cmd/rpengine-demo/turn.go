@@ -51,7 +51,9 @@ func (a *app) request(text string, sp *speech) rpengine.ReplyRequest {
 }
 
 // capacityGrace is how long a new session may take to send capacity.update.
-const capacityGrace = 500 * time.Millisecond
+// The engine sends it right after welcome, so the grace runs out only with
+// an engine that never sends one; 500 ms was too short on a loaded machine.
+const capacityGrace = 2 * time.Second
 
 // cancelGrace is how long a cancelled reply may take to end.
 const cancelGrace = 5 * time.Second
@@ -233,8 +235,8 @@ func (a *app) showSession() {
 	if !live || info.ID == a.shownSession {
 		return
 	}
-	a.shownSession = info.ID
-	if info.QueueLimit > 0 {
+	if info.QueueLimit > 0 { // else shown at the next turn, once known
+		a.shownSession = info.ID
 		a.con.Printf("rpengine-demo: engine queue %d/%d, accepting requests: %v", info.QueueDepth, info.QueueLimit, info.Accepting)
 	}
 }
