@@ -91,9 +91,11 @@ type ServerOptions struct {
 	// DisableAcks stops the game acking engine messages. Acks are on by
 	// default, as the spec says both sides acknowledge.
 	DisableAcks bool
-	// FailFast makes requests fail at once with ErrNotConnected or
-	// ErrBusy instead of waiting (bounded by their ctx) for an engine that
-	// is connected and accepting requests.
+	// FailFast makes requests fail at once instead of waiting (bounded by
+	// their ctx) for an engine that is connected and accepting requests:
+	// with ErrNotConnected when no session is live or the live one is
+	// ending (its connection was lost), with ErrBusy when the engine says
+	// its queue is full.
 	FailFast bool
 	// Planner configures the per-session card planner. Nil means
 	// defaults; a negative bound in it is invalid.
