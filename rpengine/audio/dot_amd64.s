@@ -184,3 +184,171 @@ sum1: // in the order of sum2, so that an output does not depend on its pairing
 done:
 	VZEROUPPER
 	RET
+
+// rev8 reverses the 8 lanes of a vector (VPERMPS indices).
+DATA rev8<>+0(SB)/4, $7
+DATA rev8<>+4(SB)/4, $6
+DATA rev8<>+8(SB)/4, $5
+DATA rev8<>+12(SB)/4, $4
+DATA rev8<>+16(SB)/4, $3
+DATA rev8<>+20(SB)/4, $2
+DATA rev8<>+24(SB)/4, $1
+DATA rev8<>+28(SB)/4, $0
+GLOBL rev8<>(SB), RODATA|NOPTR, $32
+
+// func dotsFoldAVX2(out []float32, stride int, wide []float32, taps int, buf []float32, wins []int32)
+// The folded kernel of a one-phase row (fold.go, folded.wide): wide holds
+// nb blocks of 8 pair coefficients c[q], q = 8b..8b+7, then the edge
+// block [0 ... 0 row[taps-1]]. An output is, block by block, the sum of
+// c[q] * (x[q] + x[taps-2-q]): the mirrored 8 samples are loaded
+// ascending and reversed with VPERMPS. Even blocks and the edge block go
+// to one sum, odd blocks to another. Four outputs at a time share the
+// loads of the coefficients; an output alone takes the same steps, and
+// the horizontal sums are the same, so an output has the same bits
+// however its batch is made. taps >= 16; the caller checked every window.
+TEXT ·dotsFoldAVX2(SB), NOSPLIT, $0-112
+	MOVQ    out_base+0(FP), DI
+	MOVQ    stride+24(FP), R8
+	SHLQ    $2, R8 // bytes between outputs
+	MOVQ    wide_base+32(FP), SI
+	MOVQ    wide_len+40(FP), R12
+	SUBQ    $8, R12
+	SHLQ    $2, R12 // bytes of the pair blocks; the edge block follows
+	MOVQ    taps+56(FP), DX
+	SUBQ    $8, DX
+	SHLQ    $2, DX // offset of the last 8 samples of a window
+	MOVQ    buf_base+64(FP), BX
+	MOVQ    wins_base+88(FP), R10
+	MOVQ    wins_len+96(FP), R11
+	VMOVUPS rev8<>(SB), Y9
+
+quad:
+	CMPQ    R11, $4
+	JLT     single
+	MOVLQSX (R10), AX
+	LEAQ    (BX)(AX*4), R13
+	MOVLQSX 4(R10), AX
+	LEAQ    (BX)(AX*4), R14
+	MOVLQSX 8(R10), AX
+	LEAQ    (BX)(AX*4), R15
+	MOVLQSX 12(R10), AX
+	LEAQ    (BX)(AX*4), AX
+	XORQ    CX, CX      // offset of x[q]
+	LEAQ    -4(DX), R9  // offset of x[taps-9-q], the first of the mirrored 8
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+
+quadblk:
+	CMPQ        CX, R12
+	JGE         quadedge
+	VMOVUPS     (SI)(CX*1), Y8
+	VPERMPS     (R13)(R9*1), Y9, Y10
+	VPERMPS     (R14)(R9*1), Y9, Y11
+	VPERMPS     (R15)(R9*1), Y9, Y12
+	VPERMPS     (AX)(R9*1), Y9, Y13
+	VADDPS      (R13)(CX*1), Y10, Y10
+	VADDPS      (R14)(CX*1), Y11, Y11
+	VADDPS      (R15)(CX*1), Y12, Y12
+	VADDPS      (AX)(CX*1), Y13, Y13
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y8, Y13, Y6
+	ADDQ        $32, CX
+	SUBQ        $32, R9
+	CMPQ        CX, R12
+	JGE         quadedge
+	VMOVUPS     (SI)(CX*1), Y8
+	VPERMPS     (R13)(R9*1), Y9, Y10
+	VPERMPS     (R14)(R9*1), Y9, Y11
+	VPERMPS     (R15)(R9*1), Y9, Y12
+	VPERMPS     (AX)(R9*1), Y9, Y13
+	VADDPS      (R13)(CX*1), Y10, Y10
+	VADDPS      (R14)(CX*1), Y11, Y11
+	VADDPS      (R15)(CX*1), Y12, Y12
+	VADDPS      (AX)(CX*1), Y13, Y13
+	VFMADD231PS Y8, Y10, Y1
+	VFMADD231PS Y8, Y11, Y3
+	VFMADD231PS Y8, Y12, Y5
+	VFMADD231PS Y8, Y13, Y7
+	ADDQ        $32, CX
+	SUBQ        $32, R9
+	JMP         quadblk
+
+quadedge:
+	VMOVUPS      (SI)(R12*1), Y8
+	VFMADD231PS  (R13)(DX*1), Y8, Y0
+	VFMADD231PS  (R14)(DX*1), Y8, Y2
+	VFMADD231PS  (R15)(DX*1), Y8, Y4
+	VFMADD231PS  (AX)(DX*1), Y8, Y6
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VHADDPS      Y2, Y0, Y0 // a01 a23 b01 b23 | a45 a67 b45 b67
+	VHADDPS      Y6, Y4, Y4 // c01 c23 d01 d23 | ...
+	VHADDPS      Y4, Y0, Y0 // a0123 b0123 c0123 d0123 | a4567 ...
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	VEXTRACTPS   $1, X0, (DI)(R8*1)
+	LEAQ         (DI)(R8*2), DI
+	VEXTRACTPS   $2, X0, (DI)
+	VEXTRACTPS   $3, X0, (DI)(R8*1)
+	LEAQ         (DI)(R8*2), DI
+	ADDQ         $16, R10
+	SUBQ         $4, R11
+	JMP          quad
+
+single:
+	TESTQ   R11, R11
+	JEQ     fdone
+	MOVLQSX (R10), AX
+	LEAQ    (BX)(AX*4), R13
+	XORQ    CX, CX
+	LEAQ    -4(DX), R9
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+
+oneblk:
+	CMPQ        CX, R12
+	JGE         oneedge
+	VMOVUPS     (SI)(CX*1), Y8
+	VPERMPS     (R13)(R9*1), Y9, Y10
+	VADDPS      (R13)(CX*1), Y10, Y10
+	VFMADD231PS Y8, Y10, Y0
+	ADDQ        $32, CX
+	SUBQ        $32, R9
+	CMPQ        CX, R12
+	JGE         oneedge
+	VMOVUPS     (SI)(CX*1), Y8
+	VPERMPS     (R13)(R9*1), Y9, Y10
+	VADDPS      (R13)(CX*1), Y10, Y10
+	VFMADD231PS Y8, Y10, Y1
+	ADDQ        $32, CX
+	SUBQ        $32, R9
+	JMP         oneblk
+
+oneedge: // in the order of quadedge
+	VMOVUPS      (SI)(R12*1), Y8
+	VFMADD231PS  (R13)(DX*1), Y8, Y0
+	VADDPS       Y1, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VHADDPS      Y0, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVSS       X0, (DI)
+	ADDQ         R8, DI
+	ADDQ         $4, R10
+	DECQ         R11
+	JMP          single
+
+fdone:
+	VZEROUPPER
+	RET

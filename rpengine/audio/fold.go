@@ -21,8 +21,11 @@ package audio
 //     a third of the pairs are zero and are skipped: the pairs come in
 //     blocks of two couples, (q0, q0+1) and (q0+3, q0+4).
 //
-// The assembly kernels, bound by loads rather than arithmetic, use the
-// plain rows.
+// The AVX2 kernel folds too (dotsFoldAVX2, on the row's wide form): it
+// cannot skip the zero taps, which do not fall on whole lanes, but the
+// fold halves its loads of coefficients and its multiply-adds, and four
+// outputs share each coefficient load. The other assembly kernels use the
+// plain row.
 
 // folded is a one-phase row in folded form.
 type folded struct {
@@ -33,6 +36,11 @@ type folded struct {
 	tailQ []int32   // pairs not in a block (their first index)
 	tailC []float32
 	edge  float32 // row[taps-1]
+	// wide is the form of the AVX2 kernel, nil when taps < 16: blocks of
+	// the 8 pairs q = 8b..8b+7 from q = 0 (zeros past the centre), then
+	// the edge block, [0 0 0 0 0 0 0 row[taps-1]], which multiplies the
+	// window's last 8 samples.
+	wide []float32
 }
 
 // foldRow returns the folded form of the row of a filter decimating by m,
@@ -83,7 +91,26 @@ func foldRow(row []float32, m int) *folded {
 			f.tailC = append(f.tailC, pair(q))
 		}
 	}
+	f.wide = wideRow(row, c, pair)
 	return f
+}
+
+// wideRow returns the wide form (see folded.wide) of a row whose centre
+// is c and whose pair coefficients are pair(q), or nil when the row is
+// too short: the mirrored half of the last block would start before the
+// window.
+func wideRow(row []float32, c int, pair func(q int) float32) []float32 {
+	taps := len(row)
+	nb := (c + 8) / 8 // blocks covering q = 0..c
+	if taps < 16 || taps-9-8*(nb-1) < 0 {
+		return nil
+	}
+	wide := make([]float32, 8*nb+8)
+	for q := range c + 1 {
+		wide[q] = pair(q)
+	}
+	wide[len(wide)-1] = row[taps-1]
+	return wide
 }
 
 // size is the folded row's size in bytes.
@@ -91,7 +118,7 @@ func (f *folded) size() int {
 	if f == nil {
 		return 0
 	}
-	return 4 * (len(f.coef) + len(f.tailQ) + len(f.tailC))
+	return 4 * (len(f.coef) + len(f.tailQ) + len(f.tailC) + len(f.wide))
 }
 
 // dots is the folded batch kernel: for every k, out[k*stride] is the

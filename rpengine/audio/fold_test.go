@@ -73,23 +73,119 @@ func TestFold_agreesWithRow(t *testing.T) {
 	}
 }
 
-// TestResampler_foldedKernel checks which kernel filters: the folded one
-// exactly when the pure-Go kernel runs a one-phase filter.
+// TestResampler_foldedKernel checks which kernel filters: the pure-Go
+// folded one exactly when the pure-Go kernel runs a one-phase filter, the
+// AVX2 folded one exactly when the AVX2 kernel does (issue #24).
 func TestResampler_foldedKernel(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		in, out int
 		generic bool
 		want    bool
+		wantAsm bool
 	}{
-		{48000, 16000, true, true},
-		{48000, 16000, false, !hasDotsAsm},
-		{44100, 16000, true, false},
-		{16000, 48000, true, false},
+		{48000, 16000, true, true, false},
+		{48000, 16000, false, !hasDotsAsm, hasFoldAsm},
+		{32000, 16000, false, !hasDotsAsm, hasFoldAsm},
+		{44100, 16000, true, false, false},
+		{44100, 16000, false, false, false},
+		{16000, 48000, true, false, false},
 	} {
 		r, err := NewResampler(c.in, c.out, 1)
 		testutil.Success(t, err)
 		r.setKernel(c.generic)
 		testutil.Equal(t, fmt.Sprintf("%d-%d generic=%v folds", c.in, c.out, c.generic), r.fold, c.want)
+		testutil.Equal(t, fmt.Sprintf("%d-%d generic=%v folds in assembly", c.in, c.out, c.generic), r.foldAsm, c.wantAsm)
 	}
+}
+
+// TestFold_asmAgreesWithGo checks the folded AVX2 kernel against the
+// pure-Go folded kernel on random symmetric rows (some with the zeros of
+// a third-band filter) and random windows and batches: the same outputs
+// to float32 precision, nothing written between outputs, and an output
+// with the same bits alone as in its batch (the resampler's output must
+// not depend on how its input is cut). Issue #24.
+func TestFold_asmAgreesWithGo(t *testing.T) {
+	t.Parallel()
+	if !hasFoldAsm {
+		t.Skip("no folded assembly kernel on this CPU or build")
+	}
+	seed := uint64(2024)
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 24))
+	r, err := NewResampler(48000, 16000, 1)
+	testutil.Success(t, err)
+	type rowM struct {
+		row []float32
+		m   int // the decimation the row is for (3: third-band zeros)
+	}
+	rows := []rowM{{r.coef, 3}}
+	for range 200 {
+		m := 2 + rng.IntN(2)
+		rows = append(rows, rowM{randomSymmetricRow(rng, 16+8*rng.IntN(60), m == 3), m})
+	}
+	for i, rm := range rows {
+		row := rm.row
+		f := foldRow(row, rm.m)
+		if f == nil || f.wide == nil {
+			t.Fatalf("row %d (%d taps): no wide form", i, len(row))
+		}
+		taps := len(row)
+		buf := make([]float32, 3*taps+40)
+		for j := range buf {
+			buf[j] = rng.Float32()*2 - 1
+		}
+		n := 1 + rng.IntN(13)
+		wins := make([]int32, n)
+		step := rng.IntN(4) // 0: random windows; else windows step apart
+		for k := range wins {
+			if step == 0 {
+				wins[k] = int32(rng.IntN(len(buf) - taps + 1))
+			} else {
+				wins[k] = int32(k * step)
+			}
+		}
+		const stride = 2
+		got, want := make([]float32, n*stride), make([]float32, n*stride)
+		f.dotsAsm(got, stride, buf, wins)
+		f.dots(want, stride, buf, wins)
+		for k, w := range wins {
+			var scale float64
+			for q := range taps {
+				scale += math.Abs(float64(row[q] * buf[int(w)+q]))
+			}
+			g, wv := got[k*stride], want[k*stride]
+			if d := math.Abs(float64(g - wv)); d > 1e-6*scale {
+				t.Fatalf("row %d (%d taps) output %d: AVX2 %v, Go %v (diff %g, scale %g)", i, taps, k, g, wv, d, scale)
+			}
+			var one [1]float32
+			f.dotsAsm(one[:], 1, buf, wins[k:k+1])
+			if math.Float32bits(one[0]) != math.Float32bits(g) {
+				t.Fatalf("row %d (%d taps) output %d: %v in a batch, %v alone", i, taps, k, g, one[0])
+			}
+		}
+		for j := range got {
+			if j%stride != 0 && got[j] != 0 {
+				t.Fatalf("row %d: the kernel wrote out[%d], between outputs", i, j)
+			}
+		}
+	}
+}
+
+// randomSymmetricRow returns a row of taps coefficients symmetric as
+// design makes them (row[q] == row[taps-2-q], row[taps-1] alone), with
+// the zeros of a third-band filter every third tap from the centre when
+// third is set.
+func randomSymmetricRow(rng *rand.Rand, taps int, third bool) []float32 {
+	row := make([]float32, taps)
+	s, c := taps-2, taps/2-1
+	for q := 0; q <= c; q++ {
+		v := rng.Float32()*2 - 1
+		if third && q != c && (c-q)%3 == 0 {
+			v = 0
+		}
+		row[q], row[s-q] = v, v
+	}
+	row[taps-1] = rng.Float32()*2 - 1
+	return row
 }

@@ -51,13 +51,14 @@ type Resampler struct {
 	coef   []float32 // phases rows of taps, reversed for an ascending dot product
 	folded *folded   // one phase only: the row in folded form (fold.go), or nil
 
-	dots dotsFunc    // dot-product batch kernel
-	fold bool        // filter with folded.dots (the pure-Go kernel's path)
-	bufs [][]float32 // per channel: taps-1 history then new input
-	pos  int         // buffer index of the newest input of the next output
-	frac int         // phase of the next output, 0..l-1
-	row  int         // coef row of that phase (exact phases; see design)
-	inc  []int32     // exact phases: input samples from the output of row j to the next
+	dots    dotsFunc    // dot-product batch kernel
+	fold    bool        // filter with folded.dots (the pure-Go kernel's path)
+	foldAsm bool        // filter with folded.dotsAsm (the AVX2 kernel's path)
+	bufs    [][]float32 // per channel: taps-1 history then new input
+	pos     int         // buffer index of the newest input of the next output
+	frac    int         // phase of the next output, 0..l-1
+	row     int         // coef row of that phase (exact phases; see design)
+	inc     []int32     // exact phases: input samples from the output of row j to the next
 
 	// The batch of one run, the same for every channel: per dot product,
 	// its coefficient row and input window (offsets), and for the
@@ -167,11 +168,12 @@ func (c *tableCache) put(r *Resampler) {
 func (t *filterTable) size() int { return 4*len(t.coef) + 4*len(t.inc) + t.folded.size() }
 
 // setKernel chooses the fastest kernel, or the pure-Go one when generic is
-// set (tests compare the two). The pure-Go kernel takes a one-phase row in
-// folded form (fold.go).
+// set (tests compare the two). The pure-Go kernel and the AVX2 one take a
+// one-phase row in folded form (fold.go).
 func (r *Resampler) setKernel(generic bool) {
 	r.dots = kernel(generic)
 	r.fold = r.folded != nil && (generic || !hasDotsAsm)
+	r.foldAsm = r.folded != nil && r.folded.wide != nil && hasFoldAsm && !generic
 }
 
 func gcd(a, b int) int {
@@ -435,7 +437,11 @@ func (r *Resampler) checkPlan(n int) {
 func (r *Resampler) filter(out, b []float32) {
 	ch := r.channels
 	r.checkPlan(len(b))
-	if r.fold {
+	switch {
+	case r.foldAsm:
+		r.folded.dotsAsm(out, ch, b, r.wins)
+		return
+	case r.fold:
 		r.folded.dots(out, ch, b, r.wins)
 		return
 	}
