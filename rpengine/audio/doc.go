@@ -58,10 +58,11 @@
 // a -6 dBFS 1 kHz tone 128-152 dB, 1.5-1.9 ms delay. The dot products are
 // the hot loop: a run of outputs is laid out as one batch (coefficient
 // rows in the order the outputs use them) and computed in assembly, AVX2
-// and FMA on amd64 (two outputs at a time, sharing the row when the ratio
-// is an integer) and NEON on arm64, with the pure-Go kernel as fallback
-// and reference; at integer ratios the pure-Go kernel folds the symmetric
-// row and skips its zero taps. An output has the same bits however the
+// and FMA on amd64 (two outputs at a time; at integer ratios four, on the
+// folded row) and NEON on arm64, with the pure-Go kernel as fallback and
+// reference. At integer ratios the row is symmetric, so both the AVX2 and
+// the pure-Go kernels fold it (half the multiplications), and the pure-Go
+// one also skips its zero taps. An output has the same bits however the
 // input is chunked.
 //
 // # Playback
