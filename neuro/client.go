@@ -24,7 +24,7 @@ import (
 type Client struct {
 	game   string
 	o      Options
-	rec    *jsonl.Recorder
+	rec    *jsonl.Queue
 	dial   func(ctx context.Context, url string) (conn, error)
 	events *events.Queue[pendingEvent]
 
@@ -84,7 +84,7 @@ func New(game string, opts *Options) (*Client, error) {
 	c := &Client{
 		game:       game,
 		o:          o,
-		rec:        jsonl.New(o.Recorder),
+		rec:        jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
 		events:     events.New[pendingEvent](o.MaxEvents),
 		wake:       make(chan struct{}, 1),
 		winChanged: make(chan struct{}),
@@ -137,6 +137,7 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 		return err
 	}
 	c.wg.Add(1)
+	c.rec.Start()
 	go c.connectLoop(cn)
 	return nil
 }
@@ -153,6 +154,7 @@ func (c *Client) Close() error {
 	if c.closed {
 		c.mu.Unlock()
 		c.wg.Wait()
+		c.closeRecorder()
 		return nil
 	}
 	c.closed = true
@@ -167,7 +169,17 @@ func (c *Client) Close() error {
 	c.stop()
 	c.wg.Wait()
 	c.events.Close()
+	c.closeRecorder()
 	return nil
+}
+
+// closeRecorder writes what waits for Options.Recorder and stops the
+// goroutine writing it, or gives up on a stalled writer (see
+// Options.Recorder).
+func (c *Client) closeRecorder() {
+	if err := c.rec.Close(); err != nil {
+		c.o.Logger.Warn("neuro: recording incomplete", "err", err)
+	}
 }
 
 // Game returns the game name given to [New].

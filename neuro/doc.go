@@ -74,7 +74,8 @@
 //
 // All [Client] methods may be called concurrently; receive events from one
 // goroutine. The client owns a connection goroutine (with a reader and a
-// writer per connection) and one goroutine per action being validated;
+// writer per connection), one goroutine per action being validated and,
+// with Options.Recorder, one writing the recording;
 // [Client.Close] stops and joins them all. Execute and the windows'
 // conditions run on the goroutine that receives events ([Client.Next],
 // [Client.Events], [Client.Poll]), so a game that receives on its main

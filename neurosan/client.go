@@ -21,11 +21,12 @@ import (
 
 // Client talks to one NeuroSan server. All methods may be called
 // concurrently. It holds no connection of its own (HTTP requests use its
-// HTTPClient's pool) and starts no goroutine.
+// HTTPClient's pool) and starts no goroutine, except the one writing
+// Options.Recorder when it is set.
 type Client struct {
 	base string // scheme://host[:port][/path], no trailing slash
 	opts Options
-	rec  *jsonl.Recorder
+	rec  *jsonl.Queue
 
 	mu     sync.Mutex // guards following
 	closed bool
@@ -58,7 +59,7 @@ func New(baseURL string, opts *Options) (_ *Client, err error) {
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		o.Logger.Warn("neurosan: plain http to a host that is not loopback; sly_data and chat_context travel unencrypted", "url", baseURL)
 	}
-	return &Client{base: strings.TrimSuffix(u.String(), "/"), opts: o, rec: jsonl.New(o.Recorder), open: map[uint64]context.CancelCauseFunc{}}, nil
+	return &Client{base: strings.TrimSuffix(u.String(), "/"), opts: o, rec: jsonl.NewQueue(o.Recorder, jsonl.MaxQueued), open: map[uint64]context.CancelCauseFunc{}}, nil
 }
 
 // Connect checks that the server is up and ready: one readiness probe
@@ -80,8 +81,9 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 // Close cancels every request and stream in flight (a stream's Next then
 // returns an error matching ErrClosed; see [Stream.Close] for what the
 // server does with its turn) and closes the HTTPClient's idle connections.
-// Later calls return [ErrClosed]. It is idempotent and returns at once:
-// the client starts no goroutine.
+// Later calls return [ErrClosed]. It is idempotent and returns at once,
+// except that it writes what waits for Options.Recorder first and stops
+// the goroutine writing it (bounded: see Options.Recorder).
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -96,6 +98,9 @@ func (c *Client) Close() error {
 		cancel(ErrClosed)
 	}
 	c.opts.HTTPClient.CloseIdleConnections()
+	if err := c.rec.Close(); err != nil { // what was recorded is written
+		c.opts.Logger.Warn("neurosan: recording incomplete", "err", err)
+	}
 	return nil
 }
 
@@ -109,6 +114,7 @@ func (c *Client) track(ctx context.Context) (context.Context, func(), error) {
 		cancel(ErrClosed)
 		return nil, nil, ErrClosed
 	}
+	c.rec.Start() // the first request starts the recorder's goroutine
 	c.nextID++
 	id := c.nextID
 	c.open[id] = cancel

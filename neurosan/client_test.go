@@ -457,6 +457,7 @@ func TestClient_headersAndRecorder(t *testing.T) {
 	testutil.Success(t, err)
 	st.Close()
 	testutil.Equal(t, "header", s.Turns()[0].Header.Get("user_id"), "player-1")
+	c.Close() // the recording is asynchronous: Close writes what waits
 
 	type line struct {
 		Dir, Note string
@@ -494,6 +495,7 @@ func TestStreamingChat_echoRule(t *testing.T) {
 	testutil.Success(t, st.Err())
 	testutil.Equal(t, "only the answer", types, []neurosan.MessageType{neurosan.TypeAgentFramework})
 	testutil.Equal(t, "filter sent", s.Turns()[0].Filter, "minimal")
+	c.Close() // the recording is asynchronous: Close writes what waits
 	testutil.Equal(t, "request echoed in the stream", strings.Contains(log.String(), `"dir":"in","msg":{"request":{"user_message"`), true)
 }
 

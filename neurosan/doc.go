@@ -94,8 +94,9 @@
 //
 // # Concurrency
 //
-// A [Client] may be used from many goroutines and starts none of its own;
-// [Client.Close] cancels its requests and streams in flight. A [Stream] is
+// A [Client] may be used from many goroutines and starts none of its own,
+// except one writing Options.Recorder when it is set; [Client.Close]
+// cancels its requests and streams in flight, and stops that one. A [Stream] is
 // read from one goroutine; its Close may be called from any goroutine. A
 // [Conversation] allows one turn at a time ([Conversation.Send] or
 // [Conversation.Stream]).

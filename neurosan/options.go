@@ -74,8 +74,16 @@ type Options struct {
 	// slog.Default().
 	Logger *slog.Logger
 	// Recorder, if not nil, receives a JSON Lines log of every request body
-	// sent and every object or error body received (see internal/jsonl).
-	// The client never closes it.
+	// sent and every object or error body received (see internal/jsonl),
+	// one Write a line. The recording is asynchronous and bounded: a
+	// goroutine of the client's own, started by the first request, writes
+	// the lines, so a slow or blocked writer never holds up a request or a
+	// stream; at most 32 MiB of lines wait, and past that lines are dropped
+	// and a line counts them. Close writes what waits, but gives up after
+	// 5 s without a Write returning (logged as a warning; the goroutine
+	// stuck in that Write ends when it returns); what a request still in
+	// flight records after Close is not written. The client never closes
+	// it.
 	Recorder io.Writer
 }
 

@@ -86,7 +86,7 @@ type Stream struct {
 	idle       *idleTimer                          // nil without IdleTimeout
 	body       io.ReadCloser
 	dec        *decoder
-	rec        *jsonl.Recorder
+	rec        *jsonl.Queue
 
 	err        error // sticky: io.EOF or the error that ended the stream
 	answer     *ChatMessage

@@ -86,7 +86,7 @@ func TestClient_AbandonChat(t *testing.T) {
 		testutil.Equal(t, "abandoned chat on Events", shown, []xty.EventKind{xty.EventStart, xty.EventText, xty.EventText, xty.EventText, xty.EventText, xty.EventCancel})
 		synctest.Wait()
 		testutil.Equal(t, "nothing more", len(e.drain()), 0)
-		log := e.rec.String()
+		log := e.recording()
 		testutil.Equal(t, "late deltas dropped", strings.Count(log, "dropped: Text event of an abandoned chat.send"), 21)
 		testutil.Equal(t, "late done dropped", strings.Count(log, "dropped: Done event of an abandoned chat.send"), 1)
 		testutil.Equal(t, "late result dropped", strings.Count(log, "dropped: result of an abandoned chat.send"), 1)
@@ -121,8 +121,8 @@ func TestClient_AbandonBeforeStream(t *testing.T) {
 		evs := e.drain()
 		testutil.Equal(t, "retry's events", kinds(evs), []xty.EventKind{xty.EventStart, xty.EventText, xty.EventText, xty.EventCancel}) // no Present
 		testutil.Equal(t, "retry source", evs[0].Source, xty.SourceRetry)
-		testutil.Equal(t, "present dropped", strings.Count(e.rec.String(), "dropped: Present event of an abandoned chat.retry"), 1)
-		testutil.Equal(t, "result dropped", strings.Count(e.rec.String(), "dropped: result of an abandoned chat.retry"), 1)
+		testutil.Equal(t, "present dropped", strings.Count(e.recording(), "dropped: Present event of an abandoned chat.retry"), 1)
+		testutil.Equal(t, "result dropped", strings.Count(e.recording(), "dropped: result of an abandoned chat.retry"), 1)
 	})
 }
 

@@ -29,7 +29,7 @@ const ProtocolVersion = wire.ProtocolVersion
 // it. All methods may be called concurrently.
 type Client struct {
 	o      Options
-	rec    *jsonl.Recorder
+	rec    *jsonl.Queue
 	events *events.Queue[Event]
 	nextID atomic.Int64
 	drops  atomic.Int64
@@ -61,7 +61,7 @@ func New(opts *Options) (*Client, error) {
 	}
 	c := &Client{
 		o:       o,
-		rec:     jsonl.New(o.Recorder),
+		rec:     jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
 		events:  events.New[Event](o.MaxEvents),
 		atoms:   make(map[string]AtomFunc),
 		changed: make(chan struct{}),
@@ -140,6 +140,7 @@ func (c *Client) Connect(ctx context.Context) (err error) {
 		return err
 	}
 	c.wg.Add(1)
+	c.rec.Start()
 	go c.supervise(cn)
 	return nil
 }
@@ -158,6 +159,7 @@ func (c *Client) Close() error {
 	if c.closed {
 		c.mu.Unlock()
 		c.wg.Wait()
+		c.closeRecorder()
 		return nil
 	}
 	c.closed = true
@@ -172,7 +174,17 @@ func (c *Client) Close() error {
 	c.stop()
 	c.wg.Wait()
 	c.events.Close()
+	c.closeRecorder()
 	return nil
+}
+
+// closeRecorder writes what waits for Options.Recorder and stops the
+// goroutine writing it, or gives up on a stalled writer (see
+// Options.Recorder).
+func (c *Client) closeRecorder() {
+	if err := c.rec.Close(); err != nil {
+		c.o.Logger.Warn("xiaotangyuan: recording incomplete", "err", err)
+	}
 }
 
 // SetSaveID switches the save slot, or clears it when id is "" (the

@@ -131,8 +131,8 @@ func TestClient_NoLegacyDeltas(t *testing.T) {
 		texts := only(e.drain(), xty.EventText)
 		// Echo emits "You said: " at once and the rest at the final flush.
 		testutil.Equal(t, "one event per delta", len(texts), 2)
-		testutil.Equal(t, "deltas on the wire", strings.Count(e.rec.String(), `"method":"assistant.text.delta"`), 2)
-		testutil.Equal(t, "no legacy frames", strings.Count(e.rec.String(), `"method":"assistant.delta"`), 0)
+		testutil.Equal(t, "deltas on the wire", strings.Count(e.recording(), `"method":"assistant.text.delta"`), 2)
+		testutil.Equal(t, "no legacy frames", strings.Count(e.recording(), `"method":"assistant.delta"`), 0)
 	})
 }
 
@@ -188,8 +188,8 @@ func TestClient_BargeInDuringChat(t *testing.T) {
 		testutil.Equal(t, "reason", evs[2].Reason, "barge-in")
 		testutil.Equal(t, "status", evs[3].Status, xty.StatusRecording)
 		// The late start, delta and done were on the wire and dropped.
-		testutil.Equal(t, "late start on the wire", strings.Count(e.rec.String(), `"method":"assistant.text.start"`), 2)
-		testutil.Equal(t, "late events dropped", strings.Count(e.rec.String(), "dropped: duplicate or after done/cancel"), 3)
+		testutil.Equal(t, "late start on the wire", strings.Count(e.recording(), `"method":"assistant.text.start"`), 2)
+		testutil.Equal(t, "late events dropped", strings.Count(e.recording(), "dropped: duplicate or after done/cancel"), 3)
 	})
 }
 

@@ -152,7 +152,7 @@ func TestClient_OversizeGuard(t *testing.T) {
 		_, err = e.c.Chat(context.Background(), fit, nil)
 		testutil.Success(t, err)
 		testutil.Success(t, e.c.Ping(context.Background()))
-		testutil.Equal(t, "refusals recorded", strings.Count(e.rec.String(), "message too big"), 3)
+		testutil.Equal(t, "refusals recorded", strings.Count(e.recording(), "message too big"), 3)
 	})
 }
 
@@ -213,7 +213,7 @@ func TestClient_UnknownResponses(t *testing.T) {
 		synctest.Wait()
 		testutil.Equal(t, "nothing sent back", len(e.h.Received()), before)
 		testutil.Equal(t, "no events", len(e.drain()), 0)
-		testutil.Equal(t, "unknown ids noted", strings.Count(e.rec.String(), "dropped: response with unknown id"), 3)
+		testutil.Equal(t, "unknown ids noted", strings.Count(e.recording(), "dropped: response with unknown id"), 3)
 		testutil.Success(t, e.c.Ping(context.Background()))
 	})
 }
@@ -243,7 +243,7 @@ func TestClient_QueuedPingTimeout(t *testing.T) {
 		testutil.Equal(t, "timed out after", time.Since(start), time.Second)
 		<-done
 		synctest.Wait()
-		testutil.Equal(t, "late pong dropped", strings.Count(e.rec.String(), "dropped: response with unknown id"), 1)
+		testutil.Equal(t, "late pong dropped", strings.Count(e.recording(), "dropped: response with unknown id"), 1)
 	})
 }
 
@@ -381,7 +381,7 @@ func TestClient_EventQueueFull(t *testing.T) {
 		testutil.Success(t, err)
 		testutil.Equal(t, "reply", rep.Text, "You said: hi")
 		testutil.Equal(t, "dropped", e.c.Dropped(), 4) // start, 2 deltas, done
-		testutil.Equal(t, "noted", strings.Count(e.rec.String(), "dropped: event queue full"), 4)
+		testutil.Equal(t, "noted", strings.Count(e.recording(), "dropped: event queue full"), 4)
 	})
 }
 

@@ -78,7 +78,9 @@
 // All Client methods may be called concurrently. Each connection has a
 // reader goroutine, a reply writer, a WebSocket pinger, an optional
 // state heartbeat and one goroutine per running atom (at most
-// Options.MaxInFlight; more are refused with "adapter busy"). Atom
+// Options.MaxInFlight; more are refused with "adapter busy"); with
+// Options.Recorder, one more goroutine of the client's writes the
+// recording. Atom
 // handlers run while the game's own chat.send is pending, which is how
 // the Harness uses them. The reader never writes and never blocks: events
 // go to a bounded queue (Options.MaxEvents; dropped and counted when

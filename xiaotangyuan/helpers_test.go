@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -73,6 +74,14 @@ func (e *env) next(skip ...xty.EventKind) xty.Event {
 	}
 }
 
+// recording returns what the client recorded so far: the recording is
+// asynchronous (issue #17), so it first lets the recorder's goroutine
+// write what waits. Call it from the bubble's own goroutine.
+func (e *env) recording() string {
+	synctest.Wait()
+	return e.rec.String()
+}
+
 // drain returns every event queued now.
 func (e *env) drain() []xty.Event { return e.c.Poll(nil) }
 
@@ -115,9 +124,7 @@ func decode[T any](t *testing.T, raw json.RawMessage) T {
 // slowLog is a recorder that dawdles while it writes a line containing
 // stall, yielding the processor many times before the line lands, so that
 // anything the message caused would be written first if the client
-// recorded the message late. (A fake-time sleep cannot be used: the
-// recorder's lock is held meanwhile, and goroutines waiting on a lock do
-// not let a synctest bubble's clock advance.)
+// recorded the message late.
 type slowLog struct {
 	stall string
 	buf   testutil.SyncBuffer

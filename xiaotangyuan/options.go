@@ -133,8 +133,15 @@ type Options struct {
 	// state heartbeat that could not be sent (warn). If nil,
 	// slog.Default().
 	Logger *slog.Logger
-	// Recorder, when set, receives every message in and out as JSON lines
-	// (internal/jsonl format). The client never closes it.
+	// Recorder, if not nil, receives every message in and out as JSON
+	// Lines (see internal/jsonl), one Write a line, for bug reports. The
+	// recording is asynchronous and bounded: a goroutine of the client's
+	// own writes the lines, so a slow or blocked writer never holds up the
+	// connection; at most 32 MiB of lines wait, and past that lines are
+	// dropped and a line counts them. Close writes what waits, but gives
+	// up after 5 s without a Write returning (logged as a warning; the
+	// goroutine stuck in that Write ends when it returns). Lines are never
+	// written under the client's lock. The client never closes it.
 	Recorder io.Writer
 }
 

@@ -5,7 +5,9 @@
 //
 // A message that is not valid JSON is kept as a string in "raw" instead of
 // "msg", so nothing is lost. Every client package in this module uses it
-// behind a Recorder io.Writer option.
+// behind a Recorder io.Writer option, through a [Queue]: a goroutine of
+// the Queue's own writes the lines, so a slow or blocked writer never
+// holds up a connection (issue #17).
 package jsonl
 
 import (
@@ -16,6 +18,15 @@ import (
 	"time"
 )
 
+// MaxQueued is the bound every client in this module gives its Queue: at
+// most 32 MiB of lines wait for a slow writer.
+const MaxQueued = 32 << 20
+
+// CloseStall is how long Close waits for a writer that makes no progress
+// (a Write that has not returned) before it gives up on the lines still
+// queued.
+const CloseStall = 5 * time.Second
+
 // Direction says which way a recorded message went.
 type Direction string
 
@@ -25,58 +36,12 @@ const (
 	Out Direction = "out"
 )
 
-// Recorder writes one JSON line per recorded message. A nil *Recorder
-// records nothing. All methods may be called concurrently.
-type Recorder struct {
-	now func() time.Time
-
-	mu  sync.Mutex // guards following
-	w   io.Writer
-	buf []byte
-	err error
-}
-
-// New returns a Recorder writing to w, or nil when w is nil. The caller
-// keeps ownership of w (Recorder never closes it).
-func New(w io.Writer) *Recorder {
-	if w == nil {
-		return nil
-	}
-	return &Recorder{w: w, now: time.Now}
-}
-
 type line struct {
 	T    string          `json:"t"`
 	Dir  Direction       `json:"dir"`
 	Note string          `json:"note,omitempty"`
 	Msg  json.RawMessage `json:"msg,omitempty"`
 	Raw  string          `json:"raw,omitempty"`
-}
-
-// Record writes msg with the current time and direction. It does not keep
-// msg. The first write error is sticky: later calls return it and write
-// nothing, so a full disk never slows the protocol down.
-func (r *Recorder) Record(dir Direction, msg []byte) error {
-	return r.RecordNote(dir, "", msg)
-}
-
-// RecordNote is Record with a short note (for example "dropped: duplicate").
-func (r *Recorder) RecordNote(dir Direction, note string, msg []byte) error {
-	if r == nil {
-		return nil
-	}
-	b, err := encode(r.now(), dir, note, msg)
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err != nil {
-		return r.err
-	}
-	r.buf = append(append(r.buf[:0], b...), '\n')
-	_, r.err = r.w.Write(r.buf)
-	return r.err
 }
 
 // encode returns the line recording msg, without its newline.
@@ -90,14 +55,15 @@ func encode(now time.Time, dir Direction, note string, msg []byte) ([]byte, erro
 	return json.Marshal(l)
 }
 
-// Queue records as a Recorder does, except that the caller never waits
-// for the writer: Record encodes the line and queues it, and a goroutine
-// of the Queue's own writes the queued lines in order, so that a
-// connection's reader that records what it reads never waits for a slow
-// io.Writer (issue #17). At most maxBytes of lines wait; past that, lines
-// are dropped and counted, and a line saying how many is written when
-// there is room again. The first write error is sticky, as a Recorder's.
-// A nil *Queue records nothing. All methods may be called concurrently.
+// Queue records protocol messages as JSON Lines, one Write a line, without
+// the caller ever waiting for the writer: Record encodes the line and
+// queues it, and a goroutine of the Queue's own writes the queued lines
+// in order, so that a connection's reader that records what it reads
+// never waits for a slow io.Writer (issue #17). At most maxBytes of lines
+// wait; past that, lines are dropped and counted, and a line saying how
+// many is written when there is room again. The first write error is
+// sticky: later lines are not written, and Record returns it. A nil
+// *Queue records nothing. All methods may be called concurrently.
 type Queue struct {
 	w    io.Writer
 	max  int
@@ -105,13 +71,16 @@ type Queue struct {
 	wake chan struct{} // one slot
 	done chan struct{} // closed when the goroutine returns
 
-	mu      sync.Mutex // guards following
-	lines   [][]byte
-	bytes   int
-	dropped int
-	started bool
-	closed  bool
-	err     error
+	mu        sync.Mutex // guards following
+	lines     [][]byte
+	bytes     int
+	dropped   int
+	unwritten int // lines queued and not written yet, in lines or in the goroutine's hands
+	writes    int // Writes that returned
+	started   bool
+	closed    bool
+	abandoned bool // Close gave up on a stalled writer
+	err       error
 }
 
 // NewQueue returns a Queue writing to w, or nil when w is nil; it starts
@@ -124,7 +93,8 @@ func NewQueue(w io.Writer, maxBytes int) *Queue {
 }
 
 // Start starts the goroutine that writes the lines; later calls do
-// nothing. Lines recorded before Start wait for it.
+// nothing, and so does a call after Close. Lines recorded before Start
+// wait for it.
 func (q *Queue) Start() {
 	if q == nil {
 		return
@@ -134,6 +104,10 @@ func (q *Queue) Start() {
 	if q.started || q.closed {
 		return
 	}
+	q.startLocked()
+}
+
+func (q *Queue) startLocked() {
 	q.started = true
 	go q.run()
 }
@@ -141,10 +115,16 @@ func (q *Queue) Start() {
 // Record queues msg with the current time and direction. It does not
 // keep msg. It returns the sticky write error, if any.
 func (q *Queue) Record(dir Direction, msg []byte) error {
+	return q.RecordNote(dir, "", msg)
+}
+
+// RecordNote is Record with a short note (for example "dropped:
+// duplicate"); msg may be nil.
+func (q *Queue) RecordNote(dir Direction, note string, msg []byte) error {
 	if q == nil {
 		return nil
 	}
-	b, err := encode(q.now(), dir, "", msg)
+	b, err := encode(q.now(), dir, note, msg)
 	if err != nil {
 		return err
 	}
@@ -170,6 +150,7 @@ func (q *Queue) queueLocked(b []byte) {
 	b = append(b, '\n')
 	q.lines = append(q.lines, b)
 	q.bytes += len(b)
+	q.unwritten++
 	select {
 	case q.wake <- struct{}{}:
 	default:
@@ -195,13 +176,14 @@ func (q *Queue) run() {
 }
 
 // flush writes what is queued, and reports false once the Queue is
-// closed and everything is written.
+// closed and everything is written, or Close gave up on the writer.
 func (q *Queue) flush() bool {
 	q.mu.Lock()
 	lines, closed := q.lines, q.closed
 	q.lines, q.bytes = nil, 0
 	if closed && q.dropped > 0 {
 		lines = append(lines, append(q.droppedLine(), '\n'))
+		q.unwritten++
 	}
 	err := q.err
 	q.mu.Unlock()
@@ -210,39 +192,81 @@ func (q *Queue) flush() bool {
 			break
 		}
 		_, err = q.w.Write(b)
+		q.mu.Lock()
+		q.writes++
+		q.unwritten--
+		abandoned := q.abandoned
+		q.mu.Unlock()
+		if abandoned {
+			return false
+		}
 	}
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.err == nil {
 		q.err = err
 	}
-	q.mu.Unlock()
 	return !closed
 }
 
 // Close writes the lines still queued and stops the goroutine, waiting
-// for it. It is idempotent; lines recorded after it are dropped.
+// for it, as long as the writer makes progress: when no Write returned
+// for [CloseStall], Close gives up, the lines still queued are not
+// written, and the error says how many; the goroutine, stuck in the
+// writer's Write, ends when that Write returns, writing nothing more
+// (a Write that never returns keeps it forever: the writer's to fix).
+// Close returns the sticky write error otherwise. It is idempotent (a
+// later call waits as the first does and returns nil); lines recorded
+// after it are dropped.
 func (q *Queue) Close() error {
 	if q == nil {
 		return nil
 	}
 	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
+	first := !q.closed
+	q.closed = true
+	if !q.started {
+		q.startLocked() // to write what was recorded before Start
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	err := q.wait()
+	if !first {
 		return nil
 	}
-	q.closed = true
-	started := q.started
-	q.mu.Unlock()
-	if !started {
-		q.flush()
-	} else {
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
-		<-q.done
-	}
+	return err
+}
+
+// wait waits for the goroutine to end, or for the writer to stall.
+func (q *Queue) wait() error {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.err
+	last, abandoned := q.writes, q.abandoned
+	q.mu.Unlock()
+	if abandoned {
+		return nil
+	}
+	t := time.NewTimer(CloseStall)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.done:
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return q.err
+		case <-t.C:
+		}
+		q.mu.Lock()
+		if q.abandoned || q.writes == last {
+			q.abandoned = true
+			n := q.unwritten
+			q.mu.Unlock()
+			return fmt.Errorf("jsonl: recorder: the writer did not return for %v: %d lines not written", CloseStall, n)
+		}
+		last = q.writes
+		q.mu.Unlock()
+		t.Reset(CloseStall)
+	}
 }

@@ -12,19 +12,29 @@ import (
 	"time"
 )
 
-func TestRecorder_Record(t *testing.T) {
+// A Queue writes the lines a Recorder wrote: one JSON object a line, in
+// the order recorded, with the time, direction, note and the message as
+// JSON or, when it is not valid JSON, as a string.
+func TestQueue_lines(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	r := New(&buf)
-	r.now = func() time.Time { return time.Date(2026, 11, 30, 1, 2, 3, 456e6, time.UTC) }
-	if err := r.Record(Out, []byte(`{"type":"hello"}`)); err != nil {
+	q := NewQueue(&buf, MaxQueued)
+	q.now = func() time.Time { return time.Date(2026, 11, 30, 1, 2, 3, 456e6, time.UTC) }
+	q.Start()
+	if err := q.Record(Out, []byte(`{"type":"hello"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RecordNote(In, "dropped", []byte("not json")); err != nil {
+	if err := q.RecordNote(In, "dropped", []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.RecordNote(Out, "not sent", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("got %d lines: %q", len(lines), buf.String())
 	}
 	want0 := `{"t":"2026-11-30T01:02:03.456Z","dir":"out","msg":{"type":"hello"}}`
@@ -38,36 +48,68 @@ func TestRecorder_Record(t *testing.T) {
 	if l.Raw != "not json" || l.Dir != In || l.Note != "dropped" || l.Msg != nil {
 		t.Errorf("line 1 = %+v", l)
 	}
-}
-
-type failWriter struct{ n int }
-
-func (f *failWriter) Write(p []byte) (int, error) { f.n++; return 0, errors.New("disk full") }
-
-func TestRecorder_stickyError(t *testing.T) {
-	t.Parallel()
-	fw := &failWriter{}
-	r := New(fw)
-	if err := r.Record(In, []byte(`{}`)); err == nil {
-		t.Fatal("want error")
-	}
-	if err := r.Record(In, []byte(`{}`)); err == nil {
-		t.Fatal("want sticky error")
-	}
-	if fw.n != 1 {
-		t.Errorf("writer called %d times, want 1", fw.n)
+	want2 := `{"t":"2026-11-30T01:02:03.456Z","dir":"out","note":"not sent"}`
+	if lines[2] != want2 {
+		t.Errorf("line 2 = %s, want %s", lines[2], want2)
 	}
 }
 
-func TestRecorder_nil(t *testing.T) {
+type failWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return 0, errors.New("disk full")
+}
+
+// The first write error is sticky: nothing more is written, Record and
+// Close return it.
+func TestQueue_stickyError(t *testing.T) {
 	t.Parallel()
-	var r *Recorder
-	if New(nil) != nil {
-		t.Error("New(nil) should be nil")
-	}
-	if err := r.Record(In, []byte(`{}`)); err != nil {
-		t.Error(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		fw := &failWriter{}
+		q := NewQueue(fw, MaxQueued)
+		q.Start()
+		if err := q.Record(In, []byte(`{}`)); err != nil {
+			t.Fatalf("the first Record fails before anything was written: %v", err)
+		}
+		synctest.Wait()
+		if err := q.Record(In, []byte(`{}`)); err == nil {
+			t.Fatal("want sticky error")
+		}
+		if err := q.Close(); err == nil {
+			t.Fatal("Close hides the write error")
+		}
+		if fw.n != 1 {
+			t.Errorf("writer called %d times, want 1", fw.n)
+		}
+	})
+}
+
+// Lines recorded before Start (a client records its handshake before its
+// goroutines start) and a Queue never started are written by Close.
+func TestQueue_closeWithoutStart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		q := NewQueue(&buf, MaxQueued)
+		_ = q.Record(Out, []byte(`{"n":1}`))
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), `"msg":{"n":1}`) {
+			t.Errorf("line recorded before Start lost: %q", buf.String())
+		}
+		q.Start() // after Close: nothing
+		_ = q.Record(Out, []byte(`{"n":2}`))
+		if strings.Contains(buf.String(), `"n":2`) {
+			t.Error("a line recorded after Close was written")
+		}
+	})
 }
 
 // blockingWriter blocks every Write until release is closed.
@@ -151,6 +193,64 @@ func TestQueue_bounded(t *testing.T) {
 			t.Errorf("no note of the dropped lines before the last line:\n%s", out)
 		}
 	})
+}
+
+// Issue #17: Close waits for a slow writer while it makes progress, and
+// gives up on a writer whose Write never returns after CloseStall, saying
+// how many lines were not written; the goroutine ends once that Write
+// returns.
+func TestQueue_closeStalledWriter(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		bw := &blockingWriter{release: make(chan struct{})}
+		q := NewQueue(bw, MaxQueued)
+		q.Start()
+		for range 3 {
+			_ = q.Record(In, []byte(`{}`))
+		}
+		start := time.Now()
+		err := q.Close()
+		if err == nil || !strings.Contains(err.Error(), "3 lines not written") {
+			t.Fatalf("Close = %v, want the 3 lines not written", err)
+		}
+		if d := time.Since(start); d != CloseStall {
+			t.Errorf("Close gave up after %v, want %v", d, CloseStall)
+		}
+		if err := q.Close(); err != nil {
+			t.Errorf("second Close = %v, want nil at once", err)
+		}
+		close(bw.release)
+		<-q.done // the goroutine ends when the Write returns
+		if n := strings.Count(bw.buf.String(), "\n"); n != 1 {
+			t.Errorf("%d lines written after Close gave up, want only the one in Write", n)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) { // slow but making progress: all written
+		sw := &slowWriter{d: time.Second}
+		q := NewQueue(sw, MaxQueued)
+		q.Start()
+		for range 20 {
+			_ = q.Record(In, []byte(`{}`))
+		}
+		if err := q.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if sw.n != 20 {
+			t.Errorf("%d lines written, want 20", sw.n)
+		}
+	})
+}
+
+// slowWriter takes d for each Write.
+type slowWriter struct {
+	d time.Duration
+	n int
+}
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(s.d)
+	s.n++
+	return len(p), nil
 }
 
 func TestQueue_nil(t *testing.T) {

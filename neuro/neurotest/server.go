@@ -63,8 +63,13 @@ type Options struct {
 	// does.
 	Unforced time.Duration
 	// Recorder receives every message in and out as JSON Lines: an
-	// outgoing one once per connection, as it is written. It is never
-	// called with the server's lock held.
+	// outgoing one once per connection, as it is written. A goroutine of
+	// the server's own writes the lines (never with the server's lock
+	// held), so a slow or blocked writer never holds up a connection: the
+	// recording is asynchronous and bounded, as a client's (at most 32 MiB
+	// of lines wait; past that lines are dropped and counted). Close
+	// writes what waits, but gives up after 5 s without a Write
+	// returning. Read it after Close, or wait for the line.
 	Recorder io.Writer
 	// Addr, if set, is a loopback "host:port" (port 0 picks a free one)
 	// that Start also listens on, for a game or SDK in another process
@@ -133,7 +138,7 @@ type Server struct {
 	URL string
 
 	o    Options
-	rec  *jsonl.Recorder
+	rec  *jsonl.Queue
 	wg   sync.WaitGroup // Serve goroutines, handlers and connections
 	host *fakehost.Host
 
@@ -190,7 +195,7 @@ func NewUnstartedServer(opts *Options) *Server {
 	s := &Server{
 		URL:     memoryURL,
 		o:       o,
-		rec:     jsonl.New(o.Recorder),
+		rec:     jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
 		rng:     newRand(o.Seed),
 		changed: make(chan struct{}),
 	}
@@ -208,6 +213,7 @@ func (s *Server) Start() {
 		panic("neurotest: Start of a server already started or closed")
 	}
 	s.started = true
+	s.rec.Start()
 	s.URL = s.host.Start(s.o.Addr)
 	s.host.Pipe.Refuse(s.down)
 }
@@ -342,6 +348,7 @@ func (s *Server) Close() {
 	}
 	s.host.Close()
 	s.wg.Wait()
+	_ = s.rec.Close() // what was recorded is written, unless the writer stalled
 }
 
 func (s *Server) stopTimersLocked() {
