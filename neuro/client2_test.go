@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/neuro"
 	"github.com/gamelink-go/gamelink/neuro/neurotest"
@@ -358,5 +359,32 @@ func TestClient_setActionsDroppingForcedActionCancels(t *testing.T) {
 		testutil.Equal(t, "outcome", h.Outcome(), neuro.ForceCancelled)
 		_, err = e.c.Force(neuro.Force{Query: "go", Actions: []string{"pass"}}, neuro.ForceRefuse)
 		testutil.Success(t, err)
+	})
+}
+
+// Issue #17: a Recorder whose Write never returns does not stall the
+// client: startup, registration, an action and its result still go
+// through, and Close gives up on the writer after jsonl.CloseStall, with a
+// warning, rather than hang.
+func TestClient_stuckRecorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := testutil.NewStuckWriter()
+		e := newEnv(t, nil, &neuro.Options{Recorder: w})
+		t.Cleanup(w.Release) // before the client's Close: the old code waits for the writer
+		testutil.Success(t, e.c.Register(placeAction(nil, nil)))
+		e.start()
+		e.wait("register", func() bool { return countCmd(e.srv.Commands(), "actions/register") == 1 })
+		e.srv.SendAction("place", `{"cell":1}`)
+		e.wait("result", func() bool { return len(e.srv.Results()) == 1 })
+		start := time.Now()
+		testutil.Success(t, e.c.Close())
+		if d := time.Since(start); d < jsonl.CloseStall || d > jsonl.CloseStall+time.Second {
+			t.Errorf("Close returned after %v, want %v", d, jsonl.CloseStall)
+		}
+		warned := false
+		for _, err := range e.warnings() {
+			warned = warned || err != nil && strings.Contains(err.Error(), "lines not written")
+		}
+		testutil.Equal(t, "stalled recorder warned", warned, true)
 	})
 }

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/neurosan"
@@ -411,5 +414,38 @@ func TestClient_defaultsLetASilentTurnRun(t *testing.T) {
 		testutil.Success(t, err)
 		testutil.Equal(t, "answer", ans.Text, "awake")
 		testutil.Equal(t, "waited", time.Since(start), 20*time.Minute)
+	})
+}
+
+// Issue #17: a Recorder whose Write never returns does not stall a
+// request or a stream, and Close gives up on the writer after
+// jsonl.CloseStall, with a warning, rather than hang.
+func TestClient_stuckRecorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := testutil.NewStuckWriter()
+		t.Cleanup(w.Release)
+		var logs testutil.Logs
+		fake := newFake(t, &neurosantest.Options{Agents: neurosantest.DemoAgents()})
+		c := servePipe(t, fake, &neurosan.Options{Recorder: w, Logger: logs.Logger()})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		testutil.Success(t, c.Connect(ctx))
+		st, err := c.StreamingChat(ctx, "games/quest_designer", &neurosan.ChatRequest{Text: "hello"})
+		testutil.Success(t, err)
+		ans, err := st.Answer(ctx)
+		testutil.Success(t, err)
+		testutil.Equal(t, "an answer came", ans.Text != "", true)
+		st.Close()
+		start := time.Now()
+		testutil.Success(t, c.Close())
+		if d := time.Since(start); d != jsonl.CloseStall {
+			t.Errorf("Close returned after %v, want %v", d, jsonl.CloseStall)
+		}
+		warned := false
+		for _, r := range logs.Records(slog.LevelWarn) {
+			err, _ := testutil.Attr(r, "err").(error)
+			warned = warned || err != nil && strings.Contains(err.Error(), "lines not written")
+		}
+		testutil.Equal(t, "stalled recorder warned", warned, true)
 	})
 }

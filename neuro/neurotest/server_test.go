@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -369,4 +370,29 @@ func TestServer_addr(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	testutil.Success(t, s.Wait(ctx, func() bool { return len(s.Commands()) == 1 }))
+}
+
+// Issue #17: a Recorder whose Write never returns does not stall the
+// fake: it still answers startup, and Close gives up on the writer after
+// jsonl.CloseStall rather than hang.
+func TestServer_stuckRecorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := testutil.NewStuckWriter()
+		t.Cleanup(w.Release)
+		s := NewServer(&Options{Recorder: w})
+		r := dialRaw(t, s)
+		r.send(`{"command":"startup","game":"G"}`)
+		testutil.Equal(t, "startup acked", strings.Contains(jsonString(t, r.recv()), "sessionId"), true)
+		start := time.Now()
+		s.Close()
+		if d := time.Since(start); d != jsonl.CloseStall {
+			t.Errorf("Close returned after %v, want %v", d, jsonl.CloseStall)
+		}
+	})
+}
+
+func jsonString(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	testutil.Success(t, err)
+	return string(b)
 }
