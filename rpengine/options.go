@@ -111,7 +111,9 @@ type ServerOptions struct {
 	// for bug reports. A goroutine of the server's own writes them, so a
 	// slow writer never holds up a connection; at most 32 MiB of lines
 	// wait, and past that lines are dropped and a line counts them.
-	// Shutdown writes what waits. The server never closes it.
+	// Shutdown writes what waits; a Write that makes no progress for 5 s
+	// is given up on (the lines left are not written, and a warning says
+	// how many). The server never closes it.
 	Recorder io.Writer
 	// OnSession, if set, is called when a session starts (ended false) and
 	// when the live session ends without a newer one replacing it (ended

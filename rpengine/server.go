@@ -75,7 +75,7 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	o.Logger = slog.New(rh)
 	return &Server{
 		opts:    o,
-		rec:     jsonl.NewQueue(o.Recorder, maxRecorded),
+		rec:     jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
 		repeats: rh.st,
 		changed: make(chan struct{}),
 		conns:   make(map[transport]struct{}),
@@ -125,10 +125,6 @@ func (s *Server) stopped(msg string, err error) {
 
 // errAlreadyServing is the error of a second Start or Serve.
 var errAlreadyServing = errors.New("rpengine: already serving: Start or Serve is called once")
-
-// maxRecorded bounds the lines waiting for ServerOptions.Recorder, in
-// bytes.
-const maxRecorded = 32 << 20
 
 // maxHeaderBytes bounds an upgrade request's header: a browser's is under
 // 2 KiB plus its cookies for 127.0.0.1. net/http's default, 1 MiB, let
@@ -266,7 +262,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("rpengine: shutdown: %w", ctx.Err())
 	}
-	_ = s.rec.Close() // what the connections recorded is written
+	// What the connections recorded is written; a writer stuck for
+	// jsonl.CloseStall is given up on, and said so.
+	if rerr := s.rec.Close(); rerr != nil {
+		s.opts.Logger.Warn("rpengine: recording incomplete", "err", rerr.Error())
+	}
 	return err
 }
 
