@@ -3,10 +3,8 @@ package rpengine
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +15,7 @@ import (
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wsread"
 )
 
 // wsConn is the WebSocket transport.
@@ -190,10 +189,9 @@ func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
 		hc.release()
 	}
 	defer s.unregister(w, false)
-	var buf []byte
+	rb := wsread.Buffer{Min: minReadBuffer, MaxKept: maxKeptReadBuffer}
 	for {
-		typ, data, err := readMessage(w.c, buf)
-		buf = reuse(data)
+		typ, data, err := rb.Next(w.c)
 		if err != nil {
 			if errors.Is(err, websocket.ErrMessageTooBig) {
 				s.opts.Logger.Warn("rpengine: closed connection", "reason", "message over 8 MiB", "session", sess.info.ID)
@@ -220,49 +218,12 @@ func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
 	}
 }
 
-// readMessage reads the next message into buf, which it grows as needed:
-// the reader's one buffer, instead of coder/websocket's Read, which reads
-// each message into a new buffer that it grows from 512 bytes (issue #24:
-// 15 allocations and as many copies a 44 KB chunk). The read limit of
-// the connection (8 MiB) bounds it.
-func readMessage(c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
-	typ, r, err := c.Reader(context.Background())
-	if err != nil {
-		return 0, buf[:0], err
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(minReadBuffer, cap(buf)))
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return typ, buf, nil
-		}
-		if err != nil {
-			return typ, buf, err
-		}
-	}
-}
-
-// Bounds of the reader's buffer: it starts at minReadBuffer (a 32 KiB
-// chunk is 44 KB of text) and is kept between messages up to
-// maxKeptReadBuffer, so that one rare large message does not hold
-// megabytes for the life of the connection.
+// The reader's buffer starts at 64 KiB (a 32 KiB chunk is 44 KB of text)
+// and is kept between messages up to 1 MiB.
 const (
 	minReadBuffer     = 64 << 10
 	maxKeptReadBuffer = 1 << 20
 )
-
-// reuse returns the buffer of a message read, to read the next one into,
-// or nil when it is over maxKeptReadBuffer.
-func reuse(b []byte) []byte {
-	if cap(b) > maxKeptReadBuffer {
-		return nil
-	}
-	return b[:0]
-}
 
 // handshakeWS reads and checks the hello and attaches a session, by the
 // handshake deadline that started when the connection was accepted (so a

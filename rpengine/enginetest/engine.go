@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wsread"
 )
 
 // maxRecorded bounds how many game messages an Engine keeps for Received.
@@ -493,53 +492,20 @@ func (cn *conn) readLoop() {
 	defer cn.wg.Done()
 	defer close(cn.done)
 	defer cn.cancel()
-	var buf []byte
+	// One buffer, from 4 KiB, kept between messages up to 1 MiB.
+	rb := wsread.Buffer{Min: 4 << 10, MaxKept: 1 << 20}
 	for {
-		typ, data, err := readMessage(cn.c, buf)
+		typ, data, err := rb.Next(cn.c)
 		if err != nil {
 			cn.mu.Lock()
 			cn.closeSt = websocket.CloseStatus(err)
 			cn.mu.Unlock()
 			return
 		}
-		buf = data[:0]
-		if cap(buf) > maxKeptReadBuffer {
-			buf = nil
-		}
 		if typ != websocket.MessageText {
 			continue
 		}
 		cn.receive(bytes.Clone(data))
-	}
-}
-
-// Bounds of the reader's buffer: it starts at minReadBuffer and is kept
-// between messages up to maxKeptReadBuffer.
-const (
-	minReadBuffer     = 4 << 10
-	maxKeptReadBuffer = 1 << 20
-)
-
-// readMessage reads the next message into buf, which it grows as needed.
-// The connection's read limit (wire.MaxMessageBytes) bounds it.
-func readMessage(c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
-	typ, r, err := c.Reader(context.Background())
-	if err != nil {
-		return 0, buf[:0], err
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(minReadBuffer, cap(buf)))
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return typ, buf, nil
-		}
-		if err != nil {
-			return typ, buf, err
-		}
 	}
 }
 
