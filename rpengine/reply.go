@@ -301,12 +301,9 @@ func (r *Reply) resend(typ string, rerr *RequestError) error {
 	sent, n := r.sent, r.resyncs
 	r.resyncs++
 	r.mu.Unlock()
-	if n >= maxResyncs {
-		return errd.Chain(fmt.Errorf("%w after %d retries", ErrResyncLoop, n), rerr)
-	}
-	t, err := r.sess.resync(r.key, r.card, sent)
+	t, err := r.sess.resync(r.key, r.card, sent, n, rerr)
 	if err != nil {
-		return fmt.Errorf("%w (engine: %w)", err, rerr)
+		return err
 	}
 	return r.attempt(typ, t)
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/card"
@@ -579,12 +580,21 @@ func (s *session) plan(k card.Key, c *card.Card) (card.Transfer, error) {
 	return s.planner.Plan(k, c)
 }
 
-// resync returns the transfer to retry with after card_resync_required.
-func (s *session) resync(k card.Key, c *card.Card, sent card.Transfer) (card.Transfer, error) {
+// resync returns the transfer to retry with after the engine's
+// card_resync_required (rerr), the retries'th time for this request: past
+// maxResyncs it is ErrResyncLoop, and a planner error carries rerr.
+func (s *session) resync(k card.Key, c *card.Card, sent card.Transfer, retries int, rerr *RequestError) (card.Transfer, error) {
+	if retries >= maxResyncs {
+		return card.Transfer{}, errd.Chain(fmt.Errorf("%w after %d retries", ErrResyncLoop, retries), rerr)
+	}
 	s.pmu.Lock()
 	defer s.pmu.Unlock()
 	s.learnLocked()
-	return s.planner.Resync(k, c, sent)
+	t, err := s.planner.Resync(k, c, sent)
+	if err != nil {
+		return card.Transfer{}, fmt.Errorf("%w (engine: %w)", err, rerr)
+	}
+	return t, nil
 }
 
 // learnLocked tells the planner what the engine accepted since the last

@@ -107,12 +107,9 @@ func (op *syncOp) resend(rerr *RequestError) error {
 	sent, n := op.sent, op.resyncs
 	op.resyncs++
 	op.mu.Unlock()
-	if n >= maxResyncs {
-		return errd.Chain(fmt.Errorf("%w after %d retries", ErrResyncLoop, n), rerr)
-	}
-	t, err := op.sess.resync(op.key, op.card, sent)
+	t, err := op.sess.resync(op.key, op.card, sent, n, rerr)
 	if err != nil {
-		return fmt.Errorf("%w (engine: %w)", err, rerr)
+		return err
 	}
 	return op.attempt(t)
 }
