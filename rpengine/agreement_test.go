@@ -161,55 +161,82 @@ func (s *submitter) submit(ctx context.Context, req rpengine.ReplyRequest) <-cha
 // refuses past 20 queued requests all complete; none is sent past the
 // limit (each reaches the engine once, no refusal to retry), and the
 // requests of each character reach the engine in the order they were made.
+//
+// In the second case the engine takes a millisecond (fake time) to accept
+// each request, so the game sends the next ones before the last
+// capacity.update counts the earlier ones: the gate must count the
+// requests in flight that no update reflects yet (a gate that read only
+// the last update sent past the limit, and the engine refused the
+// excess). In the first, every request is accepted before the next one
+// is made, which cannot show that.
 func TestTransports_hundredConcurrentReplies(t *testing.T) {
 	t.Parallel()
-	eachTransport(t, func(t *testing.T, tr transport) {
-		release := make(chan struct{})
-		l := tr.start(t, nil, &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script {
-			<-release // the engine's worker waits: its queue fills up
-			return enginetest.Script{Sentences: []string{"Yes."}}
-		}})
-		defer func() {
-			select {
-			case <-release:
-			default:
+	for _, tc := range []struct {
+		name       string
+		delay      time.Duration
+		characters int
+	}{
+		{"accepted at once", 0, 5},
+		{"accepted after a millisecond", time.Millisecond, 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			eachTransport(t, func(t *testing.T, tr transport) {
+				release := make(chan struct{})
+				l := tr.start(t, nil, &enginetest.Options{
+					Faults: enginetest.Faults{Delay: tc.delay},
+					Responder: func(r enginetest.Request) enginetest.Script {
+						<-release // the engine's worker waits: its queue fills up
+						return enginetest.Script{Sentences: []string{"Yes."}}
+					}})
+				defer func() {
+					select {
+					case <-release:
+					default:
+						close(release)
+					}
+				}()
+				ctx := ctxT(t)
+				c := testCard(t)
+				s := &submitter{t: t, srv: l.srv}
+				var results []<-chan error
+				for i := 0; i < 100; i++ {
+					req := textReq(c, fmt.Sprint(i))
+					req.CharacterID = fmt.Sprint("c", i%tc.characters)
+					results = append(results, s.submit(ctx, req))
+				}
+				// The engine holds 20 (1 active, 19 queued); nothing more is sent.
+				_, err := l.eng.WaitFor(ctx, func(enginetest.Message) bool { return len(received(t, l.eng)) >= 20 })
+				testutil.Success(t, err)
+				time.Sleep(time.Second) // fake time: anything sent past the limit arrives
+				testutil.Equal(t, "requests sent while the engine holds 20", len(received(t, l.eng)), 20)
 				close(release)
-			}
-		}()
-		ctx := ctxT(t)
-		c := testCard(t)
-		s := &submitter{t: t, srv: l.srv}
-		var results []<-chan error
-		for i := 0; i < 100; i++ {
-			req := textReq(c, fmt.Sprint(i))
-			req.CharacterID = fmt.Sprint("c", i%5)
-			results = append(results, s.submit(ctx, req))
-		}
-		// The engine holds 20 (1 active, 19 queued); nothing more is sent.
-		_, err := l.eng.WaitFor(ctx, func(enginetest.Message) bool { return len(received(t, l.eng)) >= 20 })
-		testutil.Success(t, err)
-		close(release)
-		for i, got := range results {
-			if err := <-got; err != nil {
-				t.Errorf("request %d: %v", i, err)
-			}
-		}
-		sent := received(t, l.eng)
-		testutil.Equal(t, "each request sent once", len(sent), 100)
-		last := map[any]int{}
-		for _, m := range sent {
-			n, _ := strconv.Atoi(m["event"].(map[string]any)["text"].(string))
-			if prev, ok := last[m["characterId"]]; ok && n < prev {
-				t.Errorf("%v: request %d reached the engine after request %d", m["characterId"], n, prev)
-			}
-			last[m["characterId"]] = n
-		}
-		for _, m := range l.eng.Received() {
-			if m.Err != nil {
-				t.Errorf("engine refused %s: %v", m.Type, m.Err)
-			}
-		}
-	})
+				for i, got := range results {
+					if err := <-got; err != nil {
+						t.Errorf("request %d: %v", i, err)
+					}
+				}
+				sent := received(t, l.eng)
+				testutil.Equal(t, "each request sent once", len(sent), 100)
+				last := map[any]int{}
+				for _, m := range sent {
+					n, _ := strconv.Atoi(m["event"].(map[string]any)["text"].(string))
+					if prev, ok := last[m["characterId"]]; ok && n < prev {
+						t.Errorf("%v: request %d reached the engine after request %d", m["characterId"], n, prev)
+					}
+					last[m["characterId"]] = n
+				}
+				for _, m := range l.eng.Received() {
+					if m.Err != nil {
+						t.Errorf("engine refused %s: %v", m.Type, m.Err)
+					}
+				}
+				if strings.Contains(l.log.String(), "refused a request for capacity") {
+					t.Error("the engine refused a request for capacity")
+				}
+			})
+		})
+	}
 }
 
 // Issue #15, item 2: an engine that still answers capacity_exceeded
