@@ -56,10 +56,15 @@ func TestSoak(t *testing.T) {
 }
 
 type soak struct {
-	seed    uint64
-	f       *fixture
-	eng     *enginetest.Engine
-	engMu   sync.Mutex // serialises Reconnect
+	seed uint64
+	f    *fixture
+	eng  *enginetest.Engine
+	// engMu serialises Reconnect. A channel, not a sync.Mutex: a
+	// goroutine waiting on a mutex is not durably blocked in a synctest
+	// bubble, so while Reconnect waited on the fake clock holding it, a
+	// second Reconnect waiting for the lock stopped the clock (TestSoak
+	// hung in CI until killed).
+	engMu   chan struct{}
 	started atomic.Int64
 	ended   atomic.Int64
 	mu      sync.Mutex // guards following
@@ -72,7 +77,7 @@ func newSoak(t *testing.T, seed uint64) *soak {
 	f := newServer(t, &rpengine.ServerOptions{AckTimeout: 500 * time.Millisecond, IdleTimeout: time.Second,
 		MaxPendingAudio: 2 * time.Second, HandshakeTimeout: time.Second})
 	eng := f.dial(t, &enginetest.Options{SecondsPerSentence: 0.1})
-	s := &soak{seed: seed, f: f, eng: eng, results: map[string]int{}, stop: make(chan struct{})}
+	s := &soak{seed: seed, f: f, eng: eng, results: map[string]int{}, stop: make(chan struct{}), engMu: make(chan struct{}, 1)}
 	// The supervisor reconnects the engine whenever its connection ends,
 	// as the browser does.
 	s.wg.Add(1)
@@ -102,8 +107,8 @@ func newSoak(t *testing.T, seed uint64) *soak {
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (s *soak) reconnect() {
-	s.engMu.Lock()
-	defer s.engMu.Unlock()
+	s.engMu <- struct{}{}
+	defer func() { <-s.engMu }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.eng.Reconnect(ctx) // may fail while faults cut it; the supervisor retries
@@ -309,9 +314,9 @@ func (s *soak) run(t *testing.T, ops int) {
 func (s *soak) close(t *testing.T) {
 	close(s.stop)
 	s.wg.Wait()
-	s.engMu.Lock()
+	s.engMu <- struct{}{}
 	s.eng.Close()
-	s.engMu.Unlock()
+	<-s.engMu
 	// The server still works with a clean engine.
 	newHealthy(t, s.f)
 }
