@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"unsafe"
 )
 
 // MaxSize is the largest document Parse accepts: the protocol's message
@@ -124,17 +125,24 @@ func parseCold(data []byte, key memoKey128) (*Card, error) {
 func cardBytes(data []byte, cn *canon) (raw, canon []byte, ops []gatherOp, hashed []byte) {
 	n := len(data)
 	if cn.same() {
-		raw = append([]byte(nil), data...)
-		raw = raw[:n:n]
 		if !cn.moved {
+			raw = append([]byte(nil), data...)
+			raw = raw[:n:n]
 			return raw, raw, nil, raw
 		}
-		// The copies go straight into the card's array, of at most a few
-		// more than they are: copying them there from cn.ops cost a tenth
-		// of the card's size in bytes moved.
-		ops, _ = cn.gather(make([]gatherOp, 0, cn.maxOps()), 0, len(cn.res), 0)
-		cn.buf = appendGathered(cn.buf[:0], cn.res, ops)
-		return raw, nil, ops[:len(ops):len(ops)], cn.buf
+		// The copies are gathered in the pooled scratch, then kept after
+		// the copy of data in one array of exactly their size: an array
+		// of their own, sized by maxOps before gathering, cost one
+		// allocation more and a third more bytes than they are, and the
+		// bytes a parse allocates are what its share of the collector's
+		// work grows with (issue #24). The copies hold no pointers, so
+		// the array stays one the collector need not scan.
+		cn.ops, _ = cn.gather(cn.ops[:0], 0, len(cn.res), 0)
+		cn.buf = appendGathered(cn.buf[:0], cn.res, cn.ops)
+		pad := opsPad(n)
+		buf := bytes.Join([][]byte{data, opsAlign[:pad], opsBytes(cn.ops)}, nil)
+		ops = unsafe.Slice((*gatherOp)(unsafe.Pointer(&buf[n+pad])), len(cn.ops))
+		return buf[:n:n], nil, ops, cn.buf
 	}
 	res := cn.res
 	if cn.moved {
@@ -144,6 +152,18 @@ func cardBytes(data []byte, cn *canon) (raw, canon []byte, ops []gatherOp, hashe
 	m := len(res)
 	buf := bytes.Join([][]byte{data, res}, nil)
 	return buf[:n:n], buf[n : n+m : n+m], nil, buf[n : n+m : n+m]
+}
+
+// opsAlign pads a card's bytes up to the alignment of the copies kept
+// after them.
+var opsAlign [unsafe.Alignof(gatherOp{})]byte
+
+// opsPad returns the padding between n bytes and the copies after them.
+func opsPad(n int) int { return -n & (len(opsAlign) - 1) }
+
+// opsBytes returns the memory of ops as bytes.
+func opsBytes(ops []gatherOp) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*int(unsafe.Sizeof(gatherOp{})))
 }
 
 // canonical returns the card's RFC 8785 form. The caller must not modify
@@ -168,7 +188,7 @@ func (c *Card) canonical() []byte {
 func (c *Card) size() int {
 	n := len(c.raw)
 	if c.ops != nil {
-		return 2*n + 8*len(c.ops)
+		return 2*n + opsPad(n) + len(opsBytes(c.ops))
 	}
 	if cn := c.canonical(); len(cn) > 0 && &cn[0] != &c.raw[0] {
 		n += len(cn)

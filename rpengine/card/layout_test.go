@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
@@ -71,7 +72,11 @@ func TestParse_keepsCopiesNotForm(t *testing.T) {
 	want, err := AppendCanonical(nil, doc)
 	testutil.Success(t, err)
 	testutil.Equal(t, "form built from the copies", bytes.Equal(c.canonical(), want), true)
-	testutil.Equal(t, "size", c.size(), 2*len(doc)+8*len(c.ops))
+	// The copies follow the card's bytes in the same array, aligned.
+	at := uintptr(unsafe.Pointer(&c.ops[0])) - uintptr(unsafe.Pointer(unsafe.SliceData(c.Bytes())))
+	testutil.Equal(t, "copies after the bytes", at >= uintptr(len(doc)) && at < uintptr(len(doc))+unsafe.Alignof(c.ops[0]), true)
+	testutil.Equal(t, "copies aligned", at%unsafe.Alignof(c.ops[0]), 0)
+	testutil.Equal(t, "size", c.size(), len(doc)+int(at)+8*len(c.ops))
 
 	// A canonical source is one array; one with white space keeps both.
 	c = mustParse(t, string(want))
