@@ -226,19 +226,29 @@ func TestCard_Validate_memoized(t *testing.T) {
 	testutil.Equal(t, "same violations", again, first)
 }
 
+// Test_hashMemo_bounded fills every set of the memo three times over:
+// it holds memoEntries entries, the newest memoWays of each set. Issue #24.
 func Test_hashMemo_bounded(t *testing.T) {
 	t.Parallel()
 	var h hashMemo
-	key := func(i int) memoKey128 { return memoKey([]byte{byte(i), byte(i >> 8)}) }
-	last := memoEntries*2 + 4
-	for i := 0; i <= last; i++ {
-		h.put(key(i), memoEntry{})
+	// Key i goes to set i mod memoSets: its low bits choose the set.
+	key := func(i int) memoKey128 { return memoKey128{Lo: uint64(i), Hi: uint64(i) * 0x9e3779b97f4a7c15} }
+	const keys = 3 * memoEntries
+	for i := range keys {
+		h.put(key(i), memoEntry{digest: Digest{byte(i), byte(i >> 8)}})
 	}
 	testutil.Equal(t, "entries", h.len(), memoEntries)
-	_, ok := h.get(key(0))
-	testutil.Equal(t, "oldest evicted", ok, false)
-	_, ok = h.get(key(last))
-	testutil.Equal(t, "newest kept", ok, true)
+	for i := range keys {
+		e, ok := h.get(key(i))
+		if want := i >= keys-memoEntries; ok != want || ok && e.digest != (Digest{byte(i), byte(i >> 8)}) {
+			t.Fatalf("key %d: kept %v (%v), want kept %v", i, ok, e.digest, want)
+		}
+	}
+	// Random keys never make it hold more.
+	for i := range memoEntries {
+		h.put(memoKey([]byte{byte(i), byte(i >> 8), 1}), memoEntry{})
+	}
+	testutil.Equal(t, "entries after random keys", h.len(), memoEntries)
 }
 
 func TestAppendCanonical_allocs(t *testing.T) {

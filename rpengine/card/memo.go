@@ -6,7 +6,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// memoEntries bounds the hash memo: about 100 bytes an entry.
+// memoEntries bounds the hash memo: 64 bytes an entry.
 const memoEntries = 4096
 
 // memoKey is a 128-bit xxh3 of a document's bytes. It is fast (many GB/s)
@@ -20,53 +20,69 @@ type memoEntry struct {
 	valid  bool // Validate found no violation
 }
 
-// hashMemo is a bounded map with FIFO eviction, shared by all cards: an
-// open-addressing table of twice as many slots as entries, indexed by
-// the key's low bits (xxh3 spreads them), with linear probing and
-// deletion by backward shift, so no tombstones build up. A Go map under
-// the same churn (one delete and one insert per cold Parse) cost about a
-// microsecond an operation, most of a small card's parse.
+// hashMemo is a bounded cache shared by all cards: a table of sets of
+// memoWays entries, the set of a key chosen by its low bits (xxh3
+// spreads them), each set replacing its oldest entry when a new key
+// comes to it when it is full. A cold Parse looks its key up (a miss)
+// and adds it: with the keys of a set in one cache line, that touches
+// the line and the replaced entry. An open-addressing table with FIFO
+// eviction over the whole memo, as before, touched the probed slots, the
+// ring of keys and the slots of the evicted key and of those shifted back
+// after it, most of them cache misses; and a Go map under the same churn
+// cost about a microsecond an operation, most of a small card's parse.
+// Eviction is oldest first within a set, not over the whole memo: a key
+// stays until memoWays newer keys have come to its set.
 type hashMemo struct {
-	mu    sync.Mutex // guards following
-	slots []memoSlot
-	ring  []memoKey128 // keys in insertion order, the oldest at next once full
-	next  int
+	mu   sync.Mutex // guards following
+	sets []memoSet
+	n    int // entries
 }
 
-type memoSlot struct {
-	key  memoKey128
-	e    memoEntry
-	used bool
-}
+// memoWays is the entries of a set: the keys of four fill a cache line.
+const memoWays = 4
 
-const memoSlots = 2 * memoEntries // a power of two
+// memoSets is the sets of the table, a power of two.
+const memoSets = memoEntries / memoWays
+
+// memoSet holds up to memoWays entries: ways [0, used), oldest at next
+// once full. It takes 256 bytes, so that in the table (one allocation
+// of 256 KiB, which the runtime starts on a page) the keys of each set are
+// one cache line.
+type memoSet struct {
+	keys [memoWays]memoKey128
+	ents [memoWays]memoEntry
+	used uint8
+	next uint8
+	_    [256 - memoWays*(16+34) - 2]byte
+}
 
 var memo = &hashMemo{}
 
 func memoKey(data []byte) memoKey128 { return xxh3.Hash128(data) }
 
-func home(k memoKey128) int { return int(k.Lo & (memoSlots - 1)) }
-
-// find returns the slot of k, or -1.
-func (h *hashMemo) find(k memoKey128) int {
-	if h.slots == nil {
-		return -1
+func (h *hashMemo) set(k memoKey128) *memoSet {
+	if h.sets == nil {
+		h.sets = make([]memoSet, memoSets)
 	}
-	for i := home(k); ; i = (i + 1) & (memoSlots - 1) {
-		switch s := &h.slots[i]; {
-		case !s.used:
-			return -1
-		case s.key == k:
+	return &h.sets[k.Lo&(memoSets-1)]
+}
+
+// find returns the way of k in s, or -1.
+func (s *memoSet) find(k memoKey128) int {
+	for i := range s.keys[:s.used] {
+		if s.keys[i] == k {
 			return i
 		}
 	}
+	return -1
 }
 
 func (h *hashMemo) get(k memoKey128) (memoEntry, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if i := h.find(k); i >= 0 {
-		return h.slots[i].e, true
+	s := h.set(k)
+	if i := s.find(k); i >= 0 {
+		return s.ents[i], true
 	}
 	return memoEntry{}, false
 }
@@ -74,48 +90,44 @@ func (h *hashMemo) get(k memoKey128) (memoEntry, bool) {
 func (h *hashMemo) put(k memoKey128, e memoEntry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.slots == nil {
-		h.slots = make([]memoSlot, memoSlots)
-		h.ring = make([]memoKey128, 0, memoEntries)
-	}
-	if h.find(k) >= 0 {
+	s := h.set(k)
+	if s.find(k) >= 0 {
 		return
 	}
-	if len(h.ring) < memoEntries {
-		h.ring = append(h.ring, k)
+	i := int(s.used)
+	if i < memoWays {
+		s.used++
+		h.n++
 	} else {
-		h.remove(h.ring[h.next])
-		h.ring[h.next] = k
-		h.next = (h.next + 1) % memoEntries
+		i = int(s.next)
+		s.next = (s.next + 1) % memoWays
 	}
-	i := home(k)
-	for h.slots[i].used {
-		i = (i + 1) & (memoSlots - 1)
-	}
-	h.slots[i] = memoSlot{key: k, e: e, used: true}
+	s.keys[i], s.ents[i] = k, e
 }
 
-// remove deletes k, moving back the entries after it that probed past
-// its slot.
+// remove deletes k, keeping the order of the rest of its set.
 func (h *hashMemo) remove(k memoKey128) {
-	i := h.find(k)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.set(k)
+	i := s.find(k)
 	if i < 0 {
 		return
 	}
-	for j := (i + 1) & (memoSlots - 1); h.slots[j].used; j = (j + 1) & (memoSlots - 1) {
-		// The entry at j may move to i unless its home lies cyclically
-		// in (i, j].
-		if hj := home(h.slots[j].key); (j-hj)&(memoSlots-1) >= (j-i)&(memoSlots-1) {
-			h.slots[i] = h.slots[j]
-			i = j
+	old := *s
+	s.used, s.next = 0, 0
+	for j := range int(old.used) {
+		if w := (int(old.next) + j) % memoWays; w != i {
+			s.keys[s.used], s.ents[s.used] = old.keys[w], old.ents[w]
+			s.used++
 		}
 	}
-	h.slots[i] = memoSlot{}
+	h.n--
 }
 
 // len returns the number of entries.
 func (h *hashMemo) len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return len(h.ring)
+	return h.n
 }
