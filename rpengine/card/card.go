@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -23,24 +24,40 @@ type Card struct {
 	raw    []byte
 	digest Digest
 	unsafe bool // holds a number the engine may canonicalize differently
-	key    memoKey128
 	valid  bool // no violation of the V2 rules
 
 	// canon is the RFC 8785 form when Parse kept it (the same array as
-	// raw when raw is canonical), else nil and lazy is computed on first
-	// use: from raw by the copies ops when raw is canonical up to member
-	// order (see cardBytes), or by canonicalizing raw when Parse found the
-	// card in the hash memo.
-	canon    []byte
-	ops      []gatherOp
-	lazyOnce sync.Once
-	lazy     []byte
+	// raw when raw is canonical), else nil and the form is computed on
+	// first use: from raw by the copies ops when raw is canonical up to
+	// member order (see cardBytes), or by canonicalizing raw when Parse
+	// found the card in the hash memo.
+	canon []byte
+	ops   []gatherOp
+
+	later atomic.Pointer[cardLater]
+}
+
+// cardLater is what a card computes on first use, made then: most cards
+// never need any of it, and with it in Card every cold Parse allocated
+// a card of 256 bytes instead of 128 (issue #24).
+type cardLater struct {
+	formOnce sync.Once
+	form     []byte
 
 	validOnce  sync.Once
 	violations []Violation
 
 	nameOnce sync.Once
 	name     string
+}
+
+// computed returns c's cardLater, making it on first use.
+func (c *Card) computed() *cardLater {
+	if l := c.later.Load(); l != nil {
+		return l
+	}
+	c.later.CompareAndSwap(nil, new(cardLater))
+	return c.later.Load()
 }
 
 // Parse checks data and returns the card it holds. data is copied. It
@@ -66,7 +83,7 @@ func Parse(data []byte) (*Card, error) {
 	}
 	key := memoKey(data)
 	if e, ok := memo.get(key); ok {
-		c := &Card{raw: append([]byte(nil), data...), key: key}
+		c := &Card{raw: append([]byte(nil), data...)}
 		c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
 		return c, nil
 	}
@@ -96,13 +113,14 @@ func parseCold(data []byte, key memoKey128) (*Card, error) {
 	if err := cn.run(); err != nil {
 		return nil, err
 	}
-	c := &Card{key: key, unsafe: cn.unsafe, valid: !cn.invalid}
+	c := &Card{unsafe: cn.unsafe, valid: !cn.invalid}
 	var canon []byte
 	c.raw, c.canon, c.ops, canon = cardBytes(data, cn)
 	c.digest = sha256.Sum256(canon)
 	if !c.valid {
 		violations := validateCanonical(canon)
-		c.validOnce.Do(func() { c.violations = violations })
+		l := c.computed()
+		l.validOnce.Do(func() { l.violations = violations })
 	}
 	memo.put(key, memoEntry{digest: c.digest, unsafe: c.unsafe, valid: c.valid})
 	return c, nil
@@ -172,15 +190,16 @@ func (c *Card) canonical() []byte {
 	if c.canon != nil {
 		return c.canon
 	}
-	c.lazyOnce.Do(func() {
+	l := c.computed()
+	l.formOnce.Do(func() {
 		if c.ops != nil {
-			c.lazy = appendGathered(nil, c.raw, c.ops)
+			l.form = appendGathered(nil, c.raw, c.ops)
 			return
 		}
 		// Parse accepted c.raw, so it canonicalizes.
-		c.lazy, _ = AppendCanonical(nil, c.raw)
+		l.form, _ = AppendCanonical(nil, c.raw)
 	})
-	return c.lazy
+	return l.form
 }
 
 // size is the memory the card holds for its bytes, counting the canonical
@@ -249,13 +268,14 @@ func firstUnsafe(data []byte) error {
 // Name returns data.name, or "" when it is missing or not a string.
 // Member names match exactly: "Name" or "DATA" are other members.
 func (c *Card) Name() string {
-	c.nameOnce.Do(func() {
+	l := c.computed()
+	l.nameOnce.Do(func() {
 		// Maps, not a struct: encoding/json matches struct fields case
 		// insensitively, so a struct would read "NAME" as name.
 		var root, data map[string]json.RawMessage
 		if json.Unmarshal(c.raw, &root) == nil && json.Unmarshal(root["data"], &data) == nil {
-			_ = json.Unmarshal(data["name"], &c.name)
+			_ = json.Unmarshal(data["name"], &l.name)
 		}
 	})
-	return c.name
+	return l.name
 }

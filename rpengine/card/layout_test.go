@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -173,6 +174,41 @@ func Test_hashMemo_table(t *testing.T) {
 	for k, want := range ref {
 		if got, ok := h.get(k); !ok || got != want {
 			t.Fatalf("key %v: table %v %v, model %v", k, got, ok, want)
+		}
+	}
+}
+
+// TestCard_concurrentFirstUse calls what a card computes on first use
+// (its canonical form, its violations, its name) from many goroutines at
+// once: each sees the same, once made (run with -race). Issue #24.
+func TestCard_concurrentFirstUse(t *testing.T) {
+	t.Parallel()
+	testutil.Equal(t, "card size", unsafe.Sizeof(Card{}) <= 128, true)
+	doc := compactCard(t, 3)
+	want, err := AppendCanonical(nil, doc)
+	testutil.Success(t, err)
+	bad := []byte(`{"spec":"chara_card_v2","data":{"name":7},"spec_version":"2.0"}`)
+	mustParse(t, string(bad)) // so that the second Parse finds it in the memo
+	for range 20 {
+		c, err := Parse(doc)
+		testutil.Success(t, err)
+		b, err := Parse(bad)
+		testutil.Success(t, err)
+		var wg sync.WaitGroup
+		forms := make([][]byte, 8)
+		errs := make([]error, 8)
+		names := make([]string, 8)
+		for i := range 8 {
+			wg.Go(func() {
+				forms[i], errs[i], names[i] = c.canonical(), b.Validate(), c.Name()
+			})
+		}
+		wg.Wait()
+		for i := range 8 {
+			testutil.Equal(t, "form", string(forms[i]), string(want))
+			testutil.Equal(t, "same form", &forms[i][0], &forms[0][0])
+			testutil.Equal(t, "violations", errs[i].Error(), errs[0].Error())
+			testutil.Equal(t, "name", names[i], "Ari")
 		}
 	}
 }

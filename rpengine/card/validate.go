@@ -14,12 +14,13 @@ func (c *Card) Validate() error {
 	if c.valid {
 		return nil
 	}
-	c.validOnce.Do(func() {
+	l := c.computed()
+	l.validOnce.Do(func() {
 		// Parse found the card in the memo as invalid: check it again to
 		// list the violations.
-		c.violations = validateCanonical(c.canonical())
+		l.violations = validateCanonical(c.canonical())
 	})
-	return &ValidationError{Violations: c.violations}
+	return &ValidationError{Violations: l.violations}
 }
 
 // The fields of data that must be strings, in the engine's order.
