@@ -150,11 +150,12 @@ func cardBytes(data []byte, cn *canon) (raw, canon []byte, ops []gatherOp, hashe
 		}
 		// The copies are gathered in the pooled scratch, then kept after
 		// the copy of data in one array of exactly their size: an array
-		// of their own, sized by maxOps before gathering, cost one
-		// allocation more and a third more bytes than they are, and the
-		// bytes a parse allocates are what its share of the collector's
-		// work grows with (issue #24). The copies hold no pointers, so
-		// the array stays one the collector need not scan.
+		// of their own, sized by maxOps before gathering (37 copies for
+		// the 21 of a small card), cost one allocation more and more
+		// bytes than they are, and the bytes a parse allocates are what
+		// its share of the collector's work grows with (issue #24). The
+		// copies hold no pointers, so the array stays one the collector
+		// need not scan.
 		cn.ops, _ = cn.gather(cn.ops[:0], 0, len(cn.res), 0)
 		cn.buf = appendGathered(cn.buf[:0], cn.res, cn.ops)
 		pad := opsPad(n)
