@@ -384,13 +384,19 @@ value:
 			}
 			break
 		}
-		fr := frame{obj: true, level: level, base: len(c.members), rec: len(c.recs), cur: noMember}
-		if d := len(c.frames); d < predictDepth {
-			fr.pred = c.last[d]
+		d := len(c.frames)
+		f = c.pushFrame()
+		f.obj, f.level, f.base, f.rec, f.cur = true, level, len(c.members), len(c.recs), noMember
+		if d < predictDepth {
+			f.pred = c.last[d]
 		}
-		c.frames = append(c.frames, fr)
-		c.recs = append(c.recs, objRec{start: pos - delta})
-		f = &c.frames[len(c.frames)-1]
+		n := len(c.recs)
+		if n == cap(c.recs) {
+			c.recs = slices.Grow(c.recs, 1)
+		}
+		c.recs = c.recs[:n+1]
+		c.recs[n] = objRec{}
+		c.recs[n].start = pos - delta
 		goto key
 	case b == '[':
 		if len(c.frames) == maxDepth {
@@ -408,8 +414,8 @@ value:
 			c.strArr = true
 			break
 		}
-		c.frames = append(c.frames, frame{strs: true, level: elementLevel(level)})
-		f = &c.frames[len(c.frames)-1]
+		f = c.pushFrame()
+		f.strs, f.level = true, elementLevel(level)
 		goto element
 	case b == '-' || (b >= '0' && b <= '9'):
 		if end := shortInt(src, pos); end > 0 {
@@ -664,6 +670,22 @@ scalar: // a member's scalar value ends at pos
 		goto key
 	}
 	goto ws
+}
+
+// pushFrame appends a zero frame and returns it, for its fields to be
+// written in place: a frame (or a record) built on the stack and then
+// appended was copied with 16-byte loads of what had just been stored a
+// byte or a word at a time, which the store buffer does not forward: a
+// stall at each container.
+func (c *canon) pushFrame() *frame {
+	n := len(c.frames)
+	if n == cap(c.frames) {
+		c.frames = slices.Grow(c.frames, 1)
+	}
+	c.frames = c.frames[:n+1]
+	f := &c.frames[n]
+	*f = frame{}
+	return f
 }
 
 func literalOf(b byte) string {
