@@ -1,6 +1,7 @@
 package card
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -172,5 +173,49 @@ func TestCanonical_predictedShapes(t *testing.T) {
 		`[{"b":0,"insertion_order_wxyz":1,"a":2},{"b":0,"insertion_order_wxyZ":1,"a":2}]`,
 	} {
 		checkAgainstJCS(t, []byte(doc))
+	}
+	// Each kind of value a predicted member may have, at the first, a
+	// middle and the last member (canon.predictedMembers takes the plain
+	// ones and leaves the rest to parse), in documents that are valid
+	// UTF-8 and in ones that are not (another string scan; an error).
+	values := []string{
+		`"plain"`, `"a string of more than sixteen bytes, then some"`, `"esc\"aped\n"`, `"\u00e9t\u00E9"`, `"sl\/ash"`,
+		`"café 東京"`, `""`, `0`, `-12`, `123456789012345`, `1234567890123456`, `1.5`, `1e3`, `-0`, `0.10`, `true`, `false`, `null`,
+		`[]`, `["a"]`, `[1,"a"]`, `{}`, `{"z":1,"y":2}`, ` 1`, `1 `, `"x" `, "\"\xff\"",
+	}
+	shape := func(a, b, d string) string { return `{"a":` + a + `,"b":` + b + `,"c":true,"d":` + d + `}` }
+	plain := shape(`"x"`, `1`, `"y"`)
+	for _, v := range values {
+		for _, e := range []string{shape(v, `1`, `"y"`), shape(`"x"`, v, `"y"`), shape(`"x"`, `1`, v)} {
+			for _, tail := range []string{"", ",\"\xfe\""} {
+				checkAgainstJCS(t, []byte(`[`+plain+`,`+plain+`,`+e+`,`+plain+tail+`]`))
+			}
+		}
+	}
+}
+
+// TestCanonical_predictedShapeErrors checks the errors met in objects of
+// a predicted shape: where parse takes a member again after
+// canon.predictedMembers took the ones before it, the pointer names the
+// member. Issue #24.
+func TestCanonical_predictedShapeErrors(t *testing.T) {
+	t.Parallel()
+	entry := `{"a":"x","b":1,"c":true,"d":"y"}`
+	for _, tc := range []struct{ doc, pointer, msg string }{
+		{`[` + entry + `,{"a":"x","b":1 x}]`, "/1/b", "expected ',' or '}' in object"},
+		{`[` + entry + `,{"a":"x","b":1,"c":tru}]`, "/1/c", "invalid literal, expected true"},
+		{`[` + entry + `,{"a":"x","b":01}]`, "/1/b", "expected ',' or '}' in object"},
+		{`[` + entry + `,{"a":"x","b":1,"c":true,"d":"y","a":"z"}]`, "/1/a", `duplicate key "a"`},
+		{`[` + entry + `,{"a":"x","b":1,"c":true,"d":"\q"}]`, "/1/d", "invalid escape"},
+		{`[` + entry + `,{"a":"x","b":1,"c":true,"d":"y"`, "/1/d", "unexpected end of input in object"},
+		{`[` + entry + `,{"a":"x","b":1,"c":true,"d":"y"]`, "/1/d", "expected ',' or '}' in object"},
+		{`[` + entry + `,{"a":"x","b":[],"c":true}x]`, "/1", "expected ',' or ']' in array"},
+		{`[` + entry + `,{"a":"x","b":1,"c":true,"d":"y",}]`, "/1", "expected a string key in object"},
+	} {
+		_, err := AppendCanonical(nil, []byte(tc.doc))
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Pointer != tc.pointer || !strings.Contains(pe.Msg, tc.msg) {
+			t.Errorf("%s: %v, want %q at %q", tc.doc, err, tc.msg, tc.pointer)
+		}
 	}
 }
