@@ -740,6 +740,10 @@ func (c *canon) predictedMembers(f *frame, pos, delta int) (int, bool) {
 			if !ok {
 				return pos, true
 			}
+		case b >= '0' && b <= '9' && v+2 < len(src) && (src[v+1] == ',' || src[v+1] == '}'):
+			end = v + 1 // one digit (an index, a priority), without a call
+		case b >= '1' && b <= '9' && v+2 < len(src) && src[v+1] >= '0' && src[v+1] <= '9' && (src[v+2] == ',' || src[v+2] == '}'):
+			end = v + 2 // two
 		case b == '-' || (b >= '0' && b <= '9'):
 			if end = shortInt(src, v); end == 0 {
 				return pos, true
