@@ -180,7 +180,7 @@ func TestCanonical_predictedShapes(t *testing.T) {
 	// UTF-8 and in ones that are not (another string scan; an error).
 	values := []string{
 		`"plain"`, `"a string of more than sixteen bytes, then some"`, `"esc\"aped\n"`, `"\u00e9t\u00E9"`, `"sl\/ash"`,
-		`"café 東京"`, `""`, `0`, `-12`, `123456789012345`, `1234567890123456`, `1.5`, `1e3`, `-0`, `0.10`, `true`, `false`, `null`,
+		`"café 東京"`, `""`, `0`, `7`, `42`, `07`, `100`, `-12`, `123456789012345`, `1234567890123456`, `1.5`, `1e3`, `-0`, `0.10`, `true`, `false`, `null`,
 		`[]`, `["a"]`, `[1,"a"]`, `{}`, `{"z":1,"y":2}`, ` 1`, `1 `, `"x" `, "\"\xff\"",
 	}
 	shape := func(a, b, d string) string { return `{"a":` + a + `,"b":` + b + `,"c":true,"d":` + d + `}` }
