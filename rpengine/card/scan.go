@@ -56,17 +56,21 @@ func quoteEndGeneric(p []byte, i int, esc bool) (int, bool) {
 // scanValidString is scanString for a document that is valid UTF-8.
 func scanValidString(src []byte, i int) (end int, esc, ok bool) {
 	i++
-	// Most strings are short: two words before the vector scan.
+	// Most strings are short: two words before the vector scan, which
+	// goes on from the first byte they did not clear.
 	if i+16 <= len(src) {
-		w0, w1 := binary.LittleEndian.Uint64(src[i:]), binary.LittleEndian.Uint64(src[i+8:])
+		w := src[i : i+16 : i+16]
+		w0, w1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
 		if m := quoteMask(w0); m != 0 {
-			if j := i + bits.TrailingZeros64(m)>>3; src[j] == '"' {
-				return j + 1, false, true
+			if i += bits.TrailingZeros64(m) >> 3; src[i] == '"' {
+				return i + 1, false, true
 			}
 		} else if m := quoteMask(w1); m != 0 {
-			if j := i + 8 + bits.TrailingZeros64(m)>>3; src[j] == '"' {
-				return j + 1, false, true
+			if i += 8 + bits.TrailingZeros64(m)>>3; src[i] == '"' {
+				return i + 1, false, true
 			}
+		} else {
+			i += 16
 		}
 	}
 	n, esc := quoteEnd(src[i:])
