@@ -46,7 +46,8 @@
 // them (a word at a time without AVX2, or with the purego build tag); an
 // object opened where one of a known shape just closed (the next
 // lorebook entry) is expected to repeat its keys, which are then compared
-// as up to three words each and need no sort. Numbers follow
+// as up to three words each and need no sort, its members with plain
+// scalar values taken by a short loop of their own. Numbers follow
 // ECMAScript (section 3.2.2.3). It equals github.com/gowebpki/jcs byte for
 // byte on the RFC 8785 vectors, 10,000 ES6 number lines, every test card and
 // in differential and fuzz tests. Parse canonicalizes, checks the V2 rules
