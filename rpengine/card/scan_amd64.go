@@ -38,9 +38,35 @@ func gatherAVX2(out, src []byte, ops []gatherOp)
 //go:noescape
 func jsonBlocksAVX2(p []byte, out []jsonBlock) int
 
-// hasAVX2 selects the assembly kernels; without AVX2 (or with the purego
-// tag) the pure-Go ones run.
-var hasAVX2 = cpu.X86.HasAVX2
+// quoteEndAVX512 is quoteEnd with AVX-512, 64 bytes a step to the end
+// of p: the last step loads what is left under a mask, and the zeros
+// past the end stop the scan there.
+//
+//go:noescape
+func quoteEndAVX512(p []byte) (n int, esc bool)
+
+// validUTF8AVX512 is validUTF8 with AVX-512, 64 bytes a step to the end
+// of p (the last step under a mask).
+//
+//go:noescape
+func validUTF8AVX512(p []byte) bool
+
+// gatherAVX512 is gatherAVX2 with AVX-512: each copy moves 64 bytes a
+// step and its last bytes under a mask, so that it writes nothing past
+// its end.
+//
+//go:noescape
+func gatherAVX512(out, src []byte, ops []gatherOp)
+
+// hasAVX2 and hasAVX512 select the assembly kernels; without AVX2 (or
+// with the purego tag) the pure-Go ones run. The AVX-512 kernels use
+// byte and word instructions (BW), their 256-bit forms (VL) and BZHI
+// (BMI2) for the masks of their last steps; x/sys/cpu reports AVX-512
+// only when the OS saves its registers.
+var (
+	hasAVX2   = cpu.X86.HasAVX2
+	hasAVX512 = cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasBMI2
+)
 
 // indexSpecial returns the index of the first byte of p that is '"', '\\'
 // or a control byte, or len(p).
@@ -59,6 +85,9 @@ func indexSpecial(p []byte) int {
 // body (see quoteEndGeneric), or len(p), and whether short escapes were
 // skipped on the way.
 func quoteEnd(p []byte) (n int, esc bool) {
+	if hasAVX512 {
+		return quoteEndAVX512(p)
+	}
 	if !hasAVX2 || len(p) < 32 {
 		return quoteEndGeneric(p, 0, false)
 	}
@@ -72,6 +101,10 @@ func quoteEnd(p []byte) (n int, esc bool) {
 // gather makes the copies ops from src to out, which is exactly as long
 // as their output.
 func gather(out, src []byte, ops []gatherOp) {
+	if hasAVX512 {
+		gatherAVX512(out, src, ops)
+		return
+	}
 	if hasAVX2 {
 		gatherAVX2(out, src, ops)
 		return
@@ -90,6 +123,9 @@ func jsonBlocks(p []byte, out []jsonBlock) int {
 
 // validUTF8 reports whether p is valid UTF-8, as utf8.Valid does.
 func validUTF8(p []byte) bool {
+	if hasAVX512 {
+		return validUTF8AVX512(p)
+	}
 	if !hasAVX2 {
 		return utf8.Valid(p)
 	}

@@ -709,3 +709,326 @@ block:
 done:
 	VZEROUPPER
 	RET
+
+// func quoteEndAVX512(p []byte) (n int, esc bool)
+// quoteEndAVX2's scan with AVX-512, 64 bytes a step to the end of p: the
+// compares set mask registers, and the step that reaches the end loads
+// the bytes left under a mask, which fills the rest with zeros. A zero is
+// a control byte, so the scan stops at the end of p at the latest, and a
+// backslash at the end escapes a zero, which no short escape is: it
+// stops there, as quoteEndGeneric does. n is len(p) when nothing stops it
+// before.
+TEXT ·quoteEndAVX512(SB), NOSPLIT, $0-33
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	MOVQ SI, DI
+	ADDQ SI, CX // end
+	XORL R8, R8 // esc
+	XORL R9, R9 // the step starts with an escaped byte
+	MOVL $0x22, AX
+	VPBROADCASTB AX, Z1 // '"'
+	MOVL $0x5c, AX
+	VPBROADCASTB AX, Z2 // '\\'
+	MOVL $0x1f, AX
+	VPBROADCASTB AX, Z3 // the largest control byte
+
+step:
+	MOVQ CX, BX
+	SUBQ SI, BX
+	CMPQ BX, $64
+	JB   last
+	VMOVDQU64 (SI), Z4
+
+look:
+	VPCMPEQB Z1, Z4, K1    // '"'
+	VPCMPEQB Z2, Z4, K2    // '\\'
+	VPCMPUB  $2, Z3, Z4, K3 // control: x <= 0x1f
+	KORQ     K1, K2, K4
+	KORQ     K3, K4, K4
+	KORTESTQ K4, K4
+	JNZ      found
+	TESTQ    R9, R9
+	JNZ      found
+	ADDQ     $64, SI
+	JMP      step
+
+last:
+	MOVQ  $-1, AX
+	BZHIQ BX, AX, AX
+	KMOVQ AX, K5
+	VMOVDQU8.Z (SI), K5, Z4
+	JMP   look
+
+found:
+	KMOVQ K1, R10 // quotes
+	KMOVQ K2, R11 // backslashes
+	KMOVQ K3, R12 // controls
+	MOVQ  R11, AX
+	ORQ   R9, AX
+	JNZ   escapes
+	ORQ   R12, R10
+	BSFQ  R10, AX // a '"' or control byte
+	ADDQ  AX, SI
+	JMP   stop512
+
+escapes:
+	// The second bytes of short escapes: their classes by high nibble
+	// and by low nibble share a bit (see escHigh).
+	MOVL $0x0f, AX
+	VPBROADCASTB AX, Z10
+	VBROADCASTI32X4 escHigh<>(SB), Z11
+	VBROADCASTI32X4 escLow<>(SB), Z12
+	VPSRLW   $4, Z4, Z6
+	VPANDD   Z10, Z6, Z6
+	VPSHUFB  Z6, Z11, Z6
+	VPANDD   Z10, Z4, Z7
+	VPSHUFB  Z7, Z12, Z7
+	VPTESTMB Z6, Z7, K6
+	KMOVQ    K6, R13
+	NOTQ     R13 // not a short escape's second byte
+	// The escaped bytes, as in quoteEndAVX2; R9 is 0 or 1.
+	MOVQ     R9, AX
+	NOTQ     AX
+	ANDQ     AX, R11
+	LEAQ     (R9)(R11*2), BX // follows a backslash
+	MOVQ     BX, DX
+	NOTQ     DX
+	ANDQ     R11, DX
+	MOVQ     $0xaaaaaaaaaaaaaaaa, AX
+	ANDQ     AX, DX          // runs that start at an odd byte
+	XORL     R9, R9
+	ADDQ     R11, DX         // carried through the runs
+	SETCS    R9B             // the next step starts with an escaped byte
+	ADDQ     DX, DX
+	NOTQ     AX
+	XORQ     AX, DX
+	ANDQ     BX, DX          // escaped bytes
+	ANDQ     DX, R13         // escaped bytes that no short escape is
+	TESTQ    $1, R13
+	JNZ      before          // the step before ended with a wrong escape's backslash
+	SHRQ     $1, R13         // the backslashes of wrong escapes
+	MOVQ     DX, AX
+	NOTQ     AX
+	ANDQ     AX, R10         // quotes not escaped
+	ORQ      R12, R10
+	ORQ      R13, R10        // the stops
+	JZ       on
+	BSFQ     R10, AX
+	ADDQ     AX, SI
+	// esc: an escaped byte before the stop.
+	MOVQ     R10, BX
+	NEGQ     BX
+	ANDQ     R10, BX         // the stop's bit
+	DECQ     BX              // the bits before it
+	TESTQ    DX, BX
+	JZ       stop512
+	MOVL     $1, R8
+	JMP      stop512
+
+on:
+	TESTQ DX, DX
+	JZ    next
+	MOVL  $1, R8
+
+next:
+	ADDQ $64, SI
+	JMP  step
+
+before:
+	DECQ SI
+
+stop512:
+	SUBQ DI, SI
+	MOVQ SI, n+24(FP)
+	MOVB R8, esc+32(FP)
+	VZEROUPPER
+	RET
+
+// func gatherAVX512(out, src []byte, ops []gatherOp)
+// gatherAVX2's copies with AVX-512: 64 bytes a step, and the bytes left
+// of a copy under a mask, which reads and writes nothing past them.
+TEXT ·gatherAVX512(SB), NOSPLIT, $0-72
+	MOVQ out_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ ops_base+48(FP), R9
+	MOVQ ops_len+56(FP), CX
+	SHLQ $3, CX
+	ADDQ R9, CX // end of ops
+	MOVQ $-1, R10
+
+op512:
+	CMPQ R9, CX
+	JAE  done512
+	MOVL (R9), AX  // start, with the comma bit
+	MOVL 4(R9), BX // end
+	ADDQ $8, R9
+	BTRL $31, AX
+	JCC  copy512
+	MOVB $0x2c, (DI) // ','
+	INCQ DI
+
+copy512:
+	SUBQ AX, BX // length
+	ADDQ SI, AX // from
+
+steps512:
+	CMPQ BX, $64
+	JB   last512
+	VMOVDQU64 (AX), Z0
+	VMOVDQU64 Z0, (DI)
+	ADDQ $64, AX
+	ADDQ $64, DI
+	SUBQ $64, BX
+	JMP  steps512
+
+last512:
+	TESTQ BX, BX
+	JZ    op512
+	BZHIQ BX, R10, DX
+	KMOVQ DX, K1
+	VMOVDQU8.Z (AX), K1, Z0
+	VMOVDQU8   Z0, K1, (DI)
+	ADDQ BX, DI
+	JMP  op512
+
+done512:
+	VZEROUPPER
+	RET
+
+// utf8Max's 64-byte form: the largest values of the last three bytes of
+// a 64-byte block that end their sequence.
+DATA utf8Max512<>+0x00(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x08(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x10(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x18(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x20(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x28(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x30(SB)/8, $0xffffffffffffffff
+DATA utf8Max512<>+0x38(SB)/8, $0xbfdfefffffffffff
+GLOBL utf8Max512<>(SB), RODATA|NOPTR, $64
+
+// UTF8_BLOCK512 checks the 64-byte block in Z0, which follows the block
+// in Z14, as UTF8_BLOCK does (see there), and keeps it in Z14. VALIGNQ
+// puts the last 16 bytes of the block before under the first 16 of Z0,
+// and each lane of VPALIGNR then finds the bytes before its own. The
+// first VPTERNLOGD takes the bits the three classes share, the second
+// XORs in the 0x80 bits of the bytes that must be a second or third
+// continuation (a byte that is one and has TWO_CONTS is right).
+#define UTF8_BLOCK512 \
+	VALIGNQ    $6, Z14, Z0, Z1 \
+	VPALIGNR   $15, Z1, Z0, Z2 \
+	VPALIGNR   $14, Z1, Z0, Z3 \
+	VPALIGNR   $13, Z1, Z0, Z4 \
+	VPSRLW     $4, Z2, Z1 \
+	VPANDD     Z12, Z1, Z1 \
+	VPSHUFB    Z1, Z11, Z1 \
+	VPANDD     Z12, Z2, Z2 \
+	VPSHUFB    Z2, Z10, Z2 \
+	VPSRLW     $4, Z0, Z16 \
+	VPANDD     Z12, Z16, Z16 \
+	VPSHUFB    Z16, Z9, Z16 \
+	VPTERNLOGD $0x80, Z16, Z2, Z1 \
+	VPSUBUSB   Z7, Z3, Z3 \
+	VPSUBUSB   Z6, Z4, Z4 \
+	VPORQ      Z4, Z3, Z3 \
+	VPTERNLOGD $0x6a, Z1, Z5, Z3 \
+	VPORQ      Z3, Z15, Z15 \
+	VPSUBUSB   Z8, Z0, Z13 \
+	VMOVDQA64  Z0, Z14
+
+// func validUTF8AVX512(p []byte) bool
+// utf8BlocksAVX2's check of all of p with AVX-512, 64 bytes a step; the
+// last step loads the bytes left under a mask, which fills the rest with
+// zeros, so that a sequence they leave unfinished fails.
+TEXT ·validUTF8AVX512(SB), NOSPLIT, $0-25
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	MOVQ CX, DX
+	ADDQ SI, CX // end
+	MOVL $0x0f, AX
+	VPBROADCASTB AX, Z12
+	MOVL $0x60, AX // 0xe0 - 0x80
+	VPBROADCASTB AX, Z7
+	MOVL $0x70, AX // 0xf0 - 0x80
+	VPBROADCASTB AX, Z6
+	MOVL $0x80, AX
+	VPBROADCASTB AX, Z5
+	VBROADCASTI32X4 utf8T1<>(SB), Z11
+	VBROADCASTI32X4 utf8T2<>(SB), Z10
+	VBROADCASTI32X4 utf8T3<>(SB), Z9
+	VMOVDQU64 utf8Max512<>(SB), Z8
+	VPXORQ    Z14, Z14, Z14 // the block before
+	VPXORQ    Z13, Z13, Z13 // its unfinished sequence, if any
+	VPXORQ    Z15, Z15, Z15 // errors
+
+	// Four blocks a step in a document of 64 KiB or more, a block a
+	// step in a shorter one (see utf8BlocksAVX2).
+	CMPQ DX, $65536
+	JLT  single
+
+four:
+	LEAQ 256(SI), AX
+	CMPQ AX, CX
+	JHI  single
+	VMOVDQU64 (SI), Z0
+	VPORQ     64(SI), Z0, Z1
+	VPORQ     128(SI), Z1, Z1
+	VPORQ     192(SI), Z1, Z1
+	VPMOVB2M  Z1, K1
+	KORTESTQ  K1, K1
+	JNZ       each
+	VPORQ     Z13, Z15, Z15 // ASCII: only an unfinished sequence before it is wrong
+	VPXORQ    Z13, Z13, Z13
+	VMOVDQU64 192(SI), Z14
+	ADDQ      $256, SI
+	JMP       four
+
+each:
+	MOVL $4, DX
+
+eachblock:
+	VMOVDQU64 (SI), Z0
+	UTF8_BLOCK512
+	ADDQ $64, SI
+	DECL DX
+	JNZ  eachblock
+	JMP  four
+
+single:
+	MOVQ CX, BX
+	SUBQ SI, BX
+	CMPQ BX, $64
+	JB   last
+	VMOVDQU64 (SI), Z0
+	ADDQ $64, SI
+
+check:
+	VPMOVB2M Z0, K1
+	KORTESTQ K1, K1
+	JNZ      one
+	VPORQ    Z13, Z15, Z15 // ASCII: only an unfinished sequence before it is wrong
+	VPXORQ   Z13, Z13, Z13
+	VMOVDQA64 Z0, Z14
+	JMP      single
+
+one:
+	UTF8_BLOCK512
+	JMP single
+
+last:
+	TESTQ BX, BX
+	JZ    end
+	MOVQ  $-1, AX
+	BZHIQ BX, AX, AX
+	KMOVQ AX, K1
+	VMOVDQU8.Z (SI), K1, Z0
+	MOVQ  CX, SI // the next step finds no bytes left
+	JMP   check
+
+end:
+	VPORQ    Z13, Z15, Z15
+	VPTESTMQ Z15, Z15, K1
+	KORTESTQ K1, K1
+	SETEQ    ret+24(FP)
+	VZEROUPPER
+	RET

@@ -4,7 +4,7 @@ package card
 
 import "unicode/utf8"
 
-const hasAVX2 = false
+const hasAVX2, hasAVX512 = false, false
 
 // indexSpecial returns the index of the first byte of p that is '"', '\\'
 // or a control byte, or len(p).

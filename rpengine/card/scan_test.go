@@ -3,6 +3,7 @@ package card
 import (
 	"bytes"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -283,3 +284,85 @@ func TestShortInt(t *testing.T) {
 		}
 	}
 }
+
+// scanBenchText returns n bytes of card-like prose: words, a short escape
+// (\" \\ \n) every 60 bytes or so and a non-ASCII character every 100 or
+// so, with no '"' unescaped.
+func scanBenchText(n int, seed uint64) []byte {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	pieces := []string{`\"`, `\\`, `\n`}
+	words := []string{"the", "tavern", "keeper", "smiles", "and", "pours", "a", "drink", "for", "you"}
+	var b []byte
+	for len(b) < n {
+		switch r := rng.IntN(100); {
+		case r < 2:
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		case r < 3:
+			b = append(b, "é"...)
+		default:
+			b = append(b, words[rng.IntN(len(words))]...)
+			b = append(b, ' ')
+		}
+	}
+	return b[:n:n]
+}
+
+// BenchmarkScanKernels measures the byte-scanning kernels on card-like
+// text, each with the kernel the CPU selects and with the ones it could
+// fall back to: quoteEnd on string bodies of 40, 300 and 3,000 bytes,
+// validUTF8 on 2 KB, 10 KB and 1 MB documents, gather on the copies of
+// lorebook-sized members.
+func BenchmarkScanKernels(b *testing.B) {
+	for _, k := range scanKernels() {
+		for _, n := range []int{40, 300, 3000} {
+			body := append(scanBenchText(n, 1), `"`...)
+			b.Run(k.name+"/quoteEnd/"+itoa(n), func(b *testing.B) {
+				defer k.use()()
+				b.SetBytes(int64(n))
+				for b.Loop() {
+					if i, _ := quoteEnd(body); i != n {
+						b.Fatalf("quoteEnd %d, want %d", i, n)
+					}
+				}
+			})
+		}
+		for _, n := range []int{2 << 10, 10 << 10, 1 << 20} {
+			doc := scanBenchText(n, 2)
+			b.Run(k.name+"/validUTF8/"+itoa(n), func(b *testing.B) {
+				defer k.use()()
+				b.SetBytes(int64(n))
+				for b.Loop() {
+					if !validUTF8(doc) {
+						b.Fatal("invalid")
+					}
+				}
+			})
+		}
+		src := scanBenchText(10<<10, 3)
+		rng := rand.New(rand.NewPCG(4, 4))
+		var ops []gatherOp
+		for s := 0; s < len(src); {
+			e := min(len(src), s+5+rng.IntN(120))
+			op := gatherOp{uint32(s), uint32(e)}
+			if s > 0 && rng.IntN(2) == 0 {
+				op.s |= opComma
+			}
+			ops = append(ops, op)
+			s = e + 1
+		}
+		n := 0
+		for _, op := range ops {
+			n += int(op.e) - int(op.s&^opComma) + int(op.s>>31)
+		}
+		out := make([]byte, n)
+		b.Run(k.name+"/gather/10240", func(b *testing.B) {
+			defer k.use()()
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				gather(out, src, ops)
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
