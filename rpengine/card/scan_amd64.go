@@ -88,7 +88,15 @@ func quoteEnd(p []byte) (n int, esc bool) {
 	if hasAVX512 {
 		return quoteEndAVX512(p)
 	}
-	if !hasAVX2 || len(p) < 32 {
+	if hasAVX2 {
+		return quoteEndAVX2Go(p)
+	}
+	return quoteEndGeneric(p, 0, false)
+}
+
+// quoteEndAVX2Go is quoteEnd with AVX2 while 32 bytes are left, then in Go.
+func quoteEndAVX2Go(p []byte) (n int, esc bool) {
+	if len(p) < 32 {
 		return quoteEndGeneric(p, 0, false)
 	}
 	n, esc, stopped := quoteEndAVX2(p)
@@ -126,9 +134,14 @@ func validUTF8(p []byte) bool {
 	if hasAVX512 {
 		return validUTF8AVX512(p)
 	}
-	if !hasAVX2 {
-		return utf8.Valid(p)
+	if hasAVX2 {
+		return validUTF8AVX2(p)
 	}
+	return utf8.Valid(p)
+}
+
+// validUTF8AVX2 is validUTF8 with AVX2.
+func validUTF8AVX2(p []byte) bool {
 	var prev [32]byte
 	n := len(p) &^ 31
 	if utf8BlocksAVX2(p[:n], &prev) {

@@ -967,31 +967,25 @@ TEXT ·validUTF8AVX512(SB), NOSPLIT, $0-25
 	JLT  single
 
 four:
-	LEAQ 256(SI), AX
+	LEAQ 128(SI), AX
 	CMPQ AX, CX
 	JHI  single
 	VMOVDQU64 (SI), Z0
 	VPORQ     64(SI), Z0, Z1
-	VPORQ     128(SI), Z1, Z1
-	VPORQ     192(SI), Z1, Z1
 	VPMOVB2M  Z1, K1
 	KORTESTQ  K1, K1
 	JNZ       each
 	VPORQ     Z13, Z15, Z15 // ASCII: only an unfinished sequence before it is wrong
 	VPXORQ    Z13, Z13, Z13
-	VMOVDQU64 192(SI), Z14
-	ADDQ      $256, SI
+	VMOVDQU64 64(SI), Z14
+	ADDQ      $128, SI
 	JMP       four
 
 each:
-	MOVL $4, DX
-
-eachblock:
-	VMOVDQU64 (SI), Z0
 	UTF8_BLOCK512
-	ADDQ $64, SI
-	DECL DX
-	JNZ  eachblock
+	VMOVDQU64 64(SI), Z0
+	UTF8_BLOCK512
+	ADDQ $128, SI
 	JMP  four
 
 single:

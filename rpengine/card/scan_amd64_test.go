@@ -2,6 +2,8 @@
 
 package card
 
+import "unicode/utf8"
+
 // scanKernel is a set of kernels the benchmarks can select: use selects
 // it and returns what restores the one before.
 type scanKernel struct {
@@ -26,4 +28,25 @@ func scanKernels() []scanKernel {
 		ks = append(ks, scanKernel{"avx2", set(true, false)})
 	}
 	return append(ks, scanKernel{"go", set(false, false)})
+}
+
+// scanImpl is one set of kernels, called directly, whatever the CPU
+// selects: the tests check each against the Go ones.
+type scanImpl struct {
+	name      string
+	quoteEnd  func(p []byte) (int, bool)
+	validUTF8 func(p []byte) bool
+	gather    func(out, src []byte, ops []gatherOp)
+}
+
+// scanImpls lists the kernels this CPU can run.
+func scanImpls() []scanImpl {
+	var ks []scanImpl
+	if hasAVX512 {
+		ks = append(ks, scanImpl{"avx512", quoteEndAVX512, validUTF8AVX512, gatherAVX512})
+	}
+	if hasAVX2 {
+		ks = append(ks, scanImpl{"avx2", quoteEndAVX2Go, validUTF8AVX2, gatherAVX2})
+	}
+	return append(ks, scanImpl{"go", func(p []byte) (int, bool) { return quoteEndGeneric(p, 0, false) }, utf8.Valid, gatherGeneric})
 }
