@@ -6,9 +6,10 @@ import (
 )
 
 // The string scan of documents that are valid UTF-8 as a whole (checked
-// once, with AVX-512 or AVX2 where there is: scan_amd64.s): inside such a document a
-// string ends at its first unescaped '"', and only '"', '\\' and control
-// bytes need a look, so multibyte characters do not stop the scan.
+// once, with AVX-512 or AVX2 where there is: scan_amd64.s): inside such a
+// document a string ends at its first unescaped '"', and only '"', '\\'
+// and control bytes need a look, so multibyte characters do not stop the
+// scan.
 
 // quoteMask sets the top bit of the bytes of w (in memory order, little
 // endian) that are '"', '\\' or below 0x20, and of no byte before the
