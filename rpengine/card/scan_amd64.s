@@ -710,6 +710,42 @@ done:
 	VZEROUPPER
 	RET
 
+// bytes64 holds 64 copies each of '"', '\\', 0x1f and 0x0f, for the
+// AVX-512 kernels.
+DATA bytes64<>+0(SB)/8, $0x2222222222222222
+DATA bytes64<>+8(SB)/8, $0x2222222222222222
+DATA bytes64<>+16(SB)/8, $0x2222222222222222
+DATA bytes64<>+24(SB)/8, $0x2222222222222222
+DATA bytes64<>+32(SB)/8, $0x2222222222222222
+DATA bytes64<>+40(SB)/8, $0x2222222222222222
+DATA bytes64<>+48(SB)/8, $0x2222222222222222
+DATA bytes64<>+56(SB)/8, $0x2222222222222222
+DATA bytes64<>+64(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+72(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+80(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+88(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+96(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+104(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+112(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+120(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA bytes64<>+128(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+136(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+144(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+152(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+160(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+168(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+176(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+184(SB)/8, $0x1f1f1f1f1f1f1f1f
+DATA bytes64<>+192(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+200(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+208(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+216(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+224(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+232(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+240(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA bytes64<>+248(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL bytes64<>(SB), RODATA|NOPTR, $256
+
 // func quoteEndAVX512(p []byte) (n int, esc bool)
 // quoteEndAVX2's scan with AVX-512, 64 bytes a step to the end of p: the
 // compares set mask registers, and the step that reaches the end loads
@@ -725,12 +761,11 @@ TEXT ·quoteEndAVX512(SB), NOSPLIT, $0-33
 	ADDQ SI, CX // end
 	XORL R8, R8 // esc
 	XORL R9, R9 // the step starts with an escaped byte
-	MOVL $0x22, AX
-	VPBROADCASTB AX, Z1 // '"'
-	MOVL $0x5c, AX
-	VPBROADCASTB AX, Z2 // '\\'
-	MOVL $0x1f, AX
-	VPBROADCASTB AX, Z3 // the largest control byte
+	// Constants are loads, not broadcasts from a general register: those
+	// take the shuffle port, and most scans are a step or two.
+	VMOVDQU64 bytes64<>+0(SB), Z1   // '"'
+	VMOVDQU64 bytes64<>+64(SB), Z2  // '\\'
+	VMOVDQU64 bytes64<>+128(SB), Z3 // the largest control byte
 
 step:
 	MOVQ CX, BX
@@ -774,8 +809,7 @@ found:
 escapes:
 	// The second bytes of short escapes: their classes by high nibble
 	// and by low nibble share a bit (see escHigh).
-	MOVL $0x0f, AX
-	VPBROADCASTB AX, Z10
+	VMOVDQU64 bytes64<>+192(SB), Z10 // low nibble
 	VBROADCASTI32X4 escHigh<>(SB), Z11
 	VBROADCASTI32X4 escLow<>(SB), Z12
 	VPSRLW   $4, Z4, Z6
