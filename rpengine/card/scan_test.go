@@ -332,6 +332,7 @@ func scanBenchText(n int, seed uint64) []byte {
 // validUTF8 on 2 KB, 10 KB and 1 MB documents, gather on the copies of
 // lorebook-sized members.
 func BenchmarkScanKernels(b *testing.B) {
+	body40 := append(scanBenchText(40, 1), `"`...)
 	for _, k := range scanKernels() {
 		for _, n := range []int{40, 300, 3000} {
 			body := append(scanBenchText(n, 1), `"`...)
@@ -345,6 +346,17 @@ func BenchmarkScanKernels(b *testing.B) {
 				}
 			})
 		}
+		// A string of 40 bytes: past scanValidString's preamble, one step.
+		str := append([]byte(`"`), body40...)
+		b.Run(k.name+"/scanValidString/40", func(b *testing.B) {
+			defer k.use()()
+			b.SetBytes(int64(len(str)))
+			for b.Loop() {
+				if end, _, ok := scanValidString(str, 0); !ok || end != len(str) {
+					b.Fatalf("scanValidString %d %v, want %d", end, ok, len(str))
+				}
+			}
+		})
 		for _, n := range []int{2 << 10, 10 << 10, 1 << 20} {
 			doc := scanBenchText(n, 2)
 			b.Run(k.name+"/validUTF8/"+itoa(n), func(b *testing.B) {
