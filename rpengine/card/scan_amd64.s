@@ -820,11 +820,21 @@ escapes:
 	VPTESTMB Z6, Z7, K6
 	KMOVQ    K6, R13
 	NOTQ     R13 // not a short escape's second byte
-	// The escaped bytes, as in quoteEndAVX2; R9 is 0 or 1.
+	// The escaped bytes, as in quoteEndAVX2; R9 is 0 or 1. Most steps
+	// have no backslash after a backslash: each escapes the byte after
+	// it, and the carry of the addition below is not needed.
 	MOVQ     R9, AX
 	NOTQ     AX
 	ANDQ     AX, R11
 	LEAQ     (R9)(R11*2), BX // follows a backslash
+	TESTQ    BX, R11
+	JNZ      runs
+	MOVQ     R11, R9
+	SHRQ     $63, R9         // the next step starts with an escaped byte
+	MOVQ     BX, DX          // escaped bytes
+	JMP      escaped
+
+runs:
 	MOVQ     BX, DX
 	NOTQ     DX
 	ANDQ     R11, DX
@@ -837,6 +847,8 @@ escapes:
 	NOTQ     AX
 	XORQ     AX, DX
 	ANDQ     BX, DX          // escaped bytes
+
+escaped:
 	ANDQ     DX, R13         // escaped bytes that no short escape is
 	TESTQ    $1, R13
 	JNZ      before          // the step before ended with a wrong escape's backslash

@@ -305,7 +305,7 @@ func TestShortInt(t *testing.T) {
 }
 
 // scanBenchText returns n bytes of card-like prose: words, a short escape
-// (\" \\ \n) every 60 bytes or so and a non-ASCII character every 100 or
+// (\" \\ \n) every 70 bytes or so and a non-ASCII character every 140 or
 // so, with no '"' unescaped.
 func scanBenchText(n int, seed uint64) []byte {
 	rng := rand.New(rand.NewPCG(seed, 3))
@@ -314,9 +314,9 @@ func scanBenchText(n int, seed uint64) []byte {
 	var b []byte
 	for len(b) < n {
 		switch r := rng.IntN(100); {
-		case r < 2:
+		case r < 8:
 			b = append(b, pieces[rng.IntN(len(pieces))]...)
-		case r < 3:
+		case r < 12:
 			b = append(b, "é"...)
 		default:
 			b = append(b, words[rng.IntN(len(words))]...)
