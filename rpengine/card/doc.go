@@ -40,9 +40,9 @@
 // sorts each object's members by UTF-16 code units (RFC 8785 section
 // 3.2.3) as offsets, reusing the order learned for a repeated object shape;
 // a second pass copies the output once in that order. The document is
-// checked as UTF-8 once (a large one four 32-byte blocks a step with
-// AVX2), so strings are scanned only for their closing quote, 64 bytes a
-// step with AVX2, a block's escapes found with masks as simdjson finds
+// checked as UTF-8 once (64 bytes a step with AVX-512, 32 with AVX2), so
+// strings are scanned only for their closing quote, 64 bytes a step with
+// AVX-512 or AVX2, a block's escapes found with masks as simdjson finds
 // them (a word at a time without AVX2, or with the purego build tag); an
 // object opened where one of a known shape just closed (the next
 // lorebook entry) is expected to repeat its keys, which are then compared
