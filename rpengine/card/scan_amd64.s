@@ -959,24 +959,26 @@ GLOBL utf8Max512<>(SB), RODATA|NOPTR, $64
 // and each lane of VPALIGNR then finds the bytes before its own. The
 // first VPTERNLOGD takes the bits the three classes share, the second
 // XORs in the 0x80 bits of the bytes that must be a second or third
-// continuation (a byte that is one and has TWO_CONTS is right).
+// continuation (a byte that is one and has TWO_CONTS is right). Only
+// Z0-Z15 are used, as in every kernel here: VZEROUPPER clears the upper
+// bits of those alone, and dirty upper bits slow the SSE code after.
 #define UTF8_BLOCK512 \
 	VALIGNQ    $6, Z14, Z0, Z1 \
 	VPALIGNR   $15, Z1, Z0, Z2 \
 	VPALIGNR   $14, Z1, Z0, Z3 \
 	VPALIGNR   $13, Z1, Z0, Z4 \
+	VPSUBUSB   Z7, Z3, Z3 \
+	VPSUBUSB   Z6, Z4, Z4 \
+	VPORQ      Z4, Z3, Z3 \
 	VPSRLW     $4, Z2, Z1 \
 	VPANDD     Z12, Z1, Z1 \
 	VPSHUFB    Z1, Z11, Z1 \
 	VPANDD     Z12, Z2, Z2 \
 	VPSHUFB    Z2, Z10, Z2 \
-	VPSRLW     $4, Z0, Z16 \
-	VPANDD     Z12, Z16, Z16 \
-	VPSHUFB    Z16, Z9, Z16 \
-	VPTERNLOGD $0x80, Z16, Z2, Z1 \
-	VPSUBUSB   Z7, Z3, Z3 \
-	VPSUBUSB   Z6, Z4, Z4 \
-	VPORQ      Z4, Z3, Z3 \
+	VPSRLW     $4, Z0, Z4 \
+	VPANDD     Z12, Z4, Z4 \
+	VPSHUFB    Z4, Z9, Z4 \
+	VPTERNLOGD $0x80, Z4, Z2, Z1 \
 	VPTERNLOGD $0x6a, Z1, Z5, Z3 \
 	VPORQ      Z3, Z15, Z15 \
 	VPSUBUSB   Z8, Z0, Z13 \
