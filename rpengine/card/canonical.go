@@ -68,6 +68,8 @@ type canon struct {
 	orders     orderCache
 	last       [predictDepth]shapeRef // the shape of the object last closed at each depth
 	stopUnsafe bool                   // fail at the first hash-unsafe number
+	slow       bool                   // no predictedObject (tests compare the two ways)
+	predicted  int                    // objects predictedObject took (tests see that it does)
 	unsafeLit  string                 // that number
 }
 
@@ -385,6 +387,12 @@ value:
 			break
 		}
 		d := len(c.frames)
+		if d < predictDepth && c.last[d].entry != 0 && (level == lvNone || level == lvEntry) && !c.slow {
+			if end := c.predictedObject(pos, delta, level); end > 0 {
+				pos = end
+				break
+			}
+		}
 		f = c.pushFrame()
 		f.obj, f.level, f.base, f.rec, f.cur = true, level, len(c.members), len(c.recs), noMember
 		if d < predictDepth {
@@ -776,6 +784,236 @@ func (c *canon) predictedMembers(f *frame, pos, delta int) (int, bool) {
 	}
 }
 
+// predictedObject takes the object whose first key is at src[pos] whole,
+// when it has the shape c.last[d] predicts (d the object's depth: the
+// next lorebook entry), in that shape's key order, compact, and every
+// value its own canonical form: a scalar, an array of strings or an
+// object of scalars whose keys are in order (an entry's keys, secondary
+// keys and extensions). It returns the position past its '}', or 0 at
+// the first thing that does not fit, having changed nothing: parse then
+// takes the object member by member, errors and all. Such an object
+// needs no frame, members or sort: its members' copies go straight to
+// where the shape's order puts them, and its card rules (level) are
+// those the shape has at that level, checked against its values. Per
+// entry, that was about half of the first pass's work outside strings.
+func (c *canon) predictedObject(pos, delta int, level uint8) int {
+	d := len(c.frames)
+	p := c.last[d]
+	e := &c.orders.e[p.entry-1]
+	np := len(e.quoted)
+	if e.gen != p.gen || !e.predict || len(e.perm) != np || len(e.inv) != np || d+1 >= maxDepth {
+		return 0
+	}
+	src := c.src
+	start := pos
+	n := len(c.leafOps)
+	if cap(c.leafOps)-n < np {
+		c.leafOps = slices.Grow(c.leafOps, np)
+	}
+	ops := c.leafOps[n : n+np]
+	var strs uint64 // the members whose values are arrays of strings
+	arr, obj := false, false
+	for i := range np {
+		if i > 0 {
+			if pos >= len(src) || src[pos] != ',' {
+				return 0
+			}
+			pos++
+		}
+		k := &e.quoted[i]
+		if k.n <= 24 && pos+24 <= len(src) {
+			w := src[pos : pos+24 : pos+24]
+			if binary.LittleEndian.Uint64(w)&k.m[0] != k.w[0] || binary.LittleEndian.Uint64(w[8:])&k.m[1] != k.w[1] ||
+				binary.LittleEndian.Uint64(w[16:])&k.m[2] != k.w[2] {
+				return 0
+			}
+		} else if !k.at(src, pos, e.qbytes) {
+			return 0
+		}
+		v := pos + k.n
+		if v >= len(src) {
+			return 0
+		}
+		end := 0
+		switch b := src[v]; b {
+		case '[':
+			if end = c.plainStrings(v); end == 0 {
+				return 0
+			}
+			strs |= 1 << i // below maxOrderKeys
+			arr = true
+		case '{':
+			if end = c.plainObject(v); end == 0 {
+				return 0
+			}
+			obj = obj || end > v+2
+		default:
+			if end = c.plainScalar(v); end == 0 {
+				return 0
+			}
+		}
+		ops[e.inv[i]] = gatherOp{opComma | uint32(pos-delta), uint32(end-delta)}
+		pos = end
+	}
+	if pos >= len(src) || src[pos] != '}' {
+		return 0
+	}
+	if level != lvNone && !c.invalid && !c.checkPredicted(e, level, ops, strs, delta) {
+		c.invalid = true
+	}
+	// As closeObject would have left things: the copies and the record
+	// of a reordered object with none inside, and the shapes last closed
+	// at this depth and (an object of the entry) the next.
+	ops[0].s &^= opComma
+	c.leafOps = c.leafOps[:n+np]
+	r := len(c.recs)
+	if r == cap(c.recs) {
+		c.recs = slices.Grow(c.recs, 1)
+	}
+	c.recs = c.recs[:r+1]
+	rec := &c.recs[r]
+	*rec = objRec{} // then each field in place (see pushFrame)
+	rec.start, rec.end, rec.m0, rec.m1, rec.next, rec.leaf = start-delta, pos-delta, n, n+np, r+1, true
+	c.moved, c.shape = true, e
+	c.predicted++
+	c.last[d] = shapeRef{uint8(e.index + 1), e.gen}
+	if obj && d+1 < predictDepth {
+		c.last[d+1] = shapeRef{}
+	}
+	if arr {
+		c.strArr = true
+	}
+	return pos + 1
+}
+
+// checkPredicted reports whether the object predictedObject took, whose
+// members' copies are ops in e's sorted order, keeps the card rules of
+// level: those of checkObject, by the shape's checks.
+func (c *canon) checkPredicted(e *orderEntry, level uint8, ops []gatherOp, strs uint64, delta int) bool {
+	sc := e.checksAt(level)
+	if !sc.required {
+		return false
+	}
+	for _, k := range sc.checks {
+		op := ops[e.inv[k.index]]
+		vs := int(op.s&^opComma) + e.quoted[k.index].n
+		kind := kindOf(c.src[vs+delta])
+		if k.kind != 0 {
+			if kind != k.kind {
+				return false
+			}
+			continue
+		}
+		m := member{vs: vs, end: int(op.e), kind: kind, strs: strs&(1<<k.index) != 0}
+		if !c.checkMember(&rules[level].rules[k.field], &m) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainScalar returns the end of the value at src[v] when it is a
+// string, short integer or literal that is its own canonical form (as
+// parse takes them without a call of their own), or 0.
+func (c *canon) plainScalar(v int) int {
+	src := c.src
+	switch b := src[v]; {
+	case b == '"':
+		var end int
+		var ok bool
+		if c.valid8 {
+			end, _, ok = scanValidString(src, v)
+		} else {
+			end, _, ok = scanString(src, v)
+		}
+		if ok {
+			return end
+		}
+	case b >= '0' && b <= '9' && v+2 < len(src) && (src[v+1] == ',' || src[v+1] == '}'):
+		return v + 1
+	case b >= '1' && b <= '9' && v+2 < len(src) && src[v+1] >= '0' && src[v+1] <= '9' && (src[v+2] == ',' || src[v+2] == '}'):
+		return v + 2
+	case b == '-' || (b >= '0' && b <= '9'):
+		return shortInt(src, v)
+	case b == 't' && len(src)-v >= 4 && string(src[v:v+4]) == "true",
+		b == 'n' && len(src)-v >= 4 && string(src[v:v+4]) == "null":
+		return v + 4
+	case b == 'f' && len(src)-v >= 5 && string(src[v:v+5]) == "false":
+		return v + 5
+	}
+	return 0
+}
+
+// plainStrings returns the end of the array at src[v] when it is compact
+// and holds only strings that are their own canonical form, or 0.
+func (c *canon) plainStrings(v int) int {
+	src := c.src
+	i := v + 1
+	if i < len(src) && src[i] == ']' {
+		return i + 1
+	}
+	for {
+		if i >= len(src) || src[i] != '"' {
+			return 0
+		}
+		if i = c.plainScalar(i); i == 0 || i >= len(src) {
+			return 0
+		}
+		switch src[i] {
+		case ',':
+			i++
+		case ']':
+			return i + 1
+		default:
+			return 0
+		}
+	}
+}
+
+// plainObject returns the end of the object at src[v] when it is compact,
+// its keys have no escapes and are in order (no duplicates then) and its
+// values are plain scalars (plainScalar), or 0: such an object is its own
+// canonical form, which parse would find after sorting nothing.
+func (c *canon) plainObject(v int) int {
+	src := c.src
+	i := v + 1
+	if i < len(src) && src[i] == '}' {
+		return i + 1
+	}
+	var prev []byte
+	for {
+		if i >= len(src) || src[i] != '"' {
+			return 0
+		}
+		var end int
+		var esc, ok bool
+		if c.valid8 {
+			end, esc, ok = scanValidString(src, i)
+		} else {
+			end, esc, ok = scanString(src, i)
+		}
+		if !ok || esc || end+1 >= len(src) || src[end] != ':' {
+			return 0
+		}
+		key := src[i+1 : end-1]
+		if prev != nil && compareUTF16(prev, key) >= 0 {
+			return 0
+		}
+		prev = key
+		if i = c.plainScalar(end + 1); i == 0 || i >= len(src) {
+			return 0
+		}
+		switch src[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1
+		default:
+			return 0
+		}
+	}
+}
+
 func literalOf(b byte) string {
 	switch b {
 	case 't':
@@ -853,7 +1091,12 @@ func (c *canon) reorder(f *frame, end int) bool {
 				return c.fail("duplicate key " + strconv.Quote(string(c.key(&o[i]))))
 			}
 		}
-		c.orders.learn(o)
+		// The next object at this depth is expected to have this shape
+		// too (closeObject), checked by its rules (checkObject).
+		if e := c.orders.cur; e != nil {
+			c.orders.learn(o)
+			c.shape = e
+		}
 		for i := range o {
 			c.sorted = append(c.sorted, piece{o[i].start, o[i].end, o[i].rec})
 		}

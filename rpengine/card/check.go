@@ -253,7 +253,7 @@ func (c *canon) checkObject(level uint8, ms []member) {
 	// An object of a shape seen before (every lorebook entry, usually)
 	// has its checks in the key order cache.
 	if e := c.shape; e != nil {
-		sc := e.checksAt(c, level, ms)
+		sc := e.checksAt(level)
 		if !sc.required {
 			c.invalid = true
 			return
@@ -319,8 +319,9 @@ type shapeChecks struct {
 type memberCheck struct{ index, field, kind uint8 }
 
 // checksAt returns the checks of e's shape at level, computed on the
-// first object of the shape at that level. The keys are those of ms.
-func (e *orderEntry) checksAt(c *canon, level uint8, ms []member) *shapeChecks {
+// first object of the shape at that level, from e's keys (those of the
+// object, in its order).
+func (e *orderEntry) checksAt(level uint8) *shapeChecks {
 	sc := &e.checks
 	if sc.known && sc.level == level {
 		return sc
@@ -328,8 +329,10 @@ func (e *orderEntry) checksAt(c *canon, level uint8, ms []member) *shapeChecks {
 	lr := &rules[level]
 	sc.known, sc.level, sc.checks = true, level, sc.checks[:0]
 	var seen uint64
-	for i := range ms {
-		f := fieldOf(c.key(&ms[i]))
+	prev := 0
+	for i, end := range e.ends {
+		f := fieldOf(e.keys[prev:end])
+		prev = end
 		if r := &lr.rules[f]; r.how != 0 {
 			seen |= 1 << r.bit
 			k := memberCheck{index: uint8(i), field: uint8(f)}

@@ -21,6 +21,7 @@ type orderEntry struct {
 	words  []uint64    // keyWord of each key
 	starts []int       // source order start offsets (scratch for learn)
 	perm   []int       // perm[j] = source index of the j-th key in sorted order
+	inv    []uint8     // inv[perm[j]] = j: where the key at each source index sorts
 	checks shapeChecks // the card rules of the shape at one level (check.go), once known
 
 	// For predicting the keys of the next object (see canon.parse):
@@ -119,7 +120,7 @@ func (o *orderCache) remember(c *canon, ms []member) {
 	o.next = (o.next + 1) % len(o.e)
 	o.gen++
 	e.gen = o.gen
-	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
+	e.keys, e.ends, e.starts, e.perm, e.inv = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0], e.inv[:0]
 	e.checks.known = false
 	e.words = e.words[:0]
 	e.quoted, e.qbytes, e.predict = e.quoted[:0], e.qbytes[:0], true
@@ -172,13 +173,17 @@ func (o *orderCache) learn(ms []member) {
 		}
 		e.perm = append(e.perm, lo)
 	}
+	e.inv = append(e.inv[:0], make([]uint8, len(e.perm))...)
+	for j, i := range e.perm {
+		e.inv[i] = uint8(j) // below maxOrderKeys
+	}
 	o.cur = nil
 }
 
 // forget drops the entry being learned (its keys had a duplicate).
 func (o *orderCache) forget() {
 	if o.cur != nil {
-		o.cur.perm = o.cur.perm[:0]
+		o.cur.perm, o.cur.inv = o.cur.perm[:0], o.cur.inv[:0]
 		o.cur = nil
 	}
 }

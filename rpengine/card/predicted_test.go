@@ -1,0 +1,209 @@
+package card
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// predictedDoc is a card whose lorebook has n entries of one shape, as
+// exporters write them (keys out of order, an array of keys, an
+// extensions object, an empty array), the entry at index i with its text
+// passed through mutate.
+func predictedDoc(n, i int, mutate func(string) string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"d","personality":"","scenario":"","first_mes":"hi","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","alternate_greetings":[],"tags":["a"],"creator":"","character_version":"1","extensions":{},"character_book":{"name":"World","extensions":{},"entries":[`)
+	for k := range n {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		e := fmt.Sprintf(`{"keys":["place%d","café \"q\" 東京"],"content":"text of entry %d.\nwith \\ escapes — and more","extensions":{"weight":%d},"enabled":true,"insertion_order":%d,"case_sensitive":false,"name":"entry %d","priority":%d,"id":%d,"comment":"c","selective":false,"secondary_keys":[],"constant":false,"position":"before_char"}`,
+			k, k, k%7, k, k, k%10, k)
+		if k == i {
+			e = mutate(e)
+		}
+		b.WriteString(e)
+	}
+	b.WriteString(`]}}}`)
+	return []byte(b.String())
+}
+
+// passResult is what the first pass makes of a document.
+type passResult struct {
+	out, err          string
+	invalid, unsafe   bool
+	predicted, nested int
+}
+
+func firstPass(doc []byte, check, slow bool) passResult {
+	c := &canon{src: doc, check: check, slow: slow}
+	var r passResult
+	if err := c.run(); err != nil {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			return passResult{err: err.Error()}
+		}
+		r.err = fmt.Sprintf("%s at offset %d: %s", pe.Pointer, pe.Offset, pe.Msg)
+	} else {
+		r.out = string(c.appendTo(nil))
+	}
+	r.invalid, r.unsafe, r.predicted = c.invalid, c.unsafe, c.predicted
+	return r
+}
+
+// checkPredictedSame compares the first pass with and without
+// canon.predictedObject on doc, with and without the card rules, and
+// the rules' verdict with the validator's.
+func checkPredictedSame(t *testing.T, name string, doc []byte) (predicted int) {
+	t.Helper()
+	for _, check := range []bool{true, false} {
+		fast, slow := firstPass(doc, check, false), firstPass(doc, check, true)
+		if slow.predicted != 0 {
+			t.Fatalf("%s: the slow pass took %d objects whole", name, slow.predicted)
+		}
+		fast.predicted = 0
+		if fast != slow {
+			t.Errorf("%s (check %v):\nfast %+v\nslow %+v\ndoc %s", name, check, fast, slow, doc)
+		}
+		if check && fast.err == "" && fast.invalid != (len(validateCanonical([]byte(fast.out))) > 0) {
+			t.Errorf("%s: invalid %v, the validator says %v", name, fast.invalid, validateCanonical([]byte(fast.out)))
+		}
+		predicted = firstPass(doc, check, false).predicted
+	}
+	return predicted
+}
+
+// TestCanonical_predictedObjects mutates one lorebook entry of a card
+// (the first, which teaches the shape, a middle one and the last) in
+// every way predictedObject must notice, and checks that the first pass
+// makes of it what it makes taking every object member by member: the
+// same canonical form, error (pointer, offset and message) and verdict
+// on the card rules. Issue #24.
+func TestCanonical_predictedObjects(t *testing.T) {
+	t.Parallel()
+	const n = 5
+	if got := checkPredictedSame(t, "unchanged", predictedDoc(n, -1, nil)); got != n-1 {
+		t.Errorf("predictedObject took %d entries, want %d", got, n-1)
+	}
+	repl := func(old, new string) func(string) string {
+		return func(s string) string {
+			if !strings.Contains(s, old) {
+				panic("no " + old)
+			}
+			return strings.Replace(s, old, new, 1)
+		}
+	}
+	keys := `"keys":["place`
+	muts := map[string]func(string) string{
+		// The card rules.
+		"enabled a string":      repl(`"enabled":true`, `"enabled":"yes"`),
+		"enabled null":          repl(`"enabled":true`, `"enabled":null`),
+		"position other":        repl(`"before_char"`, `"middle"`),
+		"position after":        repl(`"before_char"`, `"after_char"`),
+		"position escaped":      repl(`"before_char"`, `"before\u005fchar"`),
+		"keys a string":         repl(keys, `"keys":"x","y":["place`),
+		"keys not strings":      repl(keys, `"keys":[1,"place`),
+		"keys empty":            repl(`"keys":["place`, `"keys":[],"x":["place`),
+		"secondary not strings": repl(`"secondary_keys":[]`, `"secondary_keys":[1]`),
+		"secondary strings":     repl(`"secondary_keys":[]`, `"secondary_keys":["a","b"]`),
+		"secondary null":        repl(`"secondary_keys":[]`, `"secondary_keys":null`),
+		"extensions array":      repl(`"extensions":{"weight"`, `"extensions":[],"x":{"weight"`),
+		"content a number":      repl(`"content":"text`, `"content":1,"x":"text`),
+		"insertion a string":    repl(`"insertion_order":`, `"insertion_order":"1","x":`),
+		"no content":            repl(`"content":"text`, `"contenu":"text`),
+		// The shape.
+		"a member fewer":      repl(`,"constant":false`, ``),
+		"a member more":       repl(`,"position"`, `,"extra":1,"position"`),
+		"two members swapped": repl(`"selective":false,"secondary_keys":[]`, `"secondary_keys":[],"selective":false`),
+		"duplicate key":       repl(`"comment":"c"`, `"name":"c"`),
+		"escaped key":         repl(`"comment":`, `"comm\u0065nt":`),
+		"white space":         repl(`,"id":`, `, "id" :`),
+		"white space inside":  repl(`{"weight":`, `{ "weight":`),
+		// Values that parse rewrites or rejects.
+		"escape rewritten":   repl(`"c"`, `"\u0063\/"`),
+		"invalid escape":     repl(`"comment":"c"`, `"comment":"\q"`),
+		"control byte":       repl(`"comment":"c"`, "\"comment\":\"\x01\""),
+		"invalid UTF-8":      repl(`"comment":"c"`, "\"comment\":\"\xff\""),
+		"lone surrogate":     repl(`"comment":"c"`, `"comment":"\ud800"`),
+		"number rewritten":   repl(`"priority":`, `"priority":1.50,"x":`),
+		"leading zero":       repl(`"id":`, `"id":0`),
+		"number too big":     repl(`"id":`, `"id":1e999,"x":`),
+		"hash-unsafe number": repl(`"id":`, `"id":123456789012345678901,"x":`),
+		"negative":           repl(`"id":`, `"id":-`),
+		"literal cut":        repl(`"enabled":true`, `"enabled":tru`),
+		"cut":                func(s string) string { return s[:len(s)/2] },
+		"unterminated":       repl(`"c"`, `"c`),
+		"no comma":           repl(`,"id":`, `"id":`),
+		"trailing comma":     func(s string) string { return s[:len(s)-1] + `,}` },
+		"no close":           func(s string) string { return s[:len(s)-1] },
+		"extra close":        func(s string) string { return s + `}` },
+		// The nested containers.
+		"keys array cut":          repl(`"keys":["place`, `"keys":["x",]`+`,"y":["place`),
+		"keys array no comma":     repl(`"keys":["place`, `"keys":["x" "y"],"z":["place`),
+		"keys array white space":  repl(`"keys":["place`, `"keys":[ "place`),
+		"keys array escape":       repl(`"keys":["place`, `"keys":["\u0070lace`),
+		"keys array bad escape":   repl(`"keys":["place`, `"keys":["\xplace`),
+		"keys array object":       repl(`"keys":["place`, `"keys":[{"b":1,"a":2},"place`),
+		"keys array nested":       repl(`"keys":["place`, `"keys":[["x"],"place`),
+		"extensions empty":        repl(`{"weight":`, `{},"x":{"weight":`),
+		"extensions value cut":    repl(`{"weight":`, `{"weight":}`+`,"x":{"weight":`),
+		"extensions two in order": repl(`{"weight":`, `{"a":[],"weight":`),
+		"extensions out of order": repl(`{"weight":`, `{"zz":1,"weight":`),
+		"extensions duplicate":    repl(`{"weight":`, `{"weight":1,"weight":`),
+		"extensions empty dup":    repl(`{"weight":`, `{"":1,"":`),
+		"extensions empty key":    repl(`{"weight":`, `{"":1,"weight":`),
+		"extensions non-ASCII":    repl(`{"weight":`, `{"\ue000":1,"😀":`),
+		"extensions escaped key":  repl(`{"weight":`, `{"we\u0069ght":`),
+		"extensions escaped key2": repl(`{"weight":`, `{"a\"b":1,"weight":`),
+		"extensions rewritten":    repl(`{"weight":`, `{"weight":1.0,"x":`),
+		"extensions object":       repl(`{"weight":`, `{"a":{"d":1,"c":2},"weight":`),
+		"extensions inner array":  repl(`{"weight":`, `{"a":["x"],"weight":`),
+		"extensions no colon":     repl(`{"weight":`, `{"weight"`),
+		"extensions key cut":      repl(`{"weight":`, `{"weight`),
+		"extensions bad key":      repl(`{"weight":`, `{weight:`),
+	}
+	for name, mut := range muts {
+		for _, i := range []int{0, 2, n - 1} {
+			checkPredictedSame(t, fmt.Sprintf("%s at entry %d", name, i), predictedDoc(n, i, mut))
+		}
+	}
+}
+
+// TestCanonical_predictedObjectsRandom damages a lorebook at random, a
+// byte or a few at a time, and compares the first pass with and without
+// predictedObject as TestCanonical_predictedObjects does. Issue #24.
+func TestCanonical_predictedObjectsRandom(t *testing.T) {
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 24))
+	base := predictedDoc(6, -1, nil)
+	from := strings.Index(string(base), `"entries":[`)
+	const alphabet = "\"{}[],: 0179-.etfnul\\ax\x01\xff\xc3\xa9"
+	iters := 3000
+	if testing.Short() {
+		iters = 300
+	}
+	for range iters {
+		doc := append([]byte(nil), base...)
+		for range 1 + r.IntN(3) {
+			at := from + r.IntN(len(doc)-from)
+			switch r.IntN(4) {
+			case 0:
+				doc[at] = alphabet[r.IntN(len(alphabet))]
+			case 1:
+				doc = append(doc[:at], append([]byte{alphabet[r.IntN(len(alphabet))]}, doc[at:]...)...)
+			case 2:
+				doc = append(doc[:at], doc[at+1:]...)
+			default: // a span of the document again
+				s := from + r.IntN(len(doc)-from)
+				e := min(len(doc), s+r.IntN(40))
+				doc = append(doc[:at], append(append([]byte(nil), doc[s:e]...), doc[at:]...)...)
+			}
+		}
+		checkPredictedSame(t, "random", doc)
+	}
+}
