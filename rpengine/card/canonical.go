@@ -852,7 +852,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 				return 0
 			}
 		}
-		ops[e.inv[i]] = gatherOp{opComma | uint32(pos-delta), uint32(end-delta)}
+		ops[e.inv[i]] = gatherOp{opComma | uint32(pos-delta), uint32(end - delta)}
 		pos = end
 	}
 	if pos >= len(src) || src[pos] != '}' {
