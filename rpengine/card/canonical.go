@@ -801,10 +801,17 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	p := c.last[d]
 	e := &c.orders.e[p.entry-1]
 	np := len(e.quoted)
-	if e.gen != p.gen || !e.predict || len(e.perm) != np || len(e.inv) != np || d+1 >= maxDepth {
+	if e.gen != p.gen || !e.predict || len(e.perm) != np || d+1 >= maxDepth {
 		return 0
 	}
-	src := c.src
+	// The rules that ask only for a kind are checked as each value is
+	// taken: want is the kind each member must have (0: any).
+	want, sc := &anyKind, (*shapeChecks)(nil)
+	if level != lvNone && !c.invalid {
+		sc = e.checksAt(level)
+		want = &sc.want
+	}
+	src, valid8 := c.src, c.valid8
 	start := pos
 	n := len(c.leafOps)
 	if cap(c.leafOps)-n < np {
@@ -812,7 +819,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	}
 	ops := c.leafOps[n : n+np]
 	var strs uint64 // the members whose values are arrays of strings
-	arr, obj := false, false
+	arr, obj, bad := false, false, false
 	for i := range np {
 		if i > 0 {
 			if pos >= len(src) || src[pos] != ',' {
@@ -831,34 +838,51 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			return 0
 		}
 		v := pos + k.n
-		if v >= len(src) {
+		if v+2 >= len(src) { // a value and a '}' at least, then more
 			return 0
 		}
 		end := 0
-		switch b := src[v]; b {
-		case '[':
-			if end = c.plainStrings(v); end == 0 {
+		switch b := src[v]; {
+		case b == '"':
+			var ok bool
+			if valid8 {
+				end, _, ok = scanValidString(src, v)
+			} else {
+				end, _, ok = scanString(src, v)
+			}
+			if !ok {
+				return 0
+			}
+		case b >= '0' && b <= '9' && (src[v+1] == ',' || src[v+1] == '}'):
+			end = v + 1
+		case b >= '1' && b <= '9' && src[v+1] >= '0' && src[v+1] <= '9' && (src[v+2] == ',' || src[v+2] == '}'):
+			end = v + 2
+		case b == '[':
+			if end = plainStrings(src, v, valid8); end == 0 {
 				return 0
 			}
 			strs |= 1 << i // below maxOrderKeys
 			arr = true
-		case '{':
-			if end = c.plainObject(v); end == 0 {
+		case b == '{':
+			if end = plainObject(src, v, valid8); end == 0 {
 				return 0
 			}
 			obj = obj || end > v+2
 		default:
-			if end = c.plainScalar(v); end == 0 {
+			if end = plainScalar(src, v, valid8); end == 0 {
 				return 0
 			}
 		}
-		ops[e.inv[i]] = gatherOp{opComma | uint32(pos-delta), uint32(end - delta)}
+		if w := want[i]; w != 0 && kinds[src[v]] != w {
+			bad = true
+		}
+		ops[k.sorted] = gatherOp{opComma | uint32(pos-delta), uint32(end - delta)}
 		pos = end
 	}
 	if pos >= len(src) || src[pos] != '}' {
 		return 0
 	}
-	if level != lvNone && !c.invalid && !c.checkPredicted(e, level, ops, strs, delta) {
+	if sc != nil && (bad || !sc.required || strs&sc.strs != sc.strs || !c.checkPredicted(e, sc, level, ops, delta)) {
 		c.invalid = true
 	}
 	// As closeObject would have left things: the copies and the record
@@ -886,25 +910,27 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	return pos + 1
 }
 
-// checkPredicted reports whether the object predictedObject took, whose
-// members' copies are ops in e's sorted order, keeps the card rules of
-// level: those of checkObject, by the shape's checks.
-func (c *canon) checkPredicted(e *orderEntry, level uint8, ops []gatherOp, strs uint64, delta int) bool {
-	sc := e.checksAt(level)
-	if !sc.required {
-		return false
+// anyKind asks no kind of any member.
+var anyKind [maxOrderKeys]byte
+
+// kinds is kindOf as a table.
+var kinds = func() (t [256]byte) {
+	for b := range t {
+		t[b] = kindOf(byte(b))
 	}
-	for _, k := range sc.checks {
-		op := ops[e.inv[k.index]]
-		vs := int(op.s&^opComma) + e.quoted[k.index].n
-		kind := kindOf(c.src[vs+delta])
-		if k.kind != 0 {
-			if kind != k.kind {
-				return false
-			}
-			continue
-		}
-		m := member{vs: vs, end: int(op.e), kind: kind, strs: strs&(1<<k.index) != 0}
+	return t
+}()
+
+// checkPredicted reports whether the members of an object predictedObject
+// took, whose copies are ops in e's sorted order, keep the rules of sc
+// (e's checks at level) that ask more than a kind.
+// Nothing was flushed since the object began: its output is src less delta.
+func (c *canon) checkPredicted(e *orderEntry, sc *shapeChecks, level uint8, ops []gatherOp, delta int) bool {
+	for _, k := range sc.other {
+		q := &e.quoted[k.index]
+		op := ops[q.sorted]
+		vs := int(op.s&^opComma) + q.n
+		m := member{vs: vs, end: int(op.e), kind: kinds[c.src[vs+delta]]}
 		if !c.checkMember(&rules[level].rules[k.field], &m) {
 			return false
 		}
@@ -915,13 +941,12 @@ func (c *canon) checkPredicted(e *orderEntry, level uint8, ops []gatherOp, strs 
 // plainScalar returns the end of the value at src[v] when it is a
 // string, short integer or literal that is its own canonical form (as
 // parse takes them without a call of their own), or 0.
-func (c *canon) plainScalar(v int) int {
-	src := c.src
+func plainScalar(src []byte, v int, valid8 bool) int {
 	switch b := src[v]; {
 	case b == '"':
 		var end int
 		var ok bool
-		if c.valid8 {
+		if valid8 {
 			end, _, ok = scanValidString(src, v)
 		} else {
 			end, _, ok = scanString(src, v)
@@ -929,10 +954,6 @@ func (c *canon) plainScalar(v int) int {
 		if ok {
 			return end
 		}
-	case b >= '0' && b <= '9' && v+2 < len(src) && (src[v+1] == ',' || src[v+1] == '}'):
-		return v + 1
-	case b >= '1' && b <= '9' && v+2 < len(src) && src[v+1] >= '0' && src[v+1] <= '9' && (src[v+2] == ',' || src[v+2] == '}'):
-		return v + 2
 	case b == '-' || (b >= '0' && b <= '9'):
 		return shortInt(src, v)
 	case b == 't' && len(src)-v >= 4 && string(src[v:v+4]) == "true",
@@ -946,8 +967,7 @@ func (c *canon) plainScalar(v int) int {
 
 // plainStrings returns the end of the array at src[v] when it is compact
 // and holds only strings that are their own canonical form, or 0.
-func (c *canon) plainStrings(v int) int {
-	src := c.src
+func plainStrings(src []byte, v int, valid8 bool) int {
 	i := v + 1
 	if i < len(src) && src[i] == ']' {
 		return i + 1
@@ -956,7 +976,7 @@ func (c *canon) plainStrings(v int) int {
 		if i >= len(src) || src[i] != '"' {
 			return 0
 		}
-		if i = c.plainScalar(i); i == 0 || i >= len(src) {
+		if i = plainScalar(src, i, valid8); i == 0 || i >= len(src) {
 			return 0
 		}
 		switch src[i] {
@@ -974,8 +994,7 @@ func (c *canon) plainStrings(v int) int {
 // its keys have no escapes and are in order (no duplicates then) and its
 // values are plain scalars (plainScalar), or 0: such an object is its own
 // canonical form, which parse would find after sorting nothing.
-func (c *canon) plainObject(v int) int {
-	src := c.src
+func plainObject(src []byte, v int, valid8 bool) int {
 	i := v + 1
 	if i < len(src) && src[i] == '}' {
 		return i + 1
@@ -987,7 +1006,7 @@ func (c *canon) plainObject(v int) int {
 		}
 		var end int
 		var esc, ok bool
-		if c.valid8 {
+		if valid8 {
 			end, esc, ok = scanValidString(src, i)
 		} else {
 			end, esc, ok = scanString(src, i)
@@ -1000,7 +1019,7 @@ func (c *canon) plainObject(v int) int {
 			return 0
 		}
 		prev = key
-		if i = c.plainScalar(end + 1); i == 0 || i >= len(src) {
+		if i = plainScalar(src, end+1, valid8); i == 0 || i >= len(src) {
 			return 0
 		}
 		switch src[i] {

@@ -312,6 +312,13 @@ type shapeChecks struct {
 	level    uint8
 	required bool
 	checks   []memberCheck
+
+	// For predictedObject: the kind each member must have (0: any),
+	// the members that must be arrays of strings (bits by index), and
+	// the checks of the rest of the rules.
+	want  [maxOrderKeys]byte
+	strs  uint64
+	other []memberCheck
 }
 
 // memberCheck is a rule of a shape: member index, field field, and the
@@ -327,7 +334,8 @@ func (e *orderEntry) checksAt(level uint8) *shapeChecks {
 		return sc
 	}
 	lr := &rules[level]
-	sc.known, sc.level, sc.checks = true, level, sc.checks[:0]
+	sc.known, sc.level, sc.checks, sc.other = true, level, sc.checks[:0], sc.other[:0]
+	sc.want, sc.strs = [maxOrderKeys]byte{}, 0
 	var seen uint64
 	prev := 0
 	for i, end := range e.ends {
@@ -336,8 +344,14 @@ func (e *orderEntry) checksAt(level uint8) *shapeChecks {
 		if r := &lr.rules[f]; r.how != 0 {
 			seen |= 1 << r.bit
 			k := memberCheck{index: uint8(i), field: uint8(f)}
-			if r.how == ruleKind {
+			switch r.how {
+			case ruleKind:
 				k.kind = r.want
+				sc.want[i] = r.want
+			case ruleStrings:
+				sc.strs |= 1 << i
+			default:
+				sc.other = append(sc.other, k)
 			}
 			sc.checks = append(sc.checks, k)
 		}

@@ -21,7 +21,6 @@ type orderEntry struct {
 	words  []uint64    // keyWord of each key
 	starts []int       // source order start offsets (scratch for learn)
 	perm   []int       // perm[j] = source index of the j-th key in sorted order
-	inv    []uint8     // inv[perm[j]] = j: where the key at each source index sorts
 	checks shapeChecks // the card rules of the shape at one level (check.go), once known
 
 	// For predicting the keys of the next object (see canon.parse):
@@ -37,11 +36,13 @@ type orderEntry struct {
 
 // quotedKey is a key as "key": in the source, n bytes at qbytes[off:]:
 // up to 24 of them are its words w[i] under the masks m[i] (zero past
-// n). word is the key's keyWord.
+// n). word is the key's keyWord, sorted the index of its member in the
+// shape's sorted order.
 type quotedKey struct {
 	w, m   [3]uint64
 	word   uint64
 	off, n int
+	sorted int
 }
 
 // at reports whether src[pos:] starts with k. The parser compares keys
@@ -120,7 +121,7 @@ func (o *orderCache) remember(c *canon, ms []member) {
 	o.next = (o.next + 1) % len(o.e)
 	o.gen++
 	e.gen = o.gen
-	e.keys, e.ends, e.starts, e.perm, e.inv = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0], e.inv[:0]
+	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
 	e.checks.known = false
 	e.words = e.words[:0]
 	e.quoted, e.qbytes, e.predict = e.quoted[:0], e.qbytes[:0], true
@@ -173,9 +174,10 @@ func (o *orderCache) learn(ms []member) {
 		}
 		e.perm = append(e.perm, lo)
 	}
-	e.inv = append(e.inv[:0], make([]uint8, len(e.perm))...)
-	for j, i := range e.perm {
-		e.inv[i] = uint8(j) // below maxOrderKeys
+	if e.predict {
+		for j, i := range e.perm {
+			e.quoted[i].sorted = j
+		}
 	}
 	o.cur = nil
 }
@@ -183,7 +185,7 @@ func (o *orderCache) learn(ms []member) {
 // forget drops the entry being learned (its keys had a duplicate).
 func (o *orderCache) forget() {
 	if o.cur != nil {
-		o.cur.perm, o.cur.inv = o.cur.perm[:0], o.cur.inv[:0]
+		o.cur.perm = o.cur.perm[:0]
 		o.cur = nil
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 // predictedDoc is a card whose lorebook has n entries of one shape, as
 // exporters write them (keys out of order, an array of keys, an
-// extensions object, an empty array), the entry at index i with its text
-// passed through mutate.
+// extensions object, an empty array), the entry at index i (every entry
+// when i is -1) with its text passed through mutate.
 func predictedDoc(n, i int, mutate func(string) string) []byte {
 	var b strings.Builder
 	b.WriteString(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"d","personality":"","scenario":"","first_mes":"hi","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","alternate_greetings":[],"tags":["a"],"creator":"","character_version":"1","extensions":{},"character_book":{"name":"World","extensions":{},"entries":[`)
@@ -22,7 +22,7 @@ func predictedDoc(n, i int, mutate func(string) string) []byte {
 		}
 		e := fmt.Sprintf(`{"keys":["place%d","café \"q\" 東京"],"content":"text of entry %d.\nwith \\ escapes — and more","extensions":{"weight":%d},"enabled":true,"insertion_order":%d,"case_sensitive":false,"name":"entry %d","priority":%d,"id":%d,"comment":"c","selective":false,"secondary_keys":[],"constant":false,"position":"before_char"}`,
 			k, k, k%7, k, k, k%10, k)
-		if k == i {
+		if mutate != nil && (k == i || i == -1) {
 			e = mutate(e)
 		}
 		b.WriteString(e)
@@ -78,7 +78,8 @@ func checkPredictedSame(t *testing.T, name string, doc []byte) (predicted int) {
 
 // TestCanonical_predictedObjects mutates one lorebook entry of a card
 // (the first, which teaches the shape, a middle one and the last) in
-// every way predictedObject must notice, and checks that the first pass
+// every way predictedObject must notice (and every entry in the same way,
+// the shape then breaking a rule), and checks that the first pass
 // makes of it what it makes taking every object member by member: the
 // same canonical form, error (pointer, offset and message) and verdict
 // on the card rules. Issue #24.
@@ -166,9 +167,17 @@ func TestCanonical_predictedObjects(t *testing.T) {
 		"extensions bad key":      repl(`{"weight":`, `{weight:`),
 	}
 	for name, mut := range muts {
-		for _, i := range []int{0, 2, n - 1} {
+		for _, i := range []int{0, 2, n - 1, -1} {
 			checkPredictedSame(t, fmt.Sprintf("%s at entry %d", name, i), predictedDoc(n, i, mut))
 		}
+		// An object of the entries' shape at their depth before them,
+		// where no rules apply: the first entry is predicted from it, and
+		// the shape's rules are first checked there.
+		doc := string(predictedDoc(n, -1, mut))
+		entry := doc[strings.Index(doc, `"entries":[`)+len(`"entries":[`):]
+		entry = entry[:strings.Index(entry, `},{"keys"`)+1]
+		doc = strings.Replace(doc, `"extensions":{}`, `"extensions":{"x":{"y":`+entry+`}}`, 1)
+		checkPredictedSame(t, name+" after one elsewhere", []byte(doc))
 	}
 }
 
