@@ -857,6 +857,10 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			end = v + 1
 		case b >= '1' && b <= '9' && src[v+1] >= '0' && src[v+1] <= '9' && (src[v+2] == ',' || src[v+2] == '}'):
 			end = v + 2
+		case b == 't' && v+4 <= len(src) && binary.LittleEndian.Uint32(src[v:]) == trueWord:
+			end = v + 4
+		case b == 'f' && v+5 <= len(src) && binary.LittleEndian.Uint32(src[v+1:]) == alseWord:
+			end = v + 5
 		case b == '[':
 			if end = plainStrings(src, v, valid8); end == 0 {
 				return 0
@@ -909,6 +913,9 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	}
 	return pos + 1
 }
+
+// The literals' words, little endian: "true" and the "alse" of "false".
+const trueWord, alseWord = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24, 'a' | 'l'<<8 | 's'<<16 | 'e'<<24
 
 // anyKind asks no kind of any member.
 var anyKind [maxOrderKeys]byte
