@@ -818,16 +818,17 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 		c.leafOps = slices.Grow(c.leafOps, np)
 	}
 	ops := c.leafOps[n : n+np]
-	var strs uint64 // the members whose values are arrays of strings
-	arr, obj, bad := false, false, false
-	for i := range np {
+	quoted := e.quoted[:np] // locals, not reloaded after each store to ops
+	var strs uint64         // the members whose values are arrays of strings
+	var flags uint8         // predictedBad, predictedObj
+	for i := range quoted {
 		if i > 0 {
 			if pos >= len(src) || src[pos] != ',' {
 				return 0
 			}
 			pos++
 		}
-		k := &e.quoted[i]
+		k := &quoted[i]
 		if k.n <= 24 && pos+24 <= len(src) {
 			w := src[pos : pos+24 : pos+24]
 			if binary.LittleEndian.Uint64(w)&k.m[0] != k.w[0] || binary.LittleEndian.Uint64(w[8:])&k.m[1] != k.w[1] ||
@@ -838,12 +839,29 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			return 0
 		}
 		v := pos + k.n
-		if v+2 >= len(src) { // a value and a '}' at least, then more
+		if v+17 >= len(src) { // room for a value, '}' and the words read below
 			return 0
 		}
 		end := 0
 		switch b := src[v]; {
 		case b == '"':
+			// A string of up to 15 bytes ends in the two words after its
+			// quote, found here without a call when the document is valid
+			// UTF-8 (as scanValidString starts).
+			if valid8 {
+				w := src[v+1 : v+17 : v+17]
+				if m := quoteMask(binary.LittleEndian.Uint64(w)); m != 0 {
+					if j := v + 1 + bits.TrailingZeros64(m)>>3; src[j] == '"' {
+						end = j + 1
+						break
+					}
+				} else if m := quoteMask(binary.LittleEndian.Uint64(w[8:])); m != 0 {
+					if j := v + 9 + bits.TrailingZeros64(m)>>3; src[j] == '"' {
+						end = j + 1
+						break
+					}
+				}
+			}
 			var ok bool
 			if valid8 {
 				end, _, ok = scanValidString(src, v)
@@ -857,28 +875,29 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			end = v + 1
 		case b >= '1' && b <= '9' && src[v+1] >= '0' && src[v+1] <= '9' && (src[v+2] == ',' || src[v+2] == '}'):
 			end = v + 2
-		case b == 't' && v+4 <= len(src) && binary.LittleEndian.Uint32(src[v:]) == trueWord:
+		case b == 't' && binary.LittleEndian.Uint32(src[v:]) == trueWord:
 			end = v + 4
-		case b == 'f' && v+5 <= len(src) && binary.LittleEndian.Uint32(src[v+1:]) == alseWord:
+		case b == 'f' && binary.LittleEndian.Uint32(src[v+1:]) == alseWord:
 			end = v + 5
 		case b == '[':
 			if end = plainStrings(src, v, valid8); end == 0 {
 				return 0
 			}
-			strs |= 1 << i // below maxOrderKeys
-			arr = true
+			strs |= 1 << (i & 63) // i is below maxOrderKeys
 		case b == '{':
 			if end = plainObject(src, v, valid8); end == 0 {
 				return 0
 			}
-			obj = obj || end > v+2
+			if end > v+2 {
+				flags |= predictedObj
+			}
 		default:
 			if end = plainScalar(src, v, valid8); end == 0 {
 				return 0
 			}
 		}
-		if w := want[i]; w != 0 && kinds[src[v]] != w {
-			bad = true
+		if w := want[i&63]; w != 0 && kinds[src[v]] != w {
+			flags |= predictedBad
 		}
 		ops[k.sorted] = gatherOp{opComma | uint32(pos-delta), uint32(end - delta)}
 		pos = end
@@ -886,7 +905,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	if pos >= len(src) || src[pos] != '}' {
 		return 0
 	}
-	if sc != nil && (bad || !sc.required || strs&sc.strs != sc.strs || !c.checkPredicted(e, sc, level, ops, delta)) {
+	if sc != nil && (flags&predictedBad != 0 || !sc.required || strs&sc.strs != sc.strs || !c.checkPredicted(e, sc, level, ops, delta)) {
 		c.invalid = true
 	}
 	// As closeObject would have left things: the copies and the record
@@ -905,14 +924,21 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	c.moved, c.shape = true, e
 	c.predicted++
 	c.last[d] = shapeRef{uint8(e.index + 1), e.gen}
-	if obj && d+1 < predictDepth {
+	if flags&predictedObj != 0 && d+1 < predictDepth {
 		c.last[d+1] = shapeRef{}
 	}
-	if arr {
+	if strs != 0 {
 		c.strArr = true
 	}
 	return pos + 1
 }
+
+// predictedObject's flags: a value of a kind the rules do not allow, an
+// object with members.
+const (
+	predictedBad = 1 << iota
+	predictedObj
+)
 
 // The literals' words, little endian: "true" and the "alse" of "false".
 const trueWord, alseWord = 't' | 'r'<<8 | 'u'<<16 | 'e'<<24, 'a' | 'l'<<8 | 's'<<16 | 'e'<<24
