@@ -175,6 +175,8 @@ func FuzzAppendCanonical(f *testing.F) {
 	for _, s := range []string{`{"a":1,"\u0061":2}`, `["\ud83d\ude02","\ufb33"]`, `[1e400]`, `[-0,1E+2,0.1]`, `"\u00"`} {
 		f.Add([]byte(s))
 	}
+	// Objects of one shape in a row, which canon.predictedObject takes whole.
+	f.Add([]byte(`[{"k":["a","b"],"c":"x","e":{"w":1},"b":true,"s":[]},{"k":["c"],"c":"y","e":{},"b":false,"s":[]},{"k":[],"c":"z","e":{"a":0,"w":2},"b":null,"s":["d"]}]`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if bytes.Count(in, []byte("["))+bytes.Count(in, []byte("{")) > 400 {
 			return // nesting limits differ on purpose
@@ -194,6 +196,7 @@ func FuzzParse(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	f.Add(predictedDoc(3, -1, nil)) // lorebook entries that canon.predictedObject takes whole
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := Parse(in)
 		if err != nil {
