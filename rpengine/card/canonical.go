@@ -977,16 +977,8 @@ func (c *canon) checkPredicted(e *orderEntry, sc *shapeChecks, level uint8, ops 
 func plainScalar(src []byte, v int, valid8 bool) int {
 	switch b := src[v]; {
 	case b == '"':
-		var end int
-		var ok bool
-		if valid8 {
-			end, _, ok = scanValidString(src, v)
-		} else {
-			end, _, ok = scanString(src, v)
-		}
-		if ok {
-			return end
-		}
+		end, _ := plainString(src, v, valid8)
+		return end
 	case b == '-' || (b >= '0' && b <= '9'):
 		return shortInt(src, v)
 	case b == 't' && len(src)-v >= 4 && string(src[v:v+4]) == "true",
@@ -996,6 +988,37 @@ func plainScalar(src []byte, v int, valid8 bool) int {
 		return v + 5
 	}
 	return 0
+}
+
+// plainString returns the end of the string at src[v] when it is its
+// own canonical form, or 0, and whether it has escapes. One of up to 15
+// bytes ends in the two words after its quote, found without a call
+// when the document is valid UTF-8 (as scanValidString starts): the
+// strings of an entry's keys array, the keys of its extensions.
+func plainString(src []byte, v int, valid8 bool) (int, bool) {
+	if valid8 && v+17 <= len(src) {
+		w := src[v+1 : v+17 : v+17]
+		if m := quoteMask(binary.LittleEndian.Uint64(w)); m != 0 {
+			if j := v + 1 + bits.TrailingZeros64(m)>>3; src[j] == '"' {
+				return j + 1, false
+			}
+		} else if m := quoteMask(binary.LittleEndian.Uint64(w[8:])); m != 0 {
+			if j := v + 9 + bits.TrailingZeros64(m)>>3; src[j] == '"' {
+				return j + 1, false
+			}
+		}
+	}
+	var end int
+	var esc, ok bool
+	if valid8 {
+		end, esc, ok = scanValidString(src, v)
+	} else {
+		end, esc, ok = scanString(src, v)
+	}
+	if !ok {
+		return 0, esc
+	}
+	return end, esc
 }
 
 // plainStrings returns the end of the array at src[v] when it is compact
@@ -1009,7 +1032,7 @@ func plainStrings(src []byte, v int, valid8 bool) int {
 		if i >= len(src) || src[i] != '"' {
 			return 0
 		}
-		if i = plainScalar(src, i, valid8); i == 0 || i >= len(src) {
+		if i, _ = plainString(src, i, valid8); i == 0 || i >= len(src) {
 			return 0
 		}
 		switch src[i] {
@@ -1037,14 +1060,8 @@ func plainObject(src []byte, v int, valid8 bool) int {
 		if i >= len(src) || src[i] != '"' {
 			return 0
 		}
-		var end int
-		var esc, ok bool
-		if valid8 {
-			end, esc, ok = scanValidString(src, i)
-		} else {
-			end, esc, ok = scanString(src, i)
-		}
-		if !ok || esc || end+1 >= len(src) || src[end] != ':' {
+		end, esc := plainString(src, i, valid8)
+		if end == 0 || esc || end+1 >= len(src) || src[end] != ':' {
 			return 0
 		}
 		key := src[i+1 : end-1]
