@@ -801,7 +801,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	p := c.last[d]
 	e := &c.orders.e[p.entry-1]
 	np := len(e.quoted)
-	if e.gen != p.gen || !e.predict || len(e.perm) != np || d+1 >= maxDepth {
+	if e.gen != p.gen || !e.predict || len(e.perm) != np || d+1 >= maxDepth || e.misses >= maxWholeMisses {
 		return 0
 	}
 	// The rules that ask only for a kind are checked as each value is
@@ -837,6 +837,9 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			}
 		} else if !k.at(src, pos, e.qbytes) {
 			return 0
+		}
+		if i == 0 {
+			e.misses++ // an object of the shape, it seems: until it is taken
 		}
 		v := pos + k.n
 		if v+17 >= len(src) { // room for a value, '}' and the words read below
@@ -921,7 +924,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	rec := &c.recs[r]
 	*rec = objRec{} // then each field in place (see pushFrame)
 	rec.start, rec.end, rec.m0, rec.m1, rec.next, rec.leaf = start-delta, pos-delta, n, n+np, r+1, true
-	c.moved, c.shape = true, e
+	c.moved, c.shape, e.misses = true, e, 0
 	c.predicted++
 	c.last[d] = shapeRef{uint8(e.index + 1), e.gen}
 	if flags&predictedObj != 0 && d+1 < predictDepth {
@@ -932,6 +935,13 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	}
 	return pos + 1
 }
+
+// maxWholeMisses is how many objects of a shape in a row predictedObject
+// may fail to take before it no longer tries that shape: one whose
+// values are not plain (an exporter's entry with an extensions object
+// out of order) would have each of its objects scanned up to there
+// twice.
+const maxWholeMisses = 4
 
 // predictedObject's flags: a value of a kind the rules do not allow, an
 // object with members.

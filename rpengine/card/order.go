@@ -22,6 +22,7 @@ type orderEntry struct {
 	starts []int       // source order start offsets (scratch for learn)
 	perm   []int       // perm[j] = source index of the j-th key in sorted order
 	checks shapeChecks // the card rules of the shape at one level (check.go), once known
+	misses uint8       // objects of the shape predictedObject failed to take since it last took one
 
 	// For predicting the keys of the next object (see canon.parse):
 	// index in the cache, generation (a new one each time the entry is
@@ -122,7 +123,7 @@ func (o *orderCache) remember(c *canon, ms []member) {
 	o.gen++
 	e.gen = o.gen
 	e.keys, e.ends, e.starts, e.perm = e.keys[:0], e.ends[:0], e.starts[:0], e.perm[:0]
-	e.checks.known = false
+	e.checks.known, e.misses = false, 0
 	e.words = e.words[:0]
 	e.quoted, e.qbytes, e.predict = e.quoted[:0], e.qbytes[:0], true
 	for i := range ms {
