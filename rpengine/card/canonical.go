@@ -69,6 +69,7 @@ type canon struct {
 	last       [predictDepth]shapeRef // the shape of the object last closed at each depth
 	stopUnsafe bool                   // fail at the first hash-unsafe number
 	slow       bool                   // no predictedObject (tests compare the two ways)
+	wholeOps   []gatherOp             // predictedObject's scratch
 	predicted  int                    // objects predictedObject took (tests see that it does)
 	unsafeLit  string                 // that number
 }
@@ -821,6 +822,16 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	quoted := e.quoted[:np] // locals, not reloaded after each store to ops
 	var strs uint64         // the members whose values are arrays of strings
 	var flags uint8         // predictedBad, predictedObj
+	// The objects inside it out of order, of the shape next predicts
+	// (that of the object closed last at depth d+1), have their copies
+	// in c.wholeOps until the object is taken.
+	var inner [maxInner]innerRec
+	ni := 0
+	next := shapeRef{}
+	if d+1 < predictDepth {
+		next = c.last[d+1]
+	}
+	c.wholeOps = c.wholeOps[:0]
 	for i := range quoted {
 		if i > 0 {
 			if pos >= len(src) || src[pos] != ',' {
@@ -888,12 +899,25 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			}
 			strs |= 1 << (i & 63) // i is below maxOrderKeys
 		case b == '{':
-			if end = plainObject(src, v, valid8); end == 0 {
+			if end = plainObject(src, v, valid8); end != 0 {
+				if end > v+2 {
+					flags |= predictedObj
+					next = shapeRef{}
+				}
+				break
+			}
+			if ni == len(inner) || next.entry == 0 {
 				return 0
 			}
-			if end > v+2 {
-				flags |= predictedObj
+			o0 := len(c.wholeOps)
+			e2 := &c.orders.e[next.entry-1]
+			if end = c.predictedInner(e2, next, v, delta); end == 0 {
+				return 0
 			}
+			inner[ni] = innerRec{start: v + 1 - delta, end: end - 1 - delta, o0: o0, o1: len(c.wholeOps)}
+			ni++
+			flags |= predictedObj
+			next = shapeRef{uint8(e2.index + 1), e2.gen}
 		default:
 			if end = plainScalar(src, v, valid8); end == 0 {
 				return 0
@@ -912,27 +936,103 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 		c.invalid = true
 	}
 	// As closeObject would have left things: the copies and the record
-	// of a reordered object with none inside, and the shapes last closed
-	// at this depth and (an object of the entry) the next.
-	ops[0].s &^= opComma
-	c.leafOps = c.leafOps[:n+np]
+	// of a reordered object with none inside, or its pieces and records
+	// and those of the objects inside, and the shapes last closed at
+	// this depth and (an object of the entry) the next.
 	r := len(c.recs)
-	if r == cap(c.recs) {
-		c.recs = slices.Grow(c.recs, 1)
+	if cap(c.recs)-r < 1+ni {
+		c.recs = slices.Grow(c.recs, 1+ni)
 	}
-	c.recs = c.recs[:r+1]
+	c.recs = c.recs[:r+1+ni]
 	rec := &c.recs[r]
 	*rec = objRec{} // then each field in place (see pushFrame)
-	rec.start, rec.end, rec.m0, rec.m1, rec.next, rec.leaf = start-delta, pos-delta, n, n+np, r+1, true
+	if ni == 0 {
+		ops[0].s &^= opComma
+		c.leafOps = c.leafOps[:n+np]
+		rec.start, rec.end, rec.m0, rec.m1, rec.next, rec.leaf = start-delta, pos-delta, n, n+np, r+1, true
+	} else {
+		// A member's pieces name the first record at or after its start:
+		// the object inside it, or the first after it.
+		m0 := len(c.sorted)
+		c.sorted = slices.Grow(c.sorted, np)[:m0+np]
+		for j, op := range ops {
+			s := int(op.s &^ opComma)
+			ri := r + 1
+			for t := 0; t < ni && inner[t].start < s; t++ {
+				ri++
+			}
+			c.sorted[m0+j] = piece{s, int(op.e), ri}
+		}
+		rec.start, rec.end, rec.m0, rec.m1, rec.next = start-delta, pos-delta, m0, m0+np, r+1+ni
+		c.leafOps = c.leafOps[:n] // the copies above were scratch
+		for t := range ni {
+			in := &inner[t]
+			l0 := len(c.leafOps)
+			c.leafOps = append(c.leafOps, c.wholeOps[in.o0:in.o1]...)
+			c.recs[r+1+t] = objRec{start: in.start, end: in.end, m0: l0, m1: len(c.leafOps), next: r + 2 + t, leaf: true}
+		}
+	}
 	c.moved, c.shape, e.misses = true, e, 0
 	c.predicted++
 	c.last[d] = shapeRef{uint8(e.index + 1), e.gen}
 	if flags&predictedObj != 0 && d+1 < predictDepth {
-		c.last[d+1] = shapeRef{}
+		c.last[d+1] = next
 	}
 	if strs != 0 {
 		c.strArr = true
 	}
+	return pos + 1
+}
+
+// maxInner bounds the objects out of order inside an object that
+// predictedObject takes (an entry's extensions, as exporters write them).
+const maxInner = 4
+
+// innerRec is such an object: its output from start to end (past its
+// '{', at its '}'), its copies wholeOps[o0:o1].
+type innerRec struct{ start, end, o0, o1 int }
+
+// predictedInner takes the object at src[v] ('{') of the shape p names,
+// e, when it is compact, has e's keys in their order and its values are
+// plain scalars (plainScalar), appending its members' copies to
+// c.wholeOps in e's sorted order. It returns the position past its '}',
+// or 0.
+func (c *canon) predictedInner(e *orderEntry, p shapeRef, v, delta int) int {
+	np := len(e.quoted)
+	if e.gen != p.gen || !e.predict || len(e.perm) != np {
+		return 0
+	}
+	src, valid8 := c.src, c.valid8
+	base := len(c.wholeOps)
+	c.wholeOps = slices.Grow(c.wholeOps, np)[:base+np]
+	ops := c.wholeOps[base:]
+	pos := v + 1
+	for i := range e.quoted {
+		if i > 0 {
+			if pos >= len(src) || src[pos] != ',' {
+				return 0
+			}
+			pos++
+		}
+		k := &e.quoted[i]
+		if !k.at(src, pos, e.qbytes) {
+			return 0
+		}
+		val := pos + k.n
+		if val >= len(src) {
+			return 0
+		}
+		end := plainScalar(src, val, valid8)
+		if end == 0 {
+			return 0
+		}
+		ops[k.sorted] = gatherOp{opComma | uint32(pos-delta), uint32(end - delta)}
+		pos = end
+	}
+	if pos >= len(src) || src[pos] != '}' {
+		return 0
+	}
+	ops[0].s &^= opComma
 	return pos + 1
 }
 

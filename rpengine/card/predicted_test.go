@@ -14,14 +14,27 @@ import (
 // extensions object, an empty array), the entry at index i (every entry
 // when i is -1) with its text passed through mutate.
 func predictedDoc(n, i int, mutate func(string) string) []byte {
+	return predictedDocOf(func(k int) string {
+		return fmt.Sprintf(`{"keys":["place%d","café \"q\" 東京"],"content":"text of entry %d.\nwith \\ escapes — and more","extensions":{"weight":%d},"enabled":true,"insertion_order":%d,"case_sensitive":false,"name":"entry %d","priority":%d,"id":%d,"comment":"c","selective":false,"secondary_keys":[],"constant":false,"position":"before_char"}`,
+			k, k, k%7, k, k, k%10, k)
+	}, n, i, mutate)
+}
+
+// exporterEntry is entry k as SillyTavern exports them: an extensions
+// object of its own, out of order.
+func exporterEntry(k int) string {
+	return fmt.Sprintf(`{"id":%[1]d,"keys":["place%[1]d","b"],"secondary_keys":[],"comment":"c","content":"text of entry %[1]d","constant":false,"selective":true,"insertion_order":%[1]d,"enabled":true,"position":"before_char","use_regex":true,"extensions":{"position":0,"exclude_recursion":false,"display_index":%[1]d,"probability":100,"useProbability":true,"depth":4,"group":"","scan_depth":null,"role":-1}}`, k)
+}
+
+// predictedDocOf is predictedDoc with entry k entry(k).
+func predictedDocOf(entry func(k int) string, n, i int, mutate func(string) string) []byte {
 	var b strings.Builder
 	b.WriteString(`{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Ari","description":"d","personality":"","scenario":"","first_mes":"hi","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","alternate_greetings":[],"tags":["a"],"creator":"","character_version":"1","extensions":{},"character_book":{"name":"World","extensions":{},"entries":[`)
 	for k := range n {
 		if k > 0 {
 			b.WriteByte(',')
 		}
-		e := fmt.Sprintf(`{"keys":["place%d","café \"q\" 東京"],"content":"text of entry %d.\nwith \\ escapes — and more","extensions":{"weight":%d},"enabled":true,"insertion_order":%d,"case_sensitive":false,"name":"entry %d","priority":%d,"id":%d,"comment":"c","selective":false,"secondary_keys":[],"constant":false,"position":"before_char"}`,
-			k, k, k%7, k, k, k%10, k)
+		e := entry(k)
 		if mutate != nil && (k == i || i == -1) {
 			e = mutate(e)
 		}
@@ -171,6 +184,34 @@ func TestCanonical_predictedObjects(t *testing.T) {
 		"extensions no colon":     repl(`{"weight":`, `{"weight"`),
 		"extensions key cut":      repl(`{"weight":`, `{"weight`),
 		"extensions bad key":      repl(`{"weight":`, `{weight:`),
+	}
+	if got := checkPredictedSame(t, "exporter's", predictedDocOf(exporterEntry, n, -1, nil)); got != n-1 {
+		t.Errorf("predictedObject took %d exporter's entries, want %d", got, n-1)
+	}
+	// An exporter's entry, whose extensions object is out of order.
+	for name, mut := range map[string]func(string) string{
+		"inner not plain":      repl(`"depth":4`, `"depth":4.5`),
+		"inner array":          repl(`"depth":4`, `"depth":[4]`),
+		"inner object":         repl(`"depth":4`, `"depth":{"b":1,"a":2}`),
+		"inner key":            repl(`"role":`, `"rolf":`),
+		"inner white space":    repl(`"group":""`, `"group": ""`),
+		"inner duplicate":      repl(`"scan_depth":null`, `"depth":null`),
+		"inner error":          repl(`"role":-1`, `"role":-`),
+		"inner escape":         repl(`"group":""`, `"group":"A"`),
+		"inner bad string":     repl(`"group":""`, "\"group\":\"\x01\""),
+		"inner a member fewer": repl(`,"group":""`, ``),
+		"inner a member more":  repl(`"role":-1`, `"role":-1,"x":1`),
+		"inner cut":            repl(`"role":-1}`, `"role":-1`),
+		"inner empty":          repl(`"extensions":{"position":0,`, `"extensions":{},"x":{"position":0,`),
+		"two inner":            repl(`"use_regex":true`, `"use_regex":{"b":1,"a":2}`),
+		"two inner, one shape": repl(`"use_regex":true`, `"use_regex":{"position":0,"exclude_recursion":false,"display_index":1,"probability":100,"useProbability":true,"depth":4,"group":"","scan_depth":null,"role":-1}`),
+		"five inner":           repl(`"keys":`, `"a":{"b":1,"a":2},"b":{"b":1,"a":2},"c":{"b":1,"a":2},"d":{"b":1,"a":2},"keys":`),
+		"outer not plain":      repl(`"keys":["place`, `"keys":[1,"place`),
+		"outer rule broken":    repl(`"enabled":true`, `"enabled":1`),
+	} {
+		for _, i := range []int{0, 2, n - 1, -1} {
+			checkPredictedSame(t, fmt.Sprintf("exporter's, %s at entry %d", name, i), predictedDocOf(exporterEntry, n, i, mut))
+		}
 	}
 	for name, mut := range muts {
 		for _, i := range []int{0, 2, n - 1, -1} {
