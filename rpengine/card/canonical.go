@@ -70,6 +70,7 @@ type canon struct {
 	stopUnsafe bool                   // fail at the first hash-unsafe number
 	slow       bool                   // no predictedObject (tests compare the two ways)
 	wholeOps   []gatherOp             // predictedObject's scratch
+	inner      [maxInner]innerRec     // predictedObject's scratch
 	predicted  int                    // objects predictedObject took (tests see that it does)
 	unsafeLit  string                 // that number
 }
@@ -822,16 +823,11 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	quoted := e.quoted[:np] // locals, not reloaded after each store to ops
 	var strs uint64         // the members whose values are arrays of strings
 	var flags uint8         // predictedBad, predictedObj
-	// The objects inside it out of order, of the shape next predicts
-	// (that of the object closed last at depth d+1), have their copies
-	// in c.wholeOps until the object is taken.
-	var inner [maxInner]innerRec
+	// The objects inside it out of order (c.inner[:ni]) have their
+	// copies in c.wholeOps until the object is taken.
 	ni := 0
-	next := shapeRef{}
-	if d+1 < predictDepth {
-		next = c.last[d+1]
-	}
 	c.wholeOps = c.wholeOps[:0]
+	e.misses++ // back if this is not an object of the shape: until it is taken
 	for i := range quoted {
 		if i > 0 {
 			if pos >= len(src) || src[pos] != ',' {
@@ -844,13 +840,16 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 			w := src[pos : pos+24 : pos+24]
 			if binary.LittleEndian.Uint64(w)&k.m[0] != k.w[0] || binary.LittleEndian.Uint64(w[8:])&k.m[1] != k.w[1] ||
 				binary.LittleEndian.Uint64(w[16:])&k.m[2] != k.w[2] {
+				if i == 0 {
+					e.misses--
+				}
 				return 0
 			}
 		} else if !k.at(src, pos, e.qbytes) {
+			if i == 0 {
+				e.misses--
+			}
 			return 0
-		}
-		if i == 0 {
-			e.misses++ // an object of the shape, it seems: until it is taken
 		}
 		v := pos + k.n
 		if v+17 >= len(src) { // room for a value, '}' and the words read below
@@ -901,23 +900,15 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 		case b == '{':
 			if end = plainObject(src, v, valid8); end != 0 {
 				if end > v+2 {
-					flags |= predictedObj
-					next = shapeRef{}
+					flags = flags&^predictedInner | predictedObj
 				}
 				break
 			}
-			if ni == len(inner) || next.entry == 0 {
+			if end = c.takeInner(v, delta, d+1, ni, flags); end == 0 {
 				return 0
 			}
-			o0 := len(c.wholeOps)
-			e2 := &c.orders.e[next.entry-1]
-			if end = c.predictedInner(e2, next, v, delta); end == 0 {
-				return 0
-			}
-			inner[ni] = innerRec{start: v + 1 - delta, end: end - 1 - delta, o0: o0, o1: len(c.wholeOps)}
 			ni++
-			flags |= predictedObj
-			next = shapeRef{uint8(e2.index + 1), e2.gen}
+			flags |= predictedObj | predictedInner
 		default:
 			if end = plainScalar(src, v, valid8); end == 0 {
 				return 0
@@ -958,7 +949,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 		for j, op := range ops {
 			s := int(op.s &^ opComma)
 			ri := r + 1
-			for t := 0; t < ni && inner[t].start < s; t++ {
+			for t := 0; t < ni && c.inner[t].start < s; t++ {
 				ri++
 			}
 			c.sorted[m0+j] = piece{s, int(op.e), ri}
@@ -966,7 +957,7 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 		rec.start, rec.end, rec.m0, rec.m1, rec.next = start-delta, pos-delta, m0, m0+np, r+1+ni
 		c.leafOps = c.leafOps[:n] // the copies above were scratch
 		for t := range ni {
-			in := &inner[t]
+			in := &c.inner[t]
 			l0 := len(c.leafOps)
 			c.leafOps = append(c.leafOps, c.wholeOps[in.o0:in.o1]...)
 			c.recs[r+1+t] = objRec{start: in.start, end: in.end, m0: l0, m1: len(c.leafOps), next: r + 2 + t, leaf: true}
@@ -976,7 +967,10 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 	c.predicted++
 	c.last[d] = shapeRef{uint8(e.index + 1), e.gen}
 	if flags&predictedObj != 0 && d+1 < predictDepth {
-		c.last[d+1] = next
+		c.last[d+1] = shapeRef{}
+		if flags&predictedInner != 0 {
+			c.last[d+1] = c.inner[ni-1].shape
+		}
 	}
 	if strs != 0 {
 		c.strArr = true
@@ -989,8 +983,39 @@ func (c *canon) predictedObject(pos, delta int, level uint8) int {
 const maxInner = 4
 
 // innerRec is such an object: its output from start to end (past its
-// '{', at its '}'), its copies wholeOps[o0:o1].
-type innerRec struct{ start, end, o0, o1 int }
+// '{', at its '}'), its copies wholeOps[o0:o1], its shape.
+type innerRec struct {
+	start, end, o0, o1 int
+	shape              shapeRef
+}
+
+// takeInner takes the object at src[v] inside the object predictedObject
+// is taking, at depth d, out of order, as c.inner[ni], when it has the
+// shape its parse would predict: that of the object closed last at its
+// depth, which is the last object inside the one being taken when there
+// is one (flags). It returns the position past its '}', or 0.
+func (c *canon) takeInner(v, delta, d, ni int, flags uint8) int {
+	if ni == maxInner || d >= predictDepth {
+		return 0
+	}
+	p := c.last[d]
+	switch {
+	case flags&predictedInner != 0:
+		p = c.inner[ni-1].shape
+	case flags&predictedObj != 0:
+		return 0 // an object in order closed last: no prediction
+	}
+	if p.entry == 0 {
+		return 0
+	}
+	o0 := len(c.wholeOps)
+	e := &c.orders.e[p.entry-1]
+	end := c.predictedInner(e, p, v, delta)
+	if end != 0 {
+		c.inner[ni] = innerRec{start: v + 1 - delta, end: end - 1 - delta, o0: o0, o1: len(c.wholeOps), shape: p}
+	}
+	return end
+}
 
 // predictedInner takes the object at src[v] ('{') of the shape p names,
 // e, when it is compact, has e's keys in their order and its values are
@@ -1043,11 +1068,12 @@ func (c *canon) predictedInner(e *orderEntry, p shapeRef, v, delta int) int {
 // twice.
 const maxWholeMisses = 4
 
-// predictedObject's flags: a value of a kind the rules do not allow, an
-// object with members.
+// predictedObject's flags: a value of a kind the rules do not allow, and
+// of the objects inside:
 const (
-	predictedBad = 1 << iota
-	predictedObj
+	predictedBad   = 1 << iota
+	predictedObj   // an object with members
+	predictedInner // the last such object was out of order
 )
 
 // The literals' words, little endian: "true" and the "alse" of "false".
