@@ -791,7 +791,8 @@ func (c *canon) predictedMembers(f *frame, pos, delta int) (int, bool) {
 // next lorebook entry), in that shape's key order, compact, and every
 // value its own canonical form: a scalar, an array of strings or an
 // object of scalars whose keys are in order (an entry's keys, secondary
-// keys and extensions). It returns the position past its '}', or 0 at
+// keys and extensions) or, out of order, of the shape its parse would
+// predict (takeInner: an exporter's extensions). It returns the position past its '}', or 0 at
 // the first thing that does not fit, having changed nothing: parse then
 // takes the object member by member, errors and all. Such an object
 // needs no frame, members or sort: its members' copies go straight to

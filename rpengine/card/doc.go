@@ -48,9 +48,10 @@
 // lorebook entry) is expected to repeat its keys, which are then compared
 // as up to three words each and need no sort, its members with plain
 // scalar values taken by a short loop of their own; when all of its
-// values are plain (an entry's keys array and extensions object too),
-// the whole object is, its copies written in the order of its shape and
-// its V2 rules checked by its values' kinds. Numbers follow
+// values are plain (an entry's keys array and extensions object too, the
+// latter out of order when its shape repeats as well), the whole object
+// is, its copies written in the order of its shape and its V2 rules
+// checked by its values' kinds. Numbers follow
 // ECMAScript (section 3.2.2.3). It equals github.com/gowebpki/jcs byte for
 // byte on the RFC 8785 vectors, 10,000 ES6 number lines, every test card and
 // in differential and fuzz tests. Parse canonicalizes, checks the V2 rules
