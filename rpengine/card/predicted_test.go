@@ -228,22 +228,24 @@ func TestCanonical_predictedObjects(t *testing.T) {
 	}
 }
 
-// TestCanonical_predictedObjectsRandom damages a lorebook at random, a
-// byte or a few at a time, and compares the first pass with and without
+// TestCanonical_predictedObjectsRandom damages a lorebook at random (of
+// entries as the benchmarks' and as an exporter's), a byte or a few at
+// a time, and compares the first pass with and without
 // predictedObject as TestCanonical_predictedObjects does. Issue #24.
 func TestCanonical_predictedObjectsRandom(t *testing.T) {
 	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 24))
-	base := predictedDoc(6, -1, nil)
-	from := strings.Index(string(base), `"entries":[`)
+	bases := [][]byte{predictedDoc(6, -1, nil), predictedDocOf(exporterEntry, 6, -1, nil)}
 	const alphabet = "\"{}[],: 0179-.etfnul\\ax\x01\xff\xc3\xa9"
 	iters := 3000
 	if testing.Short() {
 		iters = 300
 	}
-	for range iters {
+	for it := range iters {
+		base := bases[it%len(bases)]
+		from := strings.Index(string(base), `"entries":[`)
 		doc := append([]byte(nil), base...)
 		for range 1 + r.IntN(3) {
 			at := from + r.IntN(len(doc)-from)
