@@ -33,9 +33,33 @@ func chunkEvents(seg, firstSeq, count, samples int) []*wire.AudioChunk {
 // down, which would hide an append that grows a buffer a few times). Four
 // segments of about 9 s each run in a row, so that an emitted segment must
 // give its reservation back (the four together exceed the 30 s budget).
+//
+// The count is the process's, so an allocation the runtime makes meanwhile
+// counts too: one run in about a hundred counted one, under wine and on
+// Linux, and none in 1600 segments when a collection ran just before each
+// (so a collection running during the loop is the likely maker). Each
+// segment is therefore measured right after a collection, and a run that
+// allocated is made again, up to three times, with a new assembler: an
+// allocation of the assembler's own comes back in every run, a stray one
+// does not.
 func TestAssembler_PushAllocs(t *testing.T) {
 	testutil.SkipAllocs(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var mallocs [4]uint64
+	for attempt := 1; ; attempt++ {
+		mallocs = pushInOrder(t)
+		if mallocs == [4]uint64{} || attempt == 3 {
+			break
+		}
+		t.Logf("run %d: allocations by in-order chunks of each segment %v; running again", attempt, mallocs)
+	}
+	testutil.Equal(t, "allocations by in-order chunks of each segment", mallocs, [4]uint64{})
+}
+
+// pushInOrder pushes four segments of in-order chunks through a new
+// assembler and returns the allocations made while each segment's chunks
+// after its first (and before its last) were pushed and polled.
+func pushInOrder(t *testing.T) (mallocs [4]uint64) {
 	const count = 400
 	a := mustAssembler(nil)
 	a.PushEvent(start())
@@ -43,6 +67,7 @@ func TestAssembler_PushAllocs(t *testing.T) {
 		evs := chunkEvents(seg, seg*count, count, 1024)
 		a.PushEvent(evs[0]) // first use of the segment: sizes its buffers
 		var m0, m1 runtime.MemStats
+		runtime.GC()
 		runtime.ReadMemStats(&m0)
 		for _, ev := range evs[1 : count-1] {
 			a.PushEvent(ev)
@@ -51,12 +76,13 @@ func TestAssembler_PushAllocs(t *testing.T) {
 			}
 		}
 		runtime.ReadMemStats(&m1)
-		testutil.Equal(t, "allocations by in-order chunks", m1.Mallocs-m0.Mallocs, uint64(0))
+		mallocs[seg] = m1.Mallocs - m0.Mallocs
 		a.PushEvent(evs[count-1]) // the last chunk completes the segment
 		out, ok := a.Next()
 		testutil.Equal(t, "segment emitted", ok && out.Kind == stream.OutputSegment && out.Segment.Index == seg, true)
 		testutil.Equal(t, "samples", len(out.Segment.Samples), count*1024)
 	}
+	return mallocs
 }
 
 // TestAssembler_ReserveBounded pins the memory a hostile engine can make
