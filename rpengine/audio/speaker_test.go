@@ -642,10 +642,43 @@ func TestDevice_partialFrame(t *testing.T) {
 	testutil.Equal(t, "one frame and a partial one", buf, []float32{0.25, 0.25, 0})
 }
 
+// TestDevice_callbackAllocs pins zero allocations in the device callback,
+// speakers converting rates as they play included. The first count is the
+// process's (runtime.MemStats), so an allocation made meanwhile by another
+// goroutine (the runtime starting a collector's worker, a test's leftover)
+// counts too: one run in about fifty counted one (CI failed on it once). A
+// run that allocated is made again, up to three times, with a new device
+// and speakers: an allocation of the callback's own comes back in every
+// run, a stray one does not.
 func TestDevice_callbackAllocs(t *testing.T) {
 	testutil.SkipAllocs(t)
+	var (
+		f       *fakeDevice
+		players []*Speaker
+		short   *Speaker
+		mallocs uint64
+	)
+	for attempt := 1; ; attempt++ {
+		f, players, short, mallocs = callbackAllocsRun(t)
+		if mallocs == 0 || attempt == 3 {
+			break
+		}
+		t.Logf("run %d: %d allocations in 100 callbacks; running again", attempt, mallocs)
+	}
+	testutil.Equal(t, "callback allocs", mallocs, uint64(0))
+	allocs := testing.AllocsPerRun(100, func() { f.pull(480) })
+	testutil.Equal(t, "callback allocs", allocs, 0.0)
+	pos, _ := short.Heard("b")
+	testutil.Equal(t, "the short replies played, tails included", pos.Done, true)
+	players[2].Interrupt()
+	allocs = testing.AllocsPerRun(100, func() { f.pull(480) })
+	testutil.Equal(t, "callback allocs after interrupt", allocs, 0.0)
+}
+
+// callbackAllocsRun sets up a device with speakers in every state and
+// returns the allocations made by its first 100 callbacks.
+func callbackAllocsRun(t *testing.T) (f *fakeDevice, players []*Speaker, short *Speaker, mallocs uint64) {
 	d, f := newTestDevice(t, 48000, 2)
-	var players []*Speaker
 	for i := range 3 {
 		p := newTestSpeaker(t, d, &SpeakerOptions{Pan: float32(i) - 1})
 		testutil.Success(t, p.Enqueue("r", seg(0, 48000, make([]int16, 48000*5))))
@@ -659,7 +692,7 @@ func TestDevice_callbackAllocs(t *testing.T) {
 	// tails play within the measured callbacks.
 	long := newTestSpeaker(t, d, nil)
 	testutil.Success(t, long.Enqueue("r", seg(0, 44100, speech(44100*3))))
-	short := newTestSpeaker(t, d, nil)
+	short = newTestSpeaker(t, d, nil)
 	testutil.Success(t, short.Enqueue("a", seg(0, 16000, make([]int16, 1600))))
 	testutil.Success(t, short.Enqueue("a", seg(1, 22050, make([]int16, 2205))))
 	testutil.Success(t, short.Enqueue("b", seg(0, 16000, make([]int16, 1600))))
@@ -672,14 +705,7 @@ func TestDevice_callbackAllocs(t *testing.T) {
 		f.pull(480)
 	}
 	runtime.ReadMemStats(&m1)
-	testutil.Equal(t, "callback allocs", m1.Mallocs-m0.Mallocs, uint64(0))
-	allocs := testing.AllocsPerRun(100, func() { f.pull(480) })
-	testutil.Equal(t, "callback allocs", allocs, 0.0)
-	pos, _ := short.Heard("b")
-	testutil.Equal(t, "the short replies played, tails included", pos.Done, true)
-	players[2].Interrupt()
-	allocs = testing.AllocsPerRun(100, func() { f.pull(480) })
-	testutil.Equal(t, "callback allocs after interrupt", allocs, 0.0)
+	return f, players, short, m1.Mallocs - m0.Mallocs
 }
 
 // TestSpeaker_concurrent runs the producer and the device callback on
