@@ -233,7 +233,6 @@ const opComma = 1 << 31 // MaxSize is far below
 // taking the members of the reordered objects recs[ri:] in it in key
 // order, and returns the index of the first record after e.
 func (c *canon) gather(ops []gatherOp, s, e, ri int) ([]gatherOp, int) {
-	// Each op appended below is counted by maxOps.
 	for ri < len(c.recs) && c.recs[ri].start < e {
 		r := &c.recs[ri]
 		if r.m1 == 0 {
@@ -262,12 +261,6 @@ func (c *canon) gather(ops []gatherOp, s, e, ri int) ([]gatherOp, int) {
 	}
 	return append(ops, gatherOp{uint32(s), uint32(e)}), ri
 }
-
-// maxOps bounds the copies gather makes of the whole output: one after
-// each record and one at the end, each leaf record's copies, and for a
-// member of a record that is not a leaf, its copy and, when there is an
-// object inside it, the copy that ends the gather of its value.
-func (c *canon) maxOps() int { return 1 + len(c.recs) + len(c.leafOps) + 2*len(c.sorted) }
 
 // appendGathered appends the output of the copies ops from src, which is
 // len(src) bytes: they permute it. The copies are made in assembly where

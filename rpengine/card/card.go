@@ -150,7 +150,7 @@ func cardBytes(data []byte, cn *canon) (raw, canon []byte, ops []gatherOp, hashe
 		}
 		// The copies are gathered in the pooled scratch, then kept after
 		// the copy of data in one array of exactly their size: an array
-		// of their own, sized by maxOps before gathering (37 copies for
+		// of their own, sized by a bound before gathering (37 copies for
 		// the 21 of a small card), cost one allocation more and more
 		// bytes than they are, and the bytes a parse allocates are what
 		// its share of the collector's work grows with (issue #24). The
