@@ -4,13 +4,6 @@ package card
 
 import "unicode/utf8"
 
-// scanKernel is a set of kernels the benchmarks can select: use selects
-// it and returns what restores the one before.
-type scanKernel struct {
-	name string
-	use  func() (restore func())
-}
-
 // scanKernels lists the kernels this CPU can run: AVX-512, AVX2 and Go.
 func scanKernels() []scanKernel {
 	set := func(avx2, avx512 bool) func() func() {
@@ -28,15 +21,6 @@ func scanKernels() []scanKernel {
 		ks = append(ks, scanKernel{"avx2", set(true, false)})
 	}
 	return append(ks, scanKernel{"go", set(false, false)})
-}
-
-// scanImpl is one set of kernels, called directly, whatever the CPU
-// selects: the tests check each against the Go ones.
-type scanImpl struct {
-	name      string
-	quoteEnd  func(p []byte) (int, bool)
-	validUTF8 func(p []byte) bool
-	gather    func(out, src []byte, ops []gatherOp)
 }
 
 // scanImpls lists the kernels this CPU can run.

@@ -10,7 +10,26 @@ import (
 	"unicode/utf8"
 )
 
-// TestValidUTF8 checks the document-wide UTF-8 check (AVX2 on amd64)
+// The kernel sets each build has are listed by scanKernels and scanImpls
+// (scan_amd64_test.go, scan_other_test.go).
+
+// scanKernel is a set of kernels the benchmarks can select: use selects
+// it and returns what restores the one before.
+type scanKernel struct {
+	name string
+	use  func() (restore func())
+}
+
+// scanImpl is one set of kernels, called directly, whatever the CPU
+// selects: the tests check each against the Go ones.
+type scanImpl struct {
+	name      string
+	quoteEnd  func(p []byte) (int, bool)
+	validUTF8 func(p []byte) bool
+	gather    func(out, src []byte, ops []gatherOp)
+}
+
+// TestValidUTF8 checks the document-wide UTF-8 check (each kernel)
 // against unicode/utf8 on every sequence of up to three bytes from an
 // alphabet of boundary values, at every offset of a 32-byte block, and on
 // random text with damage. Issue #24.
