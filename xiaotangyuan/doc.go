@@ -101,7 +101,8 @@
 //
 // The Harness is an unauthenticated local service that binds loopback
 // and checks no Origin, so the client only dials ws:// on 127.0.0.1,
-// localhost or ::1 (ports 1024-65535), like the Harness's own config.
+// localhost or ::1 (ports 1024-65535), like the Harness's own config,
+// and follows no redirect of the handshake (the Harness sends none).
 // saveId values are opaque: [SaveID] hashes a game's save name with
 // SHA-256 so that paths and account names never leave the process.
 //

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/optdef"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -46,7 +47,9 @@ type Options struct {
 	URL string
 	// HTTPClient performs the WebSocket handshake. If nil,
 	// http.DefaultClient. Tests use the fake Harness's in-memory
-	// xtytest.Server.Client.
+	// xtytest.Server.Client. The client uses a copy whose CheckRedirect
+	// refuses every redirect: the Harness never redirects, and following
+	// one could lead off loopback.
 	HTTPClient *http.Client
 
 	AdapterID string // adapter.hello adapterId, for example "my-game-adapter"
@@ -177,6 +180,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.HTTPClient == nil {
 		r.HTTPClient = http.DefaultClient
 	}
+	hc := *r.HTTPClient
+	hc.CheckRedirect = refuseRedirect
+	r.HTTPClient = &hc
 	switch {
 	case r.ReadLimit == 0:
 		r.ReadLimit = defaultReadLimit
@@ -209,6 +215,12 @@ func (o *Options) withDefaults() (Options, error) {
 		r.Logger = slog.Default()
 	}
 	return r, nil
+}
+
+// refuseRedirect is the handshake's CheckRedirect: a redirect is an
+// error, whatever it points to (issue #34).
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	return fmt.Errorf("handshake redirected to %s; the Harness never redirects, so none is followed", peertext.Quote(req.URL.Redacted(), peertext.LogBytes))
 }
 
 // checkURL accepts only a loopback ws:// URL with a port in 1024-65535.
