@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
@@ -123,18 +124,30 @@ func (cn *conn) runAtom(id json.RawMessage, p wire.Atom, fn AtomFunc) {
 }
 
 // queueReply hands an answer produced on the reader goroutine to
-// replyLoop, dropping it (noted) when the queue is full.
+// replyLoop, waiting for room in the queue (see replyQueue) until the
+// connection ends. An answer over MaxMessageSize (an id that big) cannot
+// be sent and is noted instead.
 func (cn *conn) queueReply(id json.RawMessage, e *wire.Error) {
 	b, err := wire.EncodeResponse(id, nil, e)
 	if err == nil {
+		err = checkSize(b)
+	}
+	if err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, "not answered: "+errd.Text(err, prefix), nil)
+		return
+	}
+	for cn.queued.Load()+int64(len(b)) > replyBytes {
 		select {
-		case cn.replies <- b:
+		case <-cn.room:
+		case <-cn.ctx.Done():
 			return
-		default:
-			err = fmt.Errorf("reply queue full (%d)", replyQueue)
 		}
 	}
-	cn.c.rec.RecordNote(jsonl.Out, "reply dropped: "+err.Error(), nil)
+	cn.queued.Add(int64(len(b)))
+	select {
+	case cn.replies <- b:
+	case <-cn.ctx.Done():
+	}
 }
 
 // reply answers a Harness request. Failures are recorded, not returned:

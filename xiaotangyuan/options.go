@@ -96,8 +96,11 @@ type Options struct {
 	AtomTimeout time.Duration
 
 	// MaxInFlight bounds the atom handlers running at once. If zero, 16.
-	// A request beyond it is answered at once with CodeAtomFailed
-	// "adapter busy". Negative is invalid.
+	// A request beyond it is answered with CodeAtomFailed "adapter busy"
+	// without running. Every request gets exactly one answer: when the
+	// Harness sends faster than it reads them (64 answers or 1 MiB
+	// waiting), the client stops reading until there is room. Negative
+	// is invalid.
 	MaxInFlight int
 
 	// PingInterval is the period of WebSocket ping frames (not
