@@ -61,8 +61,8 @@ type Options struct {
 	// sends none, and StartVoice/StopVoice then return ErrNoProcessID.
 	ProcessID int
 
-	// SaveID is sent in adapter.hello when not empty; see SaveID and
-	// ValidateSaveID. Change it with Client.SetSaveID.
+	// SaveID is sent in adapter.hello, trimmed, when not blank; see
+	// SaveID and ValidateSaveID. Change it with Client.SetSaveID.
 	SaveID string
 
 	// Capabilities are extra protocol features for adapter.hello, each
@@ -159,7 +159,7 @@ func (o *Options) withDefaults() (Options, error) {
 		r = *o
 	}
 	for _, f := range []struct{ name, v string }{{"AdapterID", r.AdapterID}, {"GameID", r.GameID}, {"Version", r.Version}} {
-		if strings.TrimSpace(f.v) == "" {
+		if wire.Trim(f.v) == "" {
 			return r, &ConfigError{Field: f.name, Reason: "must not be empty"}
 		}
 	}
@@ -172,8 +172,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.ProcessID == 0 {
 		r.ProcessID = os.Getpid()
 	}
-	if r.SaveID != "" && !wire.SaveIDPattern.MatchString(r.SaveID) {
-		return r, &ConfigError{Field: "SaveID", Reason: fmt.Sprintf("%q must be 1-128 characters of [A-Za-z0-9._:-]", r.SaveID)}
+	var err error
+	if r.SaveID, err = trimSaveID("SaveID", r.SaveID); err != nil {
+		return r, &ConfigError{Field: "SaveID", Reason: err.(*ValidationError).Reason}
 	}
 	for _, c := range r.Capabilities {
 		if !strings.HasPrefix(c, "assistant.") && !strings.HasPrefix(c, "speech.") {
