@@ -7,6 +7,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -20,7 +21,9 @@ import (
 // are not a JSON object are answered with CodeInvalidParams without
 // calling the function. The returned value is encoded as the JSON-RPC
 // result; an error becomes a CodeAtomFailed error whose message is
-// err.Error(), which the Harness shows as the failed step's text.
+// err.Error(), which the Harness shows as the failed step's text, clipped
+// to 2 KiB with control characters escaped (it may quote the Harness's
+// arguments).
 //
 // It runs on its own goroutine, concurrently with other atoms and with
 // the game's pending calls (the Harness calls atoms while chat.send is
@@ -59,7 +62,7 @@ func (c *Client) HandleAtom(name string, fn AtomFunc) (err error) {
 func (cn *conn) serve(f wire.Frame) (string, func()) {
 	refuse := func(e *wire.Error) func() { return func() { cn.queueReply(f.ID, e) } }
 	if f.Method != wire.MethodAtom {
-		return "answered: unknown method", refuse(&wire.Error{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
+		return "answered: unknown method", refuse(&wire.Error{Code: CodeMethodNotFound, Message: "unknown method: " + peertext.Clip(f.Method, peertext.LogBytes)})
 	}
 	var p wire.Atom
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
@@ -67,14 +70,14 @@ func (cn *conn) serve(f wire.Frame) (string, func()) {
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		if err := checkArgs(p.Arguments); err != nil {
-			return "answered: arguments not an object", refuse(&wire.Error{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
+			return "answered: arguments not an object", refuse(&wire.Error{Code: CodeInvalidParams, Message: "atom " + peertext.Clip(p.Atom, peertext.LogBytes) + ": " + err.Error()})
 		}
 	}
 	cn.c.mu.Lock()
 	fn := cn.c.atoms[p.Atom]
 	cn.c.mu.Unlock()
 	if fn == nil {
-		return "answered: unknown atom", refuse(&wire.Error{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
+		return "answered: unknown atom", refuse(&wire.Error{Code: CodeAtomFailed, Message: "unknown atom: " + peertext.Clip(p.Atom, peertext.LogBytes)})
 	}
 	select {
 	case cn.atomSem <- struct{}{}:
@@ -108,7 +111,8 @@ func (cn *conn) runAtom(id json.RawMessage, p wire.Atom, fn AtomFunc) {
 		return
 	}
 	if err != nil {
-		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: err.Error()})
+		// Clipped: it may quote the Harness's own arguments (issue #31).
+		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: peertext.Clip(err.Error(), peertext.LineBytes)})
 		return
 	}
 	res, err := json.Marshal(v)

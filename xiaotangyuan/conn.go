@@ -13,6 +13,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -374,7 +375,7 @@ func (cn *conn) readError(err error) error {
 func (cn *conn) handle(b []byte) (note string, then func()) {
 	f, kind, err := parseFrame(b)
 	if err != nil {
-		return "dropped: " + err.Error(), nil
+		return "dropped: " + peertext.Clip(err.Error(), peertext.LineBytes), nil
 	}
 	switch kind {
 	case kindResponse:
@@ -387,7 +388,7 @@ func (cn *conn) handle(b []byte) (note string, then func()) {
 		if errors.Is(err, errDropped) {
 			return err.Error(), nil
 		}
-		return "dropped: " + err.Error(), nil
+		return "dropped: " + peertext.Clip(err.Error(), peertext.LineBytes), nil
 	}
 	return "", func() { cn.emitOwned(ev) }
 }
