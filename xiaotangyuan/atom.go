@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -19,7 +21,9 @@ import (
 // are not a JSON object are answered with CodeInvalidParams without
 // calling the function. The returned value is encoded as the JSON-RPC
 // result; an error becomes a CodeAtomFailed error whose message is
-// err.Error(), which the Harness shows as the failed step's text.
+// err.Error(), which the Harness shows as the failed step's text, clipped
+// to 2 KiB with control characters escaped (it may quote the Harness's
+// arguments).
 //
 // It runs on its own goroutine, concurrently with other atoms and with
 // the game's pending calls (the Harness calls atoms while chat.send is
@@ -58,7 +62,7 @@ func (c *Client) HandleAtom(name string, fn AtomFunc) (err error) {
 func (cn *conn) serve(f wire.Frame) (string, func()) {
 	refuse := func(e *wire.Error) func() { return func() { cn.queueReply(f.ID, e) } }
 	if f.Method != wire.MethodAtom {
-		return "answered: unknown method", refuse(&wire.Error{Code: CodeMethodNotFound, Message: "unknown method: " + f.Method})
+		return "answered: unknown method", refuse(&wire.Error{Code: CodeMethodNotFound, Message: "unknown method: " + peertext.Clip(f.Method, peertext.LogBytes)})
 	}
 	var p wire.Atom
 	if err := json.Unmarshal(f.Params, &p); err != nil || p.Atom == "" {
@@ -66,14 +70,14 @@ func (cn *conn) serve(f wire.Frame) (string, func()) {
 	}
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		if err := checkArgs(p.Arguments); err != nil {
-			return "answered: arguments not an object", refuse(&wire.Error{Code: CodeInvalidParams, Message: "atom " + p.Atom + ": " + err.Error()})
+			return "answered: arguments not an object", refuse(&wire.Error{Code: CodeInvalidParams, Message: "atom " + peertext.Clip(p.Atom, peertext.LogBytes) + ": " + err.Error()})
 		}
 	}
 	cn.c.mu.Lock()
 	fn := cn.c.atoms[p.Atom]
 	cn.c.mu.Unlock()
 	if fn == nil {
-		return "answered: unknown atom", refuse(&wire.Error{Code: CodeAtomFailed, Message: "unknown atom: " + p.Atom})
+		return "answered: unknown atom", refuse(&wire.Error{Code: CodeAtomFailed, Message: "unknown atom: " + peertext.Clip(p.Atom, peertext.LogBytes)})
 	}
 	select {
 	case cn.atomSem <- struct{}{}:
@@ -107,7 +111,8 @@ func (cn *conn) runAtom(id json.RawMessage, p wire.Atom, fn AtomFunc) {
 		return
 	}
 	if err != nil {
-		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: err.Error()})
+		// Clipped: it may quote the Harness's own arguments (issue #31).
+		cn.reply(id, nil, &wire.Error{Code: CodeAtomFailed, Message: peertext.Clip(err.Error(), peertext.LineBytes)})
 		return
 	}
 	res, err := json.Marshal(v)
@@ -123,18 +128,30 @@ func (cn *conn) runAtom(id json.RawMessage, p wire.Atom, fn AtomFunc) {
 }
 
 // queueReply hands an answer produced on the reader goroutine to
-// replyLoop, dropping it (noted) when the queue is full.
+// replyLoop, waiting for room in the queue (see replyQueue) until the
+// connection ends. An answer over MaxMessageSize (an id that big) cannot
+// be sent and is noted instead.
 func (cn *conn) queueReply(id json.RawMessage, e *wire.Error) {
 	b, err := wire.EncodeResponse(id, nil, e)
 	if err == nil {
+		err = checkSize(b)
+	}
+	if err != nil {
+		cn.c.rec.RecordNote(jsonl.Out, "not answered: "+errd.Text(err, prefix), nil)
+		return
+	}
+	for cn.queued.Load()+int64(len(b)) > replyBytes {
 		select {
-		case cn.replies <- b:
+		case <-cn.room:
+		case <-cn.ctx.Done():
 			return
-		default:
-			err = fmt.Errorf("reply queue full (%d)", replyQueue)
 		}
 	}
-	cn.c.rec.RecordNote(jsonl.Out, "reply dropped: "+err.Error(), nil)
+	cn.queued.Add(int64(len(b)))
+	select {
+	case cn.replies <- b:
+	case <-cn.ctx.Done():
+	}
 }
 
 // reply answers a Harness request. Failures are recorded, not returned:

@@ -11,6 +11,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	xty "github.com/gamelink-go/gamelink/xiaotangyuan"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/xtytest"
@@ -372,4 +374,109 @@ func TestClient_AtomCancelledByClose(t *testing.T) {
 		testutil.ErrorIs(t, handlerErr, context.Canceled) // set before Close returned
 		testutil.Equal(t, "Close took", time.Since(start), time.Duration(0))
 	})
+}
+
+// atomFlood is a Harness that, once the hello is answered, sends its
+// game.atom.execute calls as fast as the client reads them, reading
+// nothing until read is closed; then it counts the answers by id.
+type atomFlood struct {
+	calls [][]byte
+	read  chan struct{}
+
+	mu      sync.Mutex // guards following
+	answers map[string]int
+	busy    int
+}
+
+func newAtomFlood(calls, idBytes int) *atomFlood {
+	f := &atomFlood{read: make(chan struct{}), answers: make(map[string]int)}
+	for i := range calls {
+		f.calls = append(f.calls, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"%0*d","method":"game.atom.execute","params":{"atom":"game.noop","arguments":{}}}`, idBytes, i))
+	}
+	return f
+}
+
+func (f *atomFlood) serve(ctx context.Context, t *testing.T, ws *websocket.Conn, hello []byte) {
+	acceptHello(ctx, t, ws, hello)
+	go func() {
+		for _, b := range f.calls {
+			if ws.Write(ctx, websocket.MessageText, b) != nil {
+				return
+			}
+		}
+	}()
+	<-f.read
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		var a struct {
+			ID    string
+			Error *struct{ Message string }
+		}
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Errorf("answer %.100s: %v", b, err)
+		}
+		f.mu.Lock()
+		f.answers[a.ID]++
+		if a.Error != nil && strings.Contains(a.Error.Message, "adapter busy") {
+			f.busy++
+		}
+		f.mu.Unlock()
+	}
+}
+
+// Every game.atom.execute gets exactly one answer, however many come at
+// once: past MaxInFlight they are answered "adapter busy", and when the
+// queue of those answers is full (64 of them, or 1 MiB) the reader waits
+// for room rather than drop one, so a Harness that does not read is
+// throttled instead. Before, a gateway sending 5,000 calls got no answer
+// for 3,365 of them. Issue #34.
+func TestClient_AtomFlood(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		calls, idBytes int
+		maxRead        int // calls the client reads while the Harness reads nothing
+	}{
+		// 16 atoms hold their answers, 64 busy answers wait in the queue,
+		// one is being written and one waits for room.
+		{"5000 calls", 5000, 36, 16 + 64 + 2},
+		// Ten answers of 100 KiB fill the queue's 1 MiB.
+		{"ids of 100 KiB", 100, 100 << 10, 16 + 10 + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newAtomFlood(tc.calls, tc.idBytes)
+				rec := &testutil.SyncBuffer{}
+				opts := baseOptions()
+				opts.HTTPClient = rawHarness(t, func(ctx context.Context, ws *websocket.Conn, hello []byte) { f.serve(ctx, t, ws, hello) })
+				opts.PingInterval = -1
+				opts.Recorder = rec
+				c, err := xty.New(opts)
+				testutil.Success(t, err)
+				defer c.Close()
+				testutil.Success(t, c.HandleAtom("game.noop", func(context.Context, json.RawMessage) (any, error) { return true, nil }))
+				testutil.Success(t, c.Connect(context.Background()))
+
+				synctest.Wait() // everything blocked: the Harness reads nothing
+				read := strings.Count(rec.String(), `"method":"game.atom.execute"`)
+				t.Logf("read %d of %d calls while the Harness read nothing", read, tc.calls)
+				if read > tc.maxRead {
+					t.Errorf("the client read %d calls while the Harness read nothing, want at most %d", read, tc.maxRead)
+				}
+				close(f.read)
+				synctest.Wait()
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				t.Logf("%d answers, %d busy", len(f.answers), f.busy)
+				testutil.Equal(t, "calls answered", len(f.answers), tc.calls)
+				for id, n := range f.answers {
+					if n != 1 {
+						t.Fatalf("call %.40s answered %d times", id, n)
+					}
+				}
+			})
+		})
+	}
 }

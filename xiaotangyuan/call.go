@@ -3,7 +3,6 @@ package xiaotangyuan
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
@@ -101,7 +100,7 @@ func (c *Client) Compose(ctx context.Context, text string, cc *ChatContext) (Rep
 
 func (c *Client) reply(ctx context.Context, method, text string, cc *ChatContext) (r Reply, err error) {
 	defer wrap(&err, method)
-	text = strings.TrimSpace(text)
+	text = wire.Trim(text)
 	if method != wire.MethodRetry && text == "" {
 		return r, &ValidationError{Field: "text", Reason: "must not be blank"}
 	}
@@ -122,10 +121,9 @@ func stateParams(observation any, saveID string) (wire.State, error) {
 	if err != nil {
 		return wire.State{}, err
 	}
-	if saveID != "" {
-		if err := validateSaveID("saveId", saveID); err != nil {
-			return wire.State{}, err
-		}
+	saveID, err = trimSaveID("saveId", saveID)
+	if err != nil {
+		return wire.State{}, err
 	}
 	return wire.State{Observation: obs, SaveID: saveID}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf16"
 
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
@@ -34,24 +33,24 @@ func (c *ChatContext) wire() (*wire.Context, error) {
 	if c == nil {
 		return nil, nil
 	}
-	// Measured after trimming, as the Harness does: the trimmed text is
-	// what is sent.
-	if n := utf16Len(strings.TrimSpace(c.RoleInstructions)); n > MaxRoleInstructions {
+	// Trimmed as the Harness trims (JavaScript's trim), and measured
+	// after trimming, as the Harness does: the trimmed text is what is
+	// sent.
+	if n := utf16Len(wire.Trim(c.RoleInstructions)); n > MaxRoleInstructions {
 		return nil, &ValidationError{Field: "context.roleInstructions", Reason: fmt.Sprintf("%d UTF-16 units, limit %d", n, MaxRoleInstructions)}
 	}
-	if c.SaveID != "" {
-		if err := validateSaveID("context.saveId", c.SaveID); err != nil {
-			return nil, err
-		}
+	save, err := trimSaveID("context.saveId", c.SaveID)
+	if err != nil {
+		return nil, err
 	}
 	w := &wire.Context{
-		RoleInstructions: strings.TrimSpace(c.RoleInstructions),
-		PlayerName:       strings.TrimSpace(c.PlayerName),
-		Location:         strings.TrimSpace(c.Location),
-		Date:             strings.TrimSpace(c.Date),
-		Time:             strings.TrimSpace(c.Time),
-		NearbyNPC:        strings.TrimSpace(c.NearbyNPC),
-		SaveID:           c.SaveID,
+		RoleInstructions: wire.Trim(c.RoleInstructions),
+		PlayerName:       wire.Trim(c.PlayerName),
+		Location:         wire.Trim(c.Location),
+		Date:             wire.Trim(c.Date),
+		Time:             wire.Trim(c.Time),
+		NearbyNPC:        wire.Trim(c.NearbyNPC),
+		SaveID:           save,
 	}
 	if c.Observation != nil {
 		obs, err := encodeObject("context.observation", c.Observation)

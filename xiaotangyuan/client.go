@@ -187,9 +187,10 @@ func (c *Client) closeRecorder() {
 	}
 }
 
-// SetSaveID switches the save slot, or clears it when id is "" (the
-// player left for the title screen; the Stardew adapter does the same):
-// it validates id, stores it for every later hello and, when connected
+// SetSaveID switches the save slot, or clears it when id is "" or blank
+// (the player left for the title screen; the Stardew adapter does the
+// same): it trims and validates id (see [ValidateSaveID]), stores it for
+// every later hello and, when connected
 // and id differs from the current one, reconnects so that the new
 // adapter.hello carries it, or carries none (the hello is once per
 // connection, so this is the only way to change the hello saveId; a
@@ -201,10 +202,8 @@ func (c *Client) closeRecorder() {
 // expires; on expiry the switch still happens in the background.
 func (c *Client) SetSaveID(ctx context.Context, id string) (err error) {
 	defer wrap(&err, "set save id")
-	if id != "" {
-		if err := ValidateSaveID(id); err != nil {
-			return err
-		}
+	if id, err = trimSaveID("saveId", id); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	same := c.saveID == id

@@ -1,11 +1,16 @@
 package xiaotangyuan_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -307,4 +312,58 @@ func TestClient_Receive(t *testing.T) {
 		<-done
 		testutil.Equal(t, "loop saw", got, []xty.EventKind{xty.EventStatus, xty.EventDisconnected})
 	})
+}
+
+// redirectingHarness is an HTTP client whose transport records the
+// address of every dial: a dial to the Harness's default address reaches
+// an in-memory server that answers the upgrade with a 307 to location;
+// any other address is refused, so the test never reaches the network.
+func redirectingHarness(location string) (*http.Client, func() []string) {
+	var mu sync.Mutex
+	var dials []string
+	dial := func(ctx context.Context, _, addr string) (net.Conn, error) {
+		mu.Lock()
+		dials = append(dials, addr)
+		mu.Unlock()
+		if addr != "127.0.0.1:32145" {
+			return nil, errors.New("refused by the test: " + addr)
+		}
+		srv, cli := net.Pipe()
+		go func() {
+			defer srv.Close()
+			if _, err := http.ReadRequest(bufio.NewReader(srv)); err == nil {
+				io.WriteString(srv, "HTTP/1.1 307 Temporary Redirect\r\nLocation: "+location+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			}
+		}()
+		return cli, nil
+	}
+	hc := &http.Client{Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
+	return hc, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), dials...)
+	}
+}
+
+// The handshake follows no redirect, wherever it points: the Harness never
+// redirects, and a local process that answers the upgrade with one must
+// not make the client dial a host its URL rules refuse. Issue #34.
+func TestClient_HandshakeRedirect(t *testing.T) {
+	t.Parallel()
+	for _, location := range []string{"http://192.0.2.1:32145/", "ws://127.0.0.1:32146/"} {
+		t.Run(location, func(t *testing.T) {
+			t.Parallel()
+			hc, dials := redirectingHarness(location)
+			opts := baseOptions()
+			opts.HTTPClient = hc
+			c, err := xty.New(opts)
+			testutil.Success(t, err)
+			defer c.Close()
+			err = c.Connect(context.Background())
+			t.Log(err)
+			testutil.ErrorIs(t, err, xty.ErrDisconnected)
+			testutil.Equal(t, "dials", dials(), []string{"127.0.0.1:32145"})
+			testutil.Equal(t, "error names the redirect", strings.Contains(err.Error(), "redirect"), true)
+		})
+	}
 }

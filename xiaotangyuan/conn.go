@@ -13,6 +13,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -31,6 +32,8 @@ type conn struct {
 	cancel   context.CancelFunc
 	atomSem  chan struct{} // bounded atom concurrency
 	replies  chan []byte   // the reader's own answers, written by replyLoop
+	room     chan struct{} // replyLoop's signal that an answer left replies
+	queued   atomic.Int64  // bytes in replies and in replyLoop's hands
 	wg       sync.WaitGroup
 	done     chan struct{} // closed by shutdown
 	switched atomic.Bool   // ended by SetSaveID: reconnect at once
@@ -71,6 +74,7 @@ func newConn(c *Client, ws *websocket.Conn) *conn {
 		ws:      ws,
 		atomSem: make(chan struct{}, c.o.MaxInFlight),
 		replies: make(chan []byte, replyQueue),
+		room:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		pending: make(map[int64]*pendingCall),
 		owners:  make(map[string]*pendingCall),
@@ -79,10 +83,16 @@ func newConn(c *Client, ws *websocket.Conn) *conn {
 	return cn
 }
 
-// replyQueue bounds the answers the reader queues for replyLoop. When it
-// is full the answer is dropped and noted in the recorder; the Harness
-// then fails that request at its own 15 s timeout.
-const replyQueue = 64
+// replyQueue and replyBytes bound the answers the reader queues for
+// replyLoop, in count and in bytes. When either is reached the reader
+// waits for room, reading nothing meanwhile, so that a Harness sending
+// requests faster than it reads the answers is throttled by TCP, as a
+// writer is, and every request gets its answer (issue #34). The wait ends
+// with the connection, which a write stuck for writeTimeout ends.
+const (
+	replyQueue = 64
+	replyBytes = MaxMessageSize // every answer sent fits
+)
 
 func (cn *conn) startReader() {
 	cn.wg.Add(2)
@@ -103,6 +113,11 @@ func (cn *conn) replyLoop() {
 		case b := <-cn.replies:
 			if err := cn.write(b, "response"); err != nil {
 				cn.c.rec.RecordNote(jsonl.Out, "reply failed: "+err.Error(), nil)
+			}
+			cn.queued.Add(-int64(len(b)))
+			select {
+			case cn.room <- struct{}{}:
+			default: // the reader is signalled already
 			}
 		}
 	}
@@ -184,7 +199,8 @@ func (cn *conn) switchSave() {
 	cn.shutdown(&DisconnectError{Code: int(websocket.StatusNormalClosure), Reason: "save switched"}, websocket.StatusNormalClosure)
 }
 
-// write sends one encoded message after the size guard.
+// write sends one encoded message after the size guard. A failed write
+// ends the connection, as coder/websocket has closed it.
 func (cn *conn) write(b []byte, method string) error {
 	if err := checkSize(b); err != nil {
 		cn.c.rec.RecordNote(jsonl.Out, "not sent: "+method+": "+errd.Text(err, prefix), nil)
@@ -194,10 +210,8 @@ func (cn *conn) write(b []byte, method string) error {
 	ctx, cancel := context.WithTimeout(cn.ctx, writeTimeout)
 	defer cancel()
 	if err := cn.ws.Write(ctx, websocket.MessageText, b); err != nil {
-		if c := cn.cause(); c != nil {
-			return c
-		}
-		return &DisconnectError{Reason: "write " + method, Err: err}
+		cn.shutdown(&DisconnectError{Reason: "write " + method, Err: err}, websocket.StatusGoingAway)
+		return cn.cause()
 	}
 	return nil
 }
@@ -361,7 +375,7 @@ func (cn *conn) readError(err error) error {
 func (cn *conn) handle(b []byte) (note string, then func()) {
 	f, kind, err := parseFrame(b)
 	if err != nil {
-		return "dropped: " + err.Error(), nil
+		return "dropped: " + peertext.Clip(err.Error(), peertext.LineBytes), nil
 	}
 	switch kind {
 	case kindResponse:
@@ -374,7 +388,7 @@ func (cn *conn) handle(b []byte) (note string, then func()) {
 		if errors.Is(err, errDropped) {
 			return err.Error(), nil
 		}
-		return "dropped: " + err.Error(), nil
+		return "dropped: " + peertext.Clip(err.Error(), peertext.LineBytes), nil
 	}
 	return "", func() { cn.emitOwned(ev) }
 }

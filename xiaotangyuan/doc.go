@@ -82,11 +82,12 @@
 // Options.Recorder, one more goroutine of the client's writes the
 // recording. Atom
 // handlers run while the game's own chat.send is pending, which is how
-// the Harness uses them. The reader never writes and never blocks: events
-// go to a bounded queue (Options.MaxEvents; dropped and counted when
-// full) that the game receives from with [Client.Events], [Client.Next]
-// or [Client.Poll], and its own answers to another bounded queue. No lock
-// is held while user code runs. [Client.Close] joins every goroutine.
+// the Harness uses them. The reader never writes: events go to a bounded
+// queue (Options.MaxEvents; dropped and counted when full) that the game
+// receives from with [Client.Events], [Client.Next] or [Client.Poll], and
+// its own answers to another, of 64 answers and 1 MiB, for which it waits
+// when full, so that every Harness request gets one answer. No lock is
+// held while user code runs. [Client.Close] joins every goroutine.
 //
 // Liveness uses WebSocket ping frames, not gateway.ping: the gateway
 // processes each connection's requests strictly in order, so
@@ -101,7 +102,8 @@
 //
 // The Harness is an unauthenticated local service that binds loopback
 // and checks no Origin, so the client only dials ws:// on 127.0.0.1,
-// localhost or ::1 (ports 1024-65535), like the Harness's own config.
+// localhost or ::1 (ports 1024-65535), like the Harness's own config,
+// and follows no redirect of the handshake (the Harness sends none).
 // saveId values are opaque: [SaveID] hashes a game's save name with
 // SHA-256 so that paths and account names never leave the process.
 //

@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -71,7 +72,9 @@ func (e *ConfigError) Error() string { return prefix + "option " + e.Field + ": 
 
 // RPCError is an error response from the Harness. Its text is
 // "xiaotangyuan: harness error <code>: <message>"; returned by a method,
-// it reads "xiaotangyuan: <method>: harness error <code>: <message>".
+// it reads "xiaotangyuan: <method>: harness error <code>: <message>". The
+// message is clipped in the text (2 KiB, control characters escaped) and
+// kept whole in Message.
 type RPCError struct {
 	Method  string          // the method called
 	Code    int             // JSON-RPC error code, usually CodeServer
@@ -81,7 +84,7 @@ type RPCError struct {
 
 // Error returns "xiaotangyuan: harness error <code>: <message>".
 func (e *RPCError) Error() string {
-	return fmt.Sprintf("%sharness error %d: %s", prefix, e.Code, e.Message)
+	return fmt.Sprintf("%sharness error %d: %s", prefix, e.Code, peertext.Clip(e.Message, peertext.LineBytes))
 }
 
 // ValidationError reports a value of a call refused locally before
@@ -106,17 +109,19 @@ type DisconnectError struct {
 	Err    error  // underlying cause, may be nil
 }
 
-// Error describes the close code, reason and cause, as available.
+// Error describes the close code, reason and cause, as available. The
+// reason and the cause may quote the peer (a close reason, a handshake
+// response): both are clipped, with control characters escaped.
 func (e *DisconnectError) Error() string {
 	s := prefix + "disconnected"
 	if e.Code != 0 {
 		s += fmt.Sprintf(" (close %d)", e.Code)
 	}
 	if e.Reason != "" {
-		s += ": " + e.Reason
+		s += ": " + peertext.Clip(e.Reason, peertext.LogBytes)
 	}
 	if e.Err != nil {
-		s += ": " + errd.Text(e.Err, prefix)
+		s += ": " + peertext.Clip(errd.Text(e.Err, prefix), peertext.LineBytes)
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package xiaotangyuan
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -71,6 +72,9 @@ func Test_decodeNotification(t *testing.T) {
 			Event{Kind: EventText, InteractionID: "j", Text: "b", Delta: "b"}, false},
 		{"delta without text", "assistant.text.delta", `{"interactionId":"i","delta":"b"}`, Event{}, true},
 		{"start without id", "assistant.text.start", `{"source":"chat"}`, Event{}, true},
+		{"id of 256 bytes", "assistant.text.start", `{"interactionId":"` + strings.Repeat("i", 256) + `"}`, Event{Kind: EventStart, InteractionID: strings.Repeat("i", 256)}, false},
+		// Issue #31: the ids remembered are bounded in bytes too.
+		{"id of 257 bytes", "assistant.text.done", `{"interactionId":"` + strings.Repeat("i", 257) + `","text":""}`, Event{}, true},
 		{"present", "assistant.present", `{"text":"t","source":"proactive"}`, Event{Kind: EventPresent, Text: "t", Source: SourceProactive}, false},
 		{"error", "assistant.error", `{"message":"m"}`, Event{Kind: EventError, Message: "m"}, false},
 		{"cancel", "assistant.text.cancel", `{"reason":"barge-in"}`, Event{Kind: EventCancel, Reason: "barge-in"}, false},

@@ -35,6 +35,7 @@ func baseOptions() *xty.Options {
 func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func(*xty.Client)) *env {
 	t.Helper()
 	h := xtytest.NewServer(hopts)
+	t.Cleanup(h.Close) // after the client's, registered below
 	if copts == nil {
 		copts = baseOptions()
 	}
@@ -49,10 +50,7 @@ func newEnv(t *testing.T, hopts *xtytest.Options, copts *xty.Options, setup func
 	if setup != nil {
 		setup(c)
 	}
-	t.Cleanup(func() {
-		c.Close()
-		h.Close()
-	})
+	t.Cleanup(func() { c.Close() })
 	testutil.Success(t, c.Connect(context.Background()))
 	return e
 }

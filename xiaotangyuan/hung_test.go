@@ -34,12 +34,11 @@ func (l *oneConn) Accept() (net.Conn, error) {
 func (l *oneConn) Close() error   { return nil }
 func (l *oneConn) Addr() net.Addr { return &net.TCPAddr{} }
 
-// hungHarness serves connections that read the hello, answer it when
-// answer (nil: always) says so, and then hang (their event loop stuck,
-// reading nothing, so pings go unanswered). It returns the HTTP client to
-// dial it with; the server stops when the test ends.
-func hungHarness(t *testing.T, answer func(hello []byte) bool) *http.Client {
-	hang := make(chan struct{})
+// rawHarness serves in-memory connections with serve, which gets each
+// accepted WebSocket and its first message, the hello, read but not
+// answered. It returns the HTTP client to dial it with; the server stops
+// when the test ends.
+func rawHarness(t *testing.T, serve func(ctx context.Context, ws *websocket.Conn, hello []byte)) *http.Client {
 	l := &oneConn{ch: make(chan net.Conn), done: make(chan struct{})}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -47,20 +46,16 @@ func hungHarness(t *testing.T, answer func(hello []byte) bool) *http.Client {
 			return
 		}
 		defer ws.CloseNow()
+		ws.SetReadLimit(-1)
 		_, b, err := ws.Read(r.Context())
-		var hello struct{ ID json.RawMessage }
-		if err != nil || !strings.Contains(string(b), "adapter.hello") || json.Unmarshal(b, &hello) != nil {
+		if err != nil || !strings.Contains(string(b), "adapter.hello") {
 			t.Errorf("want hello, got %s, %v", b, err)
 			return
 		}
-		if answer == nil || answer(b) {
-			ws.Write(r.Context(), websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+string(hello.ID)+`,"result":{"accepted":true,"protocolVersion":"1.1"}}`))
-		}
-		<-hang
+		serve(r.Context(), ws, b)
 	})}
 	go srv.Serve(l)
 	t.Cleanup(func() {
-		close(hang)
 		close(l.done)
 		srv.Close()
 	})
@@ -69,6 +64,31 @@ func hungHarness(t *testing.T, answer func(hello []byte) bool) *http.Client {
 		l.ch <- a
 		return b, nil
 	}}}
+}
+
+// acceptHello answers the hello read by rawHarness.
+func acceptHello(ctx context.Context, t *testing.T, ws *websocket.Conn, hello []byte) {
+	var h struct{ ID json.RawMessage }
+	if err := json.Unmarshal(hello, &h); err != nil {
+		t.Errorf("hello %s: %v", hello, err)
+	}
+	ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+string(h.ID)+`,"result":{"accepted":true,"protocolVersion":"1.1"}}`))
+}
+
+// hungHarness serves connections that read the hello, answer it when
+// answer (nil: always) says so, and then hang (their event loop stuck,
+// reading nothing, so pings go unanswered). It returns the HTTP client to
+// dial it with; the server stops when the test ends.
+func hungHarness(t *testing.T, answer func(hello []byte) bool) *http.Client {
+	hang := make(chan struct{})
+	hc := rawHarness(t, func(ctx context.Context, ws *websocket.Conn, hello []byte) {
+		if answer == nil || answer(hello) {
+			acceptHello(ctx, t, ws, hello)
+		}
+		<-hang
+	})
+	t.Cleanup(func() { close(hang) }) // before rawHarness's own cleanup
+	return hc
 }
 
 // A Harness that answers the hello and then hangs no longer answers

@@ -14,6 +14,12 @@ import (
 // (stale interaction, duplicate delta); the recorder notes it.
 var errDropped = errors.New("dropped: duplicate or after done/cancel")
 
+// maxInteractionID bounds an interactionId, in bytes: the Assembler and
+// the line of streaming calls remember up to 352 of them, and the
+// Harness's are UUIDs of 36 bytes. A notification with a longer one is
+// dropped (issue #31: every remembered id is bounded).
+const maxInteractionID = 256
+
 // decodeNotification turns one Harness notification into an event,
 // through a for the stream ones. It returns errDropped for an event a
 // drops, and another error for unknown methods or malformed params.
@@ -23,6 +29,9 @@ func decodeNotification(a *Assembler, method string, params json.RawMessage) (Ev
 		if err := json.Unmarshal(params, &p); err != nil {
 			return Event{}, fmt.Errorf("%s params: %w", method, err)
 		}
+	}
+	if len(p.InteractionID) > maxInteractionID {
+		return Event{}, fmt.Errorf("%s: interactionId of %d bytes, over %d", method, len(p.InteractionID), maxInteractionID)
 	}
 	src := Source(p.Source)
 	var ev Event

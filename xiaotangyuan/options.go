@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/optdef"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -46,7 +47,9 @@ type Options struct {
 	URL string
 	// HTTPClient performs the WebSocket handshake. If nil,
 	// http.DefaultClient. Tests use the fake Harness's in-memory
-	// xtytest.Server.Client.
+	// xtytest.Server.Client. The client uses a copy whose CheckRedirect
+	// refuses every redirect: the Harness never redirects, and following
+	// one could lead off loopback.
 	HTTPClient *http.Client
 
 	AdapterID string // adapter.hello adapterId, for example "my-game-adapter"
@@ -58,8 +61,8 @@ type Options struct {
 	// sends none, and StartVoice/StopVoice then return ErrNoProcessID.
 	ProcessID int
 
-	// SaveID is sent in adapter.hello when not empty; see SaveID and
-	// ValidateSaveID. Change it with Client.SetSaveID.
+	// SaveID is sent in adapter.hello, trimmed, when not blank; see
+	// SaveID and ValidateSaveID. Change it with Client.SetSaveID.
 	SaveID string
 
 	// Capabilities are extra protocol features for adapter.hello, each
@@ -93,8 +96,11 @@ type Options struct {
 	AtomTimeout time.Duration
 
 	// MaxInFlight bounds the atom handlers running at once. If zero, 16.
-	// A request beyond it is answered at once with CodeAtomFailed
-	// "adapter busy". Negative is invalid.
+	// A request beyond it is answered with CodeAtomFailed "adapter busy"
+	// without running. Every request gets exactly one answer: when the
+	// Harness sends faster than it reads them (64 answers or 1 MiB
+	// waiting), the client stops reading until there is room. Negative
+	// is invalid.
 	MaxInFlight int
 
 	// PingInterval is the period of WebSocket ping frames (not
@@ -153,7 +159,7 @@ func (o *Options) withDefaults() (Options, error) {
 		r = *o
 	}
 	for _, f := range []struct{ name, v string }{{"AdapterID", r.AdapterID}, {"GameID", r.GameID}, {"Version", r.Version}} {
-		if strings.TrimSpace(f.v) == "" {
+		if wire.Trim(f.v) == "" {
 			return r, &ConfigError{Field: f.name, Reason: "must not be empty"}
 		}
 	}
@@ -166,8 +172,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.ProcessID == 0 {
 		r.ProcessID = os.Getpid()
 	}
-	if r.SaveID != "" && !wire.SaveIDPattern.MatchString(r.SaveID) {
-		return r, &ConfigError{Field: "SaveID", Reason: fmt.Sprintf("%q must be 1-128 characters of [A-Za-z0-9._:-]", r.SaveID)}
+	var err error
+	if r.SaveID, err = trimSaveID("SaveID", r.SaveID); err != nil {
+		return r, &ConfigError{Field: "SaveID", Reason: err.(*ValidationError).Reason}
 	}
 	for _, c := range r.Capabilities {
 		if !strings.HasPrefix(c, "assistant.") && !strings.HasPrefix(c, "speech.") {
@@ -177,6 +184,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.HTTPClient == nil {
 		r.HTTPClient = http.DefaultClient
 	}
+	hc := *r.HTTPClient
+	hc.CheckRedirect = refuseRedirect
+	r.HTTPClient = &hc
 	switch {
 	case r.ReadLimit == 0:
 		r.ReadLimit = defaultReadLimit
@@ -209,6 +219,12 @@ func (o *Options) withDefaults() (Options, error) {
 		r.Logger = slog.Default()
 	}
 	return r, nil
+}
+
+// refuseRedirect is the handshake's CheckRedirect: a redirect is an
+// error, whatever it points to (issue #34).
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	return fmt.Errorf("handshake redirected to %s; the Harness never redirects, so none is followed", peertext.Quote(req.URL.Redacted(), peertext.LogBytes))
 }
 
 // checkURL accepts only a loopback ws:// URL with a port in 1024-65535.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
 )
 
@@ -33,18 +34,27 @@ func SaveID(game, raw string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ValidateSaveID returns a [*ValidationError] unless id matches
-// ^[A-Za-z0-9._:-]{1,128}$. Unlike the Harness it does not trim: an id
-// with spaces is refused rather than silently altered.
+// ValidateSaveID returns a [*ValidationError] unless id, trimmed of
+// white space as the Harness trims it (JavaScript's String.prototype.trim),
+// matches ^[A-Za-z0-9._:-]{1,128}$, the Harness's own rule: " slot-1 "
+// is valid. The client sends every saveId trimmed, so that the hello and
+// a chat's context name the same save.
 func ValidateSaveID(id string) error {
-	return validateSaveID("saveId", id)
+	t, err := trimSaveID("saveId", id)
+	if err == nil && t == "" {
+		err = &ValidationError{Field: "saveId", Reason: "must not be blank"}
+	}
+	return err
 }
 
-func validateSaveID(field, id string) error {
-	if !wire.SaveIDPattern.MatchString(id) {
-		return &ValidationError{Field: field, Reason: fmt.Sprintf("%q must be 1-128 characters of [A-Za-z0-9._:-]", id)}
+// trimSaveID returns id trimmed as the Harness trims it, and checked: ""
+// when it is blank, which the Harness takes as no saveId (issue #33).
+func trimSaveID(field, id string) (string, error) {
+	id = wire.Trim(id)
+	if id != "" && !wire.SaveIDPattern.MatchString(id) {
+		return "", &ValidationError{Field: field, Reason: peertext.Quote(id, peertext.LogBytes) + " must be 1-128 characters of [A-Za-z0-9._:-]"}
 	}
-	return nil
+	return id, nil
 }
 
 // validateAtomName checks an atom name against the gateway's pattern, and

@@ -35,9 +35,18 @@ func TestValidateSaveID(t *testing.T) {
 		{"128", strings.Repeat("a", 128), true},
 		{"129", strings.Repeat("a", 129), false},
 		{"empty", "", false},
+		{"blank", " \t", false},
 		{"slash", "C:/save", false},
-		{"space", " abc", false},
+		{"inner space", "a bc", false},
 		{"unicode", "存档1", false},
+		// Trimmed first, as the gateway trims with JavaScript's trim
+		// (docs/xiaotangyuan-protocol.md, "How params are read"). Issue #33.
+		{"padded", " slot-1 ", true},
+		{"tab", "slot\t", true},
+		{"128 and a space", strings.Repeat("a", 128) + " ", true},
+		{"byte order mark", "\ufeffslot", true},
+		{"U+0085, not white space in JavaScript", "slot\u0085", false},
+		{"129 and a space", strings.Repeat("a", 129) + " ", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -169,5 +178,34 @@ func TestClient_CallTimeoutDisabled(t *testing.T) {
 		testutil.Success(t, err)
 		testutil.Equal(t, "reply", r.Text, "late")
 		testutil.Equal(t, "waited", time.Since(start), time.Hour)
+	})
+}
+
+// A saveId is trimmed as the gateway trims it before it is checked, and
+// sent trimmed, wherever it goes: the hello, a chat's context,
+// state.update, the hello after SetSaveID; a blank one is none. Before,
+// the client refused " slot-1 ", "slot\t" and 128 characters and a space,
+// which the gateway accepts. Issue #33.
+func TestClient_SaveIDTrimmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		long := strings.Repeat("s", 128)
+		opts := baseOptions()
+		opts.SaveID = " slot-1 "
+		e := newEnv(t, nil, opts, nil)
+		_, err := e.c.Chat(context.Background(), "hi", &xty.ChatContext{SaveID: "slot-2\t"})
+		testutil.Success(t, err)
+		testutil.Success(t, e.c.UpdateState(context.Background(), map[string]int{}, long+" "))
+		testutil.Success(t, e.c.SetSaveID(context.Background(), "\nslot-3"))
+		testutil.Success(t, e.c.SetSaveID(context.Background(), "slot-3 ")) // the same save: no reconnect
+		testutil.Success(t, e.c.SetSaveID(context.Background(), " "))       // none
+		var sent []any
+		for _, m := range e.h.Received() {
+			p := decode[map[string]any](t, m.Params)
+			if cc, ok := p["context"].(map[string]any); ok {
+				p = cc
+			}
+			sent = append(sent, p["saveId"])
+		}
+		testutil.Equal(t, "saveIds sent", sent, []any{"slot-1", "slot-2", long, "slot-3", nil})
 	})
 }

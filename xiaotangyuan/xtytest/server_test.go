@@ -275,6 +275,46 @@ func TestServer_ParamsAsTheGateway(t *testing.T) {
 	})
 }
 
+// Every saveId (hello, context, state.update) is trimmed as the
+// gateway's JavaScript String.prototype.trim trims before it is checked
+// against ^[a-zA-Z0-9._:-]{1,128}$ (docs/xiaotangyuan-protocol.md, "How
+// params are read"): it removes U+FEFF, which strings.TrimSpace keeps,
+// and keeps U+0085, which strings.TrimSpace removes. Issue #33.
+func TestServer_SaveIDTrimmedAsTheGateway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := xtytest.NewServer(nil)
+		defer h.Close()
+		long := strings.Repeat("s", 128)
+		for _, tc := range []struct {
+			id string // JSON text
+			ok bool
+		}{
+			{`" slot-1 "`, true},
+			{`"slot\t"`, true},
+			{`"` + long + ` "`, true},
+			{`"\u3000slot\u2029"`, true},
+			{`"slot\ufeff"`, true},
+			{`"slot\u0085"`, false},
+			{`"` + long + `s "`, false},
+		} {
+			hello := `{"jsonrpc":"2.0","id":1,"method":"adapter.hello","params":{"adapterId":"a","gameId":"g","version":"1","protocolVersion":"1.1","saveId":` + tc.id + `}}`
+			r := dialRaw(t, h)
+			got := r.roundTrip(hello)
+			testutil.Equal(t, "hello "+tc.id+" accepted", strings.Contains(got, `"accepted":true`), tc.ok)
+			if !strings.Contains(got, `"accepted":true`) {
+				r.roundTrip(strings.Replace(hello, `,"saveId":`+tc.id, "", 1))
+			}
+			got = r.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"chat.send","params":{"text":"hi","context":{"saveId":` + tc.id + `}}}`)
+			for strings.Contains(got, `"method":"assistant.`) {
+				got = norm(t, r.read())
+			}
+			testutil.Equal(t, "context "+tc.id+" accepted", strings.Contains(got, `"reply":"You said: hi"`), tc.ok)
+			got = r.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"state.update","params":{"observation":{},"saveId":` + tc.id + `}}`)
+			testutil.Equal(t, "state "+tc.id+" accepted", strings.Contains(got, `"accepted":true`), tc.ok)
+		}
+	})
+}
+
 // The hello's own rules: processId and capabilities set to null are
 // given and refused; a saveId that is not a string, or blank, is ignored.
 // Issue #20.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strings"
 	"unicode/utf16"
 
 	"github.com/gamelink-go/gamelink/xiaotangyuan/internal/wire"
@@ -51,7 +50,7 @@ func str(raw json.RawMessage) (string, bool) {
 // "  " alike).
 func optString(m map[string]json.RawMessage, key string) (string, bool) {
 	s, ok := str(m[key])
-	s = strings.TrimSpace(s)
+	s = wire.Trim(s)
 	return s, ok && s != ""
 }
 
@@ -75,7 +74,7 @@ func parseHello(params json.RawMessage) (*helloParams, error) {
 	p := &helloParams{}
 	for _, k := range []string{"adapterId", "gameId", "version", "protocolVersion"} {
 		s, ok := str(m[k])
-		if !ok || strings.TrimSpace(s) == "" {
+		if !ok || wire.Trim(s) == "" {
 			return nil, fmt.Errorf("%s must be a non-empty string", k)
 		}
 		if k == "gameId" {
@@ -122,10 +121,10 @@ func parseChat(params json.RawMessage, retry bool) (*chatParams, error) {
 	out := &chatParams{}
 	if !retry {
 		s, ok := str(m["text"])
-		if !ok || strings.TrimSpace(s) == "" {
+		if !ok || wire.Trim(s) == "" {
 			return nil, errors.New("text must be a non-empty string")
 		}
-		out.Text = strings.TrimSpace(s)
+		out.Text = wire.Trim(s)
 	}
 	if v, ok := m["context"]; ok { // context: null is given, and not an object
 		cc, err := parseContext(v)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // ProtocolVersion is the version the client sends and the fake answers.
@@ -76,6 +77,21 @@ var (
 	SaveIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 	AtomPattern   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{2,79}$`)
 )
+
+// Trim returns s without the leading and trailing white space that the
+// gateway's JavaScript String.prototype.trim removes (ECMAScript
+// WhiteSpace and LineTerminator), with which it trims every string it
+// reads (docs/xiaotangyuan-protocol.md, "How params are read"). Unlike
+// strings.TrimSpace it removes U+FEFF and keeps U+0085.
+func Trim(s string) string { return strings.TrimFunc(s, isJSSpace) }
+
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
 
 // Frame is one JSON-RPC 2.0 message. ID is kept raw, so that the
 // Harness's UUID string ids are echoed byte for byte.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -53,5 +54,21 @@ func TestValidID(t *testing.T) {
 	t.Parallel()
 	for id, want := range map[string]bool{`"x"`: true, `7`: true, `-1`: true, `null`: true, `nil`: false, `{}`: false, `[]`: false, `true`: false, ``: false} {
 		testutil.Equal(t, id, ValidID(json.RawMessage(id)), want)
+	}
+}
+
+// Trim removes what JavaScript's String.prototype.trim removes, which is
+// not what strings.TrimSpace removes. Issue #33.
+func TestTrim(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		" \t\n\v\f\r a b \u00a0":           "a b",
+		"\ufeffid\u3000\u2028\u2029":       "id",
+		"\u2000\u200aid\u202f\u205f\u1680": "id",
+		"id\u0085":                         "id\u0085",
+		"\u200bid":                         "\u200bid", // zero width space is not white space
+		"":                                 "",
+	} {
+		testutil.Equal(t, "Trim("+strconv.Quote(in)+")", Trim(in), want)
 	}
 }
