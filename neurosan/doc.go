@@ -51,7 +51,9 @@
 // math.Inf(-1) (in a float64, float32 or interface), and Progress reports a
 // NaN progress as NaN.
 //
-// The answer is the last AGENT_FRAMEWORK message. Its chat_context is the
+// The answer is the last AGENT_FRAMEWORK message of the front-man (origin
+// absent or of length 1): a sub-network's message, relayed with a longer
+// origin, is never the answer (docs/neurosan-protocol.md). Its chat_context is the
 // whole conversation state (the server keeps none); [Conversation] keeps it
 // opaque, sends it back byte for byte, merges returned sly_data, can drop a
 // context that outgrows a byte budget, and saves to a game's save slot.
