@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // call is one action from Neuro between its arrival and its result.
@@ -215,7 +216,7 @@ func (c *Client) unknownMessageLocked(name string) string {
 	for _, e := range c.reg.all() {
 		names = append(names, e.wire)
 	}
-	what := fmt.Sprintf("unknown action %q", name)
+	what := "unknown action " + peertext.Quote(name, peertext.LogBytes) // her text, clipped (issue #31)
 	if at, ok := c.gone[name]; ok && time.Since(at) < goneMemory {
 		what = fmt.Sprintf("action %q was unregistered a moment ago and can no longer be used", name)
 	}

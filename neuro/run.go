@@ -180,6 +180,9 @@ func (c *Client) readLoop(ctx context.Context, conn conn, gen uint64) error {
 	for n := 0; ; n++ {
 		b, err := conn.Read(ctx)
 		if err != nil {
+			if _, ok := err.(*ProtocolError); ok { // a frame the server never sends
+				c.o.Logger.Warn("neuro: bad incoming message", "err", err)
+			}
 			return err
 		}
 		c.rec.Record(jsonl.In, b)
