@@ -108,7 +108,9 @@
 // NeuroSan servers have no authentication by default and bind every
 // interface. sly_data and chat_context travel in the clear over http://, so
 // [New] logs a warning when a plain http:// URL names a host that is not
-// loopback.
+// loopback. A redirect is followed only where the base URL's rules
+// allow (a loopback base stays on this machine), and the server's text in
+// an error is clipped (docs/neurosan-protocol.md).
 // Every object read is bounded by Options.ReadLimit. The
 // Recorder option writes a JSON Lines log of the traffic for bug reports;
 // it contains sly_data, so treat it as private.
