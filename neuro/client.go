@@ -27,6 +27,8 @@ type Client struct {
 	rec    *jsonl.Queue
 	dial   func(ctx context.Context, url string) (conn, error)
 	events *events.Queue[pendingEvent]
+	// regEnvelope is the size of an actions/register of no action.
+	regEnvelope int
 
 	wg   sync.WaitGroup
 	life context.Context // cancelled by Close; parent of every connection and validator
@@ -95,6 +97,7 @@ func New(game string, opts *Options) (*Client, error) {
 		ansRing:    make([]string, answeredMemory),
 		drained:    make(chan struct{}),
 	}
+	c.regEnvelope = len(c.mustEncode(cmdRegister, registerData{Actions: []wireAction{}}))
 	c.life, c.stop = context.WithCancel(context.Background())
 	c.dial = func(ctx context.Context, url string) (conn, error) {
 		return dialWebSocket(ctx, url, o.HTTPClient, o.ReadLimit)
