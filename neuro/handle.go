@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 // call to carry on with and its entry, or nil when it is done.
 func (c *Client) admit(gen uint64, a *actionMsg, perr error) (*call, *entry) {
 	c.mu.Lock()
-	if _, done := c.answered[a.ID]; done || c.inflight[callKey{gen, a.ID}] != nil {
+	if _, done := c.answered[maphash.String(c.idSeed, a.ID)]; done || c.inflight[callKey{gen, a.ID}] != nil {
 		c.mu.Unlock()
 		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", idJSON(a.ID))
 		return nil, nil
@@ -198,13 +199,20 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	}
 }
 
+// rememberLocked notes that id was answered, forgetting the oldest of
+// the last answeredMemory ids. A 64-bit hash stands for the id, so the
+// memory is 8 KiB whatever the ids' length; a new id is taken for one of
+// the 1024 with a chance of about 2^-54. c.mu must be held.
 func (c *Client) rememberLocked(id string) {
-	if old := c.ansRing[c.ansNext]; old != "" {
-		delete(c.answered, old)
+	if c.ansLen == len(c.ansRing) {
+		delete(c.answered, c.ansRing[c.ansNext])
+	} else {
+		c.ansLen++
 	}
-	c.ansRing[c.ansNext] = id
+	h := maphash.String(c.idSeed, id)
+	c.ansRing[c.ansNext] = h
 	c.ansNext = (c.ansNext + 1) % len(c.ansRing)
-	c.answered[id] = struct{}{}
+	c.answered[h] = struct{}{}
 }
 
 // unknownMessageLocked tells Neuro that the action name is not in the set,

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,4 +205,75 @@ func TestClient_followsNoRedirect(t *testing.T) {
 			})
 		})
 	}
+}
+
+// floodConn is a server that sends the actions of in and discards what
+// the client writes, counting its results: it keeps nothing itself.
+type floodConn struct {
+	in      chan []byte
+	closed  chan struct{}
+	once    sync.Once
+	results atomic.Int32
+}
+
+func (f *floodConn) Read(ctx context.Context) ([]byte, error) {
+	select {
+	case b := <-f.in:
+		return b, nil
+	case <-f.closed:
+		return nil, neuro.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (f *floodConn) Write(_ context.Context, b []byte) error {
+	if strings.Contains(string(b), `"action/result"`) {
+		f.results.Add(1)
+	}
+	return nil
+}
+
+func (f *floodConn) Close() error { f.once.Do(func() { close(f.closed) }); return nil }
+
+// TestClient_answeredIDsBoundedInBytes: the ids the client remembers (the
+// last 1024 answered, so that none is answered twice) take memory
+// bounded in bytes whatever their length: 1100 actions with 32 KiB ids
+// leave under 4 MiB behind (1024 of them kept whole were 32 MiB). Not
+// parallel: it measures the process's heap. Issue #31.
+func TestClient_answeredIDsBoundedInBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &floodConn{in: make(chan []byte), closed: make(chan struct{})}
+		c, err := neuro.New("G", &neuro.Options{URL: "ws://127.0.0.1:8000"})
+		testutil.Success(t, err)
+		neuro.SetDial(c, func(context.Context, string, func(context.Context, string) (neuro.Conn, error)) (neuro.Conn, error) {
+			return f, nil
+		})
+		defer c.Close()
+		testutil.Success(t, c.Register(neuro.Action{Name: "pass", Description: "Pass."}))
+		testutil.Success(t, c.Connect(context.Background()))
+		heap := func() uint64 {
+			synctest.Wait()
+			c.Poll(nil)
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			return m.HeapAlloc
+		}
+		before := heap()
+		const n = 1100
+		pad := strings.Repeat("i", 32<<10)
+		for i := range n {
+			f.in <- []byte(`{"command":"action","data":{"id":"` + strconv.Itoa(i) + pad + `","name":"pass"}}`)
+			if i%64 == 0 {
+				synctest.Wait()
+				c.Poll(nil)
+			}
+		}
+		grown := int64(heap()) - int64(before)
+		testutil.Equal(t, "results", f.results.Load(), int32(n))
+		if grown > 4<<20 {
+			t.Errorf("the heap grew by %d bytes after %d actions with 32 KiB ids", grown, n)
+		}
+	})
 }
