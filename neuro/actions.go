@@ -18,13 +18,14 @@ func (c *Client) Register(actions ...Action) error {
 	if c.closed {
 		return ErrClosed
 	}
-	if err := c.checkSizeLocked(append(c.currentLocked(), actions...)); err != nil {
-		return err
-	}
 	added, err := c.reg.add(actions)
 	if err != nil {
 		return err
 	}
+	if err := c.checkAddLocked(added); err != nil {
+		return err
+	}
+	c.reg.commit(added)
 	c.sendDiffLocked(nil, added)
 	return nil
 }
@@ -129,28 +130,28 @@ func (c *Client) rememberGoneLocked(unreg []string, reg []*entry) {
 	}
 }
 
-func (c *Client) currentLocked() []Action {
-	es := c.reg.all()
-	out := make([]Action, len(es))
-	for i, e := range es {
-		out[i] = e.a
-	}
-	return out
+// checkAddLocked refuses to add entries to the set when its full
+// registration (sent on every connect) would then exceed ReadLimit.
+// c.mu must be held.
+func (c *Client) checkAddLocked(added []*entry) error {
+	return c.checkRegisterLocked(c.reg.registerBytes(added))
 }
 
-// checkSizeLocked refuses an action set whose full registration (sent on
-// every connect) would exceed ReadLimit.
+// checkSizeLocked refuses as as the whole set when its full registration
+// would exceed ReadLimit. c.mu must be held.
 func (c *Client) checkSizeLocked(as []Action) error {
-	ws := make([]wireAction, len(as))
-	for i, a := range as {
-		ws[i] = wireAction{Name: c.o.Prefix + a.Name, Description: a.Description, Schema: a.Schema}
+	n := 0
+	for _, a := range as {
+		n += (&entry{a: a, wire: c.o.Prefix + a.Name}).sized().size
 	}
-	b, err := encodeOut(c.game, cmdRegister, registerData{Actions: ws})
-	if err != nil {
-		return nil // a schema that is not JSON: reg.check says which one
-	}
-	if c.o.tooBig(len(b)) {
-		return fmt.Errorf("%w: registering the action set takes %d bytes, limit %d", ErrMessageTooBig, len(b), c.o.ReadLimit)
+	return c.checkRegisterLocked(n + max(len(as)-1, 0))
+}
+
+// checkRegisterLocked refuses an actions/register whose definitions take
+// defs bytes when the whole message would exceed ReadLimit.
+func (c *Client) checkRegisterLocked(defs int) error {
+	if n := c.regEnvelope + defs; c.o.tooBig(n) {
+		return fmt.Errorf("%w: registering the action set takes %d bytes, limit %d", ErrMessageTooBig, n, c.o.ReadLimit)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"iter"
 	"slices"
 	"sync"
@@ -27,6 +28,11 @@ type Client struct {
 	rec    *jsonl.Queue
 	dial   func(ctx context.Context, url string) (conn, error)
 	events *events.Queue[pendingEvent]
+	// regEnvelope is the size of an actions/register of no action.
+	regEnvelope int
+	// idSeed hashes the ids answered: an id may be megabytes, and the
+	// last 1024 are remembered, so only their hashes are (issue #31).
+	idSeed maphash.Seed
 
 	wg   sync.WaitGroup
 	life context.Context // cancelled by Close; parent of every connection and validator
@@ -44,8 +50,9 @@ type Client struct {
 	winChanged chan struct{}       // closed and replaced when a window's conditions start being watched
 	winChecked time.Time           // when the windows' conditions were last checked by Next
 	inflight   map[callKey]*call   // by connection and id
-	answered   map[string]struct{} // ids answered on this connection
-	ansRing    []string            // bounds answered
+	answered   map[uint64]struct{} // hashes of the ids answered on this connection
+	ansRing    []uint64            // answered in order, to bound it
+	ansLen     int                 // ids in ansRing
 	ansNext    int
 	force      *ForceHandle         // the outstanding force
 	forceQ     []*ForceHandle       // forces waiting for the slot
@@ -90,11 +97,13 @@ func New(game string, opts *Options) (*Client, error) {
 		winChanged: make(chan struct{}),
 		reg:        newRegistry(o.Prefix),
 		inflight:   map[callKey]*call{},
-		answered:   map[string]struct{}{},
+		answered:   map[uint64]struct{}{},
 		gone:       map[string]time.Time{},
-		ansRing:    make([]string, answeredMemory),
+		ansRing:    make([]uint64, answeredMemory),
+		idSeed:     maphash.MakeSeed(),
 		drained:    make(chan struct{}),
 	}
+	c.regEnvelope = len(c.mustEncode(cmdRegister, registerData{Actions: []wireAction{}}))
 	c.life, c.stop = context.WithCancel(context.Background())
 	c.dial = func(ctx context.Context, url string) (conn, error) {
 		return dialWebSocket(ctx, url, o.HTTPClient, o.ReadLimit)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 )
@@ -45,11 +46,29 @@ func dialWebSocket(ctx context.Context, url string, client *http.Client, readLim
 	return &wsConn{c: c}, nil
 }
 
+// Read returns the next message. A binary frame, or a text frame that is
+// not valid UTF-8, is refused with a *ProtocolError, and the connection
+// closed with 1003 or 1007 (RFC 6455 §7.4.1, §8.1): the server and Randy
+// send only text frames of JSON (docs/neuro-protocol.md, "Frames"), so
+// such a frame is no message of theirs (issue #31).
 func (w *wsConn) Read(ctx context.Context) ([]byte, error) {
-	// Binary frames are read too: the API wants text, but a reference
-	// peer (Randy) accepts both, and the bytes are JSON either way.
-	_, b, err := w.c.Read(ctx)
-	return b, err
+	typ, b, err := w.c.Read(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case typ != websocket.MessageText:
+		return nil, w.refuse(websocket.StatusUnsupportedData, "binary frames are not accepted")
+	case !utf8.Valid(b):
+		return nil, w.refuse(websocket.StatusInvalidFramePayloadData, "text frames must be valid UTF-8")
+	}
+	return b, nil
+}
+
+// refuse closes the connection with code, before the client cancels a
+// write in flight (which would cut it without a status), and returns why.
+func (w *wsConn) refuse(code websocket.StatusCode, reason string) error {
+	w.c.Close(code, reason)
+	return &ProtocolError{Reason: reason + "; connection closed"}
 }
 
 func (w *wsConn) Write(ctx context.Context, msg []byte) error {

@@ -90,5 +90,7 @@
 // The Neuro server is unauthenticated and may be remote. Messages are
 // limited to 4 MiB by default (Options.ReadLimit); action schemas may not load external
 // references; Neuro's data is treated as untrusted input and always
-// validated before the game sees it.
+// validated before the game sees it. A binary frame, or a text frame that
+// is not UTF-8, closes the connection; the handshake follows no redirect;
+// her text quoted back to her is clipped (docs/neuro-protocol.md).
 package neuro

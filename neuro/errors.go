@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // ErrClosed is returned by methods of a closed [Client]. It is
@@ -90,12 +92,15 @@ type DataError struct {
 	Reason string // what was wrong
 }
 
-// Error implements error.
+// Error implements error. Path and Reason may quote her data (a
+// property name, a value), so they are clipped (internal/peertext), as
+// everything of hers the SDK sends back is (issue #31).
 func (e *DataError) Error() string {
+	reason := peertext.Clip(e.Reason, peertext.LineBytes)
 	if e.Path == "" {
-		return fmt.Sprintf("invalid data for action %q: %s", e.Action, e.Reason)
+		return fmt.Sprintf("invalid data for action %q: %s", e.Action, reason)
 	}
-	return fmt.Sprintf("invalid data for action %q at %s: %s", e.Action, e.Path, e.Reason)
+	return fmt.Sprintf("invalid data for action %q at %s: %s", e.Action, peertext.Clip(e.Path, peertext.LogBytes), reason)
 }
 
 // ProtocolError reports an incoming message that could not be understood.
@@ -106,12 +111,15 @@ type ProtocolError struct {
 	Reason  string
 }
 
-// Error implements error.
+// Error implements error. The command and the reason come from the peer
+// in part, so they are clipped (internal/peertext): the text is logged,
+// and sent back in the result of a malformed action (issue #31).
 func (e *ProtocolError) Error() string {
+	reason := peertext.Clip(e.Reason, peertext.LineBytes)
 	if e.Command == "" {
-		return "neuro: bad incoming message: " + e.Reason
+		return "neuro: bad incoming message: " + reason
 	}
-	return fmt.Sprintf("neuro: bad incoming %q message: %s", e.Command, e.Reason)
+	return "neuro: bad incoming " + peertext.Quote(e.Command, peertext.LogBytes) + " message: " + reason
 }
 
 // DialError reports a failed connection attempt: [Client.Connect] returns

@@ -29,7 +29,7 @@ type Disconnected struct {
 type StartupAck struct {
 	SessionID   string // opaque server session id
 	CharacterID string // "neuro" or "evil"
-	DisplayName string // "Neuro-sama" or "Evil Neuro"
+	DisplayName string // "Neuro-sama" or "Evil Neuro"; CharacterID when the ack has none, as the official SDKs do
 }
 
 // SpeechFinished is sent while Neuro speaks; wait for IsFinal. A cancelled

@@ -2,6 +2,7 @@ package neuro_test
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -41,5 +42,18 @@ func TestClient_bareStartupIsNoAck(t *testing.T) {
 			testutil.ErrorAs(t, err, &pe)
 			testutil.Equal(t, "command", pe.Command, "startup")
 		}
+	})
+}
+
+// TestClient_ackWithoutDisplayName: an acknowledgement without
+// displayName names the character by its id, as the official SDKs do
+// (docs/neuro-protocol.md). Issue #33 item 1.
+func TestClient_ackWithoutDisplayName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, &neurotest.Options{Ack: &neuro.StartupAck{SessionID: "s1", CharacterID: "evil"}}, nil)
+		e.start()
+		isAck := func(ev neuro.Event) bool { _, ok := ev.(neuro.StartupAck); return ok }
+		e.wait("ack", func() bool { return len(e.eventsOf(isAck)) == 1 })
+		testutil.Equal(t, "ack", e.eventsOf(isAck)[0], neuro.Event(neuro.StartupAck{SessionID: "s1", CharacterID: "evil", DisplayName: "evil"}))
 	})
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/jsonl"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // call is one action from Neuro between its arrival and its result.
@@ -67,7 +69,7 @@ func (c *Client) handleAction(gen uint64, a *actionMsg, perr error) {
 // call to carry on with and its entry, or nil when it is done.
 func (c *Client) admit(gen uint64, a *actionMsg, perr error) (*call, *entry) {
 	c.mu.Lock()
-	if _, done := c.answered[a.ID]; done || c.inflight[callKey{gen, a.ID}] != nil {
+	if _, done := c.answered[maphash.String(c.idSeed, a.ID)]; done || c.inflight[callKey{gen, a.ID}] != nil {
 		c.mu.Unlock()
 		c.rec.RecordNote(jsonl.In, "ignored: action id already seen", idJSON(a.ID))
 		return nil, nil
@@ -197,13 +199,20 @@ func (c *Client) finishLocked(cl *call, res Result, executable bool) {
 	}
 }
 
+// rememberLocked notes that id was answered, forgetting the oldest of
+// the last answeredMemory ids. A 64-bit hash stands for the id, so the
+// memory is 8 KiB whatever the ids' length; a new id is taken for one of
+// the 1024 with a chance of about 2^-54. c.mu must be held.
 func (c *Client) rememberLocked(id string) {
-	if old := c.ansRing[c.ansNext]; old != "" {
-		delete(c.answered, old)
+	if c.ansLen == len(c.ansRing) {
+		delete(c.answered, c.ansRing[c.ansNext])
+	} else {
+		c.ansLen++
 	}
-	c.ansRing[c.ansNext] = id
+	h := maphash.String(c.idSeed, id)
+	c.ansRing[c.ansNext] = h
 	c.ansNext = (c.ansNext + 1) % len(c.ansRing)
-	c.answered[id] = struct{}{}
+	c.answered[h] = struct{}{}
 }
 
 // unknownMessageLocked tells Neuro that the action name is not in the set,
@@ -215,7 +224,7 @@ func (c *Client) unknownMessageLocked(name string) string {
 	for _, e := range c.reg.all() {
 		names = append(names, e.wire)
 	}
-	what := fmt.Sprintf("unknown action %q", name)
+	what := "unknown action " + peertext.Quote(name, peertext.LogBytes) // her text, clipped (issue #31)
 	if at, ok := c.gone[name]; ok && time.Since(at) < goneMemory {
 		what = fmt.Sprintf("action %q was unregistered a moment ago and can no longer be used", name)
 	}

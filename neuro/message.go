@@ -107,6 +107,10 @@ func decodeData(cmd string, data []byte) (any, error) {
 			return nil, fmt.Errorf(`missing required "session"`)
 		case *s == wire.Session{}:
 			return nil, fmt.Errorf(`"session" is empty`)
+		case s.DisplayName == "":
+			// Issue #33: the official SDKs name the character by its id
+			// when the acknowledgement has no displayName.
+			return StartupAck{SessionID: s.SessionID, CharacterID: s.CharacterID, DisplayName: s.CharacterID}, nil
 		default:
 			return StartupAck{SessionID: s.SessionID, CharacterID: s.CharacterID, DisplayName: s.DisplayName}, nil
 		}

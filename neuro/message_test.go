@@ -25,6 +25,11 @@ var incomingTests = []struct {
 	{"action missing id", `{"command":"action","data":{"name":"x"}}`, nil, true},
 	{"startup ack", `{"command":"startup","data":{"session":{"sessionId":"s","characterId":"evil","displayName":"Evil Neuro"}}}`,
 		StartupAck{SessionID: "s", CharacterID: "evil", DisplayName: "Evil Neuro"}, false},
+	// Issue #33: without displayName the character is named by its id.
+	{"startup ack without displayName", `{"command":"startup","data":{"session":{"sessionId":"s","characterId":"neuro"}}}`,
+		StartupAck{SessionID: "s", CharacterID: "neuro", DisplayName: "neuro"}, false},
+	{"startup ack with empty displayName", `{"command":"startup","data":{"session":{"sessionId":"s","characterId":"evil","displayName":""}}}`,
+		StartupAck{SessionID: "s", CharacterID: "evil", DisplayName: "evil"}, false},
 	{"speech finished", `{"command":"speech_finished","data":{"isFinal":false}}`, SpeechFinished{}, false},
 	{"speech finished needs isFinal", `{"command":"speech_finished","data":{}}`, nil, true},
 	{"reregister all", `{"command":"actions/reregister_all"}`, ReregisterAll{}, false},

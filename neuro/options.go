@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/optdef"
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // Defaults of the Options fields.
@@ -33,7 +34,9 @@ type Options struct {
 	URL string
 	// HTTPClient performs the WebSocket handshake. If nil,
 	// http.DefaultClient. Tests use the fake's in-memory
-	// neurotest.Server.Client.
+	// neurotest.Server.Client. Whatever its CheckRedirect, the client
+	// follows no redirect: the Neuro server never redirects the handshake,
+	// so a redirect fails the attempt with a *[DialError].
 	HTTPClient *http.Client
 
 	// Prefix is added to every action name on the wire (names are shared
@@ -113,6 +116,7 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.HTTPClient == nil {
 		r.HTTPClient = http.DefaultClient
 	}
+	r.HTTPClient = noRedirects(r.HTTPClient)
 	if r.Prefix != "" {
 		if err := CheckName(r.Prefix + "x"); err != nil {
 			return r, &ConfigError{Field: "Prefix", Reason: fmt.Sprintf("%q: %s", r.Prefix, err.(*NameError).Reason)}
@@ -143,6 +147,20 @@ func (o *Options) withDefaults() (Options, error) {
 		r.Logger = slog.Default()
 	}
 	return r, nil
+}
+
+// noRedirects returns a copy of hc that follows no redirect. The Neuro
+// server and Randy answer the upgrade themselves and never redirect it
+// (docs/neuro-protocol.md, "The handshake"): a redirect comes from
+// something else on the way, and following it would take the game to a
+// server nobody named, off this machine included (issue #34).
+func noRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("neuro: the handshake was redirected to %s; the Neuro API has no redirects, so it is not followed",
+			peertext.Quote(req.URL.Redacted(), peertext.LogBytes))
+	}
+	return &c
 }
 
 // tooBig reports whether a message of n bytes is over the limit.

@@ -1,6 +1,7 @@
 package neuro
 
 import (
+	"encoding/json"
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -11,6 +12,14 @@ type entry struct {
 	a    Action
 	sch  *jsonschema.Schema
 	wire string // name on the wire (prefix + name)
+	size int    // bytes of its definition in an actions/register
+}
+
+// sized sets e.size from e's definition on the wire.
+func (e *entry) sized() *entry {
+	b, _ := json.Marshal(wireAction{Name: e.wire, Description: e.a.Description, Schema: e.a.Schema})
+	e.size = len(b)
+	return e
 }
 
 // registry is the desired action set. It is passive: methods compute the
@@ -20,6 +29,7 @@ type registry struct {
 	byName map[string]*entry // by local name
 	order  []string          // local names, in registration order
 	byWire map[string]*entry
+	bytes  int // sum of the entries' sizes
 }
 
 func newRegistry(prefix string) *registry {
@@ -38,19 +48,22 @@ func (r *registry) check(a Action) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &entry{a: a, sch: sch, wire: r.prefix + a.Name}, nil
+	return (&entry{a: a, sch: sch, wire: r.prefix + a.Name}).sized(), nil
 }
 
-// add adds the actions; it returns those that are new (to register).
-// Re-adding an identical definition is a no-op; a different one is a
-// *ConflictError and nothing is added.
+// add checks the actions and returns those that are new (to register),
+// for commit to add. Re-adding an identical definition is a no-op; a
+// different one is a *ConflictError.
 func (r *registry) add(as []Action) ([]*entry, error) {
 	var added []*entry
 	seen := map[string]*Action{}
 	for i := range as {
 		a := &as[i]
-		if prev, ok := seen[a.Name]; ok && !sameDefinition(prev, a) {
-			return nil, &ConflictError{Name: a.Name}
+		if prev, ok := seen[a.Name]; ok {
+			if !sameDefinition(prev, a) {
+				return nil, &ConflictError{Name: a.Name}
+			}
+			continue
 		}
 		seen[a.Name] = a
 		if cur, ok := r.byName[a.Name]; ok {
@@ -63,14 +76,28 @@ func (r *registry) add(as []Action) ([]*entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(added, func(x *entry) bool { return x.a.Name == a.Name }) {
-			added = append(added, e)
-		}
-	}
-	for _, e := range added {
-		r.put(e)
+		added = append(added, e)
 	}
 	return added, nil
+}
+
+// commit adds the entries add returned.
+func (r *registry) commit(es []*entry) {
+	for _, e := range es {
+		r.put(e)
+	}
+}
+
+// registerBytes is the size of the set's definitions in one
+// actions/register with extra added: their sizes plus the commas between
+// them. It takes no encoding, so that adding n actions one at a time
+// stays linear in n (issue #31's scaling table).
+func (r *registry) registerBytes(extra []*entry) int {
+	n, count := r.bytes, len(r.order)+len(extra)
+	for _, e := range extra {
+		n += e.size
+	}
+	return n + max(count-1, 0)
 }
 
 // set makes as the whole desired set. It returns the wire names to
@@ -89,7 +116,7 @@ func (r *registry) set(as []Action) (unreg []string, reg []*entry, err error) {
 		}
 		if cur, ok := r.byName[a.Name]; ok && sameDefinition(&cur.a, &a) {
 			cur.a = a // same on the wire; keep the newest callbacks
-			want[a.Name] = cur
+			want[a.Name] = cur.sized()
 		} else {
 			e, err := r.check(a)
 			if err != nil {
@@ -105,7 +132,7 @@ func (r *registry) set(as []Action) (unreg []string, reg []*entry, err error) {
 			unreg = append(unreg, r.byName[n].wire)
 		}
 	}
-	r.byName, r.byWire, r.order = map[string]*entry{}, map[string]*entry{}, nil
+	r.byName, r.byWire, r.order, r.bytes = map[string]*entry{}, map[string]*entry{}, nil, 0
 	for _, n := range wantOrder {
 		r.put(want[n])
 	}
@@ -116,6 +143,7 @@ func (r *registry) put(e *entry) {
 	r.byName[e.a.Name] = e
 	r.byWire[e.wire] = e
 	r.order = append(r.order, e.a.Name)
+	r.bytes += e.size
 }
 
 // remove drops the named actions and returns the wire names that were in
@@ -129,8 +157,11 @@ func (r *registry) remove(names []string) []string {
 		}
 		delete(r.byName, n)
 		delete(r.byWire, e.wire)
-		r.order = slices.DeleteFunc(r.order, func(x string) bool { return x == n })
+		r.bytes -= e.size
 		out = append(out, e.wire)
+	}
+	if len(out) > 0 { // one pass, however many names
+		r.order = slices.DeleteFunc(r.order, func(x string) bool { return r.byName[x] == nil })
 	}
 	return out
 }

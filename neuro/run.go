@@ -90,8 +90,7 @@ func (c *Client) onConnect() uint64 {
 	// Ids belong to a connection: a restarted server counts from "0"
 	// again, and answering a stale id is always safe.
 	clear(c.answered)
-	clear(c.ansRing)
-	c.ansNext = 0
+	c.ansLen, c.ansNext = 0, 0
 	rest := slices.DeleteFunc(c.queue, func(q queued) bool {
 		return q.cmd == cmdRegister || q.cmd == cmdUnregister || q.cmd == cmdResult
 	})
@@ -180,6 +179,9 @@ func (c *Client) readLoop(ctx context.Context, conn conn, gen uint64) error {
 	for n := 0; ; n++ {
 		b, err := conn.Read(ctx)
 		if err != nil {
+			if _, ok := err.(*ProtocolError); ok { // a frame the server never sends
+				c.o.Logger.Warn("neuro: bad incoming message", "err", err)
+			}
 			return err
 		}
 		c.rec.Record(jsonl.In, b)

@@ -135,7 +135,11 @@ func (c *Client) openWindowLocked(w Window, policy ForcePolicy) (*ForceHandle, e
 		}
 		names[i] = a.Name
 	}
-	if err := c.checkSizeLocked(append(c.currentLocked(), w.Actions...)); err != nil {
+	added, err := c.reg.add(w.Actions)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkAddLocked(added); err != nil {
 		return nil, err
 	}
 	var ctxMsg []byte
@@ -150,10 +154,7 @@ func (c *Client) openWindowLocked(w Window, policy ForcePolicy) (*ForceHandle, e
 	if err := c.windowRoomLocked(now, ctxMsg != nil, policy); err != nil {
 		return nil, err
 	}
-	added, err := c.reg.add(w.Actions)
-	if err != nil {
-		return nil, err
-	}
+	c.reg.commit(added)
 	h := &ForceHandle{c: c, done: make(chan struct{})}
 	if w.Force != nil {
 		f := *w.Force

@@ -57,7 +57,8 @@ func NewConversation(c *Client, agent string, opts *ConversationOptions) *Conver
 }
 
 // Send sends one turn and returns the answer: the last AGENT_FRAMEWORK
-// message, whose Text and Structure are the reply. On success the answer's
+// message of the front-man (see [Stream.Answer]), whose Text and Structure
+// are the reply. On success the answer's
 // chat_context replaces the stored one and its sly_data is merged into the
 // stored sly_data, key by key. An empty chat_context (none, or {}, which
 // the server sends with "Event acknowledged" and with the error text of a

@@ -426,3 +426,42 @@ func TestConversation_Send_emptyContext(t *testing.T) {
 	testutil.Success(t, err)
 	testutil.Equal(t, "continued", strings.HasPrefix(ans.Text, "Quest 2:"), true)
 }
+
+// A sub-network's AGENT_FRAMEWORK message (origin path of length 3), even
+// with a chat_context, is never the network's answer: NeuroSan takes the
+// answer from the front-man only (docs/neurosan-protocol.md). The
+// replayed case: that message, then {"error": "Request timeout"}, which
+// must fail the turn with both filters (MINIMAL passes every
+// AGENT_FRAMEWORK message with a chat_context, whatever its origin).
+// Issue #33 item 3.
+func TestStream_Answer_subNetworkIsNotTheAnswer(t *testing.T) {
+	t.Parallel()
+	sub := []neurosan.Origin{{Tool: "quest_designer", InstantiationIndex: 1}, {Tool: "lore_keeper", InstantiationIndex: 1}, {Tool: "lore_front", InstantiationIndex: 1}}
+	agent := neurosantest.Agent{Name: "relay", Script: func(ctx context.Context, tn *neurosantest.Turn) neurosantest.Reply {
+		tn.Emit(ctx, neurosan.ChatMessage{Type: neurosan.TypeAgentFramework, Origin: sub, Text: "the lore keeper's answer",
+			ChatContext: json.RawMessage(`{"chat_histories": []}`)})
+		return neurosantest.Reply{Fault: neurosantest.FaultTimeout}
+	}}
+	s := startFake(t, &neurosantest.Options{Agents: []neurosantest.Agent{agent}})
+	c := fakeClient(t, s, nil)
+	for _, f := range []neurosan.ChatFilter{neurosan.FilterMinimal, neurosan.FilterMaximal} {
+		st, err := c.StreamingChat(context.Background(), "relay", &neurosan.ChatRequest{Text: "x", Filter: f})
+		testutil.Success(t, err)
+		m, err := st.Next(context.Background())
+		testutil.Success(t, err)
+		testutil.Equal(t, "relayed message's origin", len(m.Origin), 3) // written by both filters, as the server does
+		ans, err := st.Answer(context.Background())
+		st.Close()
+		var se *neurosan.StreamError
+		testutil.ErrorAs(t, err, &se)
+		testutil.Equal(t, "timeout", se.Timeout(), true)
+		if ans != nil || errors.Is(err, neurosan.ErrAfterAnswer) {
+			t.Fatalf("filter %v: the sub-network's message taken for the answer: %v, %v", f, ans, err)
+		}
+	}
+	cv := neurosan.NewConversation(c, "relay", nil)
+	ans, err := cv.Send(context.Background(), "x")
+	if err == nil || ans != nil || cv.ChatContext() != nil {
+		t.Fatalf("Send = %v, %v (context %s); want the timeout and no answer", ans, err, cv.ChatContext())
+	}
+}

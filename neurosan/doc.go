@@ -51,7 +51,9 @@
 // math.Inf(-1) (in a float64, float32 or interface), and Progress reports a
 // NaN progress as NaN.
 //
-// The answer is the last AGENT_FRAMEWORK message. Its chat_context is the
+// The answer is the last AGENT_FRAMEWORK message of the front-man (origin
+// absent or of length 1): a sub-network's message, relayed with a longer
+// origin, is never the answer (docs/neurosan-protocol.md). Its chat_context is the
 // whole conversation state (the server keeps none); [Conversation] keeps it
 // opaque, sends it back byte for byte, merges returned sly_data, can drop a
 // context that outgrows a byte budget, and saves to a game's save slot.
@@ -106,7 +108,9 @@
 // NeuroSan servers have no authentication by default and bind every
 // interface. sly_data and chat_context travel in the clear over http://, so
 // [New] logs a warning when a plain http:// URL names a host that is not
-// loopback.
+// loopback. A redirect is followed only where the base URL's rules
+// allow (a loopback base stays on this machine), and the server's text in
+// an error is clipped (docs/neurosan-protocol.md).
 // Every object read is bounded by Options.ReadLimit. The
 // Recorder option writes a JSON Lines log of the traffic for bug reports;
 // it contains sly_data, so treat it as private.

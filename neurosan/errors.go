@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+
+	"github.com/gamelink-go/gamelink/internal/peertext"
 )
 
 // Sentinels a caller branches on. A [*StatusError] matches the status ones
@@ -99,7 +101,7 @@ func (e *StatusError) Error() string {
 	}
 	fmt.Fprintf(&b, "%d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
+		b.WriteString(": " + peertext.Clip(e.Message, peertext.LineBytes)) // the server's text (issue #31)
 	}
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
@@ -136,9 +138,10 @@ type StreamError struct {
 	Offset int64
 }
 
-// Error returns the message with the offset where the object ended.
+// Error returns the message, clipped (internal/peertext: it is the
+// server's text, and is logged), with the offset where the object ended.
 func (e *StreamError) Error() string {
-	return fmt.Sprintf("stream error ending at byte %d: %s", e.Offset, e.Message)
+	return fmt.Sprintf("stream error ending at byte %d: %s", e.Offset, peertext.Clip(e.Message, peertext.LineBytes))
 }
 
 // Timeout reports whether the server's per-network request timeout ended

@@ -27,7 +27,11 @@ type Options struct {
 	// HTTPClient sends the requests. If nil, a client over
 	// http.DefaultTransport is used. Its Timeout must be zero: it would cut
 	// long streams, and New refuses it; use TurnTimeout instead. Tests use
-	// the fake's in-memory neurosantest.Server.Client.
+	// the fake's in-memory neurosantest.Server.Client. A redirect is
+	// followed only to an http:// or https:// URL without user
+	// information that stays on this machine when the base URL is on it,
+	// and is not plain http:// to another host than the base URL's; then
+	// as its CheckRedirect says (if nil, up to 10 redirects).
 	HTTPClient *http.Client
 	// Header is added to every request, for example the forwarded metadata
 	// headers "request_id" and "user_id" that the server copies into its
@@ -99,6 +103,7 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.HTTPClient.Timeout != 0 {
 		return r, &ConfigError{Field: "HTTPClient", Reason: "Timeout must be zero (it would cut long streams); use TurnTimeout"}
 	}
+	r.HTTPClient = followRedirects(r.HTTPClient)
 	r.Header = r.Header.Clone()
 	if r.ReadLimit == 0 {
 		r.ReadLimit = defaultReadLimit

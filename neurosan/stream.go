@@ -101,8 +101,8 @@ type Stream struct {
 // objects and empty AGENT_PROGRESS heartbeats are skipped and counted (see
 // Heartbeats). At a clean end it returns io.EOF; an {"error":…} object
 // returns a [*StreamError]. An error that follows a complete answer (an
-// AGENT_FRAMEWORK message with a chat_context, as the server's final
-// message always has) also matches ErrAfterAnswer: the server can write
+// AGENT_FRAMEWORK message of the front-man with a chat_context, as the
+// server's final message always has) also matches ErrAfterAnswer: the server can write
 // {"error": "Request timeout"} while it cleans up after its last message,
 // and the connection can drop then too; Answer keeps that answer. After an
 // error or io.EOF, the stream is closed and Next keeps returning the same
@@ -139,9 +139,18 @@ func (s *Stream) Next(ctx context.Context) (*ChatMessage, error) {
 	return m, nil
 }
 
-// complete reports whether the last AGENT_FRAMEWORK message read carries a
-// chat_context: the server's final message always does (an empty {} on
-// "Event acknowledged"), an intermediate one need not.
+// fromFrontMan reports whether m can be the answer: an AGENT_FRAMEWORK
+// message of the front-man, whose origin is the only one of length 1 (the
+// final answer has none). A sub-network's message, relayed with a longer
+// origin, is never the answer, chat_context or not (issue #33;
+// docs/neurosan-protocol.md).
+func (m *ChatMessage) fromFrontMan() bool {
+	return m.Type == TypeAgentFramework && len(m.Origin) <= 1
+}
+
+// complete reports whether the answer read last carries a chat_context:
+// the server's final message always does (an empty {} on "Event
+// acknowledged"), an intermediate one need not.
 func (s *Stream) complete() bool { return s.answer != nil && s.answer.ChatContext != nil }
 
 // afterAnswerError is an error that ended a stream after its answer.
@@ -179,7 +188,7 @@ func (s *Stream) next() (*ChatMessage, error) {
 		}
 		m := s.dec.msg
 		s.dec.msg = ChatMessage{}
-		if m.Type == TypeAgentFramework {
+		if m.fromFrontMan() {
 			s.answer = &m
 		}
 		return &m, nil
@@ -202,7 +211,8 @@ func (s *Stream) Events() iter.Seq[*ChatMessage] {
 }
 
 // Answer reads the rest of the stream and returns the answer: the last
-// AGENT_FRAMEWORK message, whose Text and Structure are the network's reply
+// AGENT_FRAMEWORK message of the front-man (origin absent or of length 1;
+// a sub-network's is never the answer), whose Text and Structure are the network's reply
 // and whose ChatContext continues the conversation. It returns ErrNoAnswer
 // if the stream ended cleanly without one, or the stream's error. An error
 // after a complete answer does not lose it: Answer returns the answer with

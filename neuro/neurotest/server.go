@@ -54,7 +54,10 @@ type Options struct {
 	// Seed for random choices and fake data. Tests should log it.
 	Seed uint64
 	// Ack is the startup acknowledgement sent in Strict mode. If nil,
-	// Neuro-sama's. NoAck sends none.
+	// Neuro-sama's. NoAck sends none. An Ack whose DisplayName is empty
+	// is sent without displayName, which the official SDKs answer by
+	// naming the character by its id (docs/neuro-protocol.md, "The
+	// server").
 	Ack   *neuro.StartupAck
 	NoAck bool
 	// Unforced makes the fake act on its own every Unforced (a random

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/neuro"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -395,4 +396,16 @@ func jsonString(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	testutil.Success(t, err)
 	return string(b)
+}
+
+// TestServer_ackWithoutDisplayName: an Ack with an empty DisplayName is
+// sent without the key. Issue #33 item 1.
+func TestServer_ackWithoutDisplayName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(&Options{Ack: &neuro.StartupAck{SessionID: "s1", CharacterID: "neuro"}})
+		defer s.Close()
+		r := dialRaw(t, s)
+		r.send(`{"command":"startup","game":"G"}`)
+		testutil.Equal(t, "ack", jsonString(t, r.recv()), `{"command":"startup","data":{"session":{"characterId":"neuro","sessionId":"s1"}}}`)
+	})
 }

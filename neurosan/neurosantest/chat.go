@@ -162,7 +162,9 @@ func (c *chat) run(req *chatRequest) {
 		var err error
 		select {
 		case m := <-steps:
-			// MINIMAL passes only AGENT_FRAMEWORK messages with a chat_context.
+			// MINIMAL passes only AGENT_FRAMEWORK messages with a
+			// chat_context, and checks no origin: a sub-network's relayed
+			// answer passes too (docs/neurosan-protocol.md).
 			if c.maximal || m.Type == neurosan.TypeAgentFramework && m.ChatContext != nil {
 				err = c.respond(&m)
 			}

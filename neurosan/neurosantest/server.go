@@ -115,9 +115,13 @@ type Turn struct {
 	front string
 }
 
-// Emit streams an intermediate message now (written only with MAXIMAL). An
-// empty Origin becomes the front-man's, [{front-man, 1}]. It returns ctx's
-// error when the turn was cancelled: the script should then return.
+// Emit streams an intermediate message now: written with MAXIMAL, and with
+// MINIMAL too when it is an AGENT_FRAMEWORK message with a chat_context,
+// whatever its origin, as the server's MINIMAL filter passes it (a
+// sub-network's relayed answer, origin of length 3, included; see
+// docs/neurosan-protocol.md). An empty Origin becomes the front-man's,
+// [{front-man, 1}]. It returns ctx's error when the turn was cancelled: the
+// script should then return.
 func (t *Turn) Emit(ctx context.Context, m neurosan.ChatMessage) error {
 	if len(m.Origin) == 0 {
 		m.Origin = []neurosan.Origin{{Tool: t.front, InstantiationIndex: 1}}

@@ -108,11 +108,13 @@ type Result struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Session is the session of Neuro's startup acknowledgement.
+// Session is the session of Neuro's startup acknowledgement. An empty
+// DisplayName is left out, so that the fake can send an acknowledgement
+// without one (docs/neuro-protocol.md, "The server").
 type Session struct {
 	SessionID   string `json:"sessionId"`
 	CharacterID string `json:"characterId"`
-	DisplayName string `json:"displayName"`
+	DisplayName string `json:"displayName,omitempty"`
 }
 
 // StartupAck is the data of Neuro's startup acknowledgement.
