@@ -3,15 +3,15 @@ package card
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"unsafe"
+
+	"github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
 )
 
-// MaxSize is the largest document Parse accepts: the protocol's message
-// limit, 8 MiB.
+// MaxSize is the largest document or patch the package reads: the
+// protocol's message limit, 8 MiB.
 const MaxSize = 8 << 20
 
 // Card is a parsed card that keeps every byte of meaning of its input:
@@ -19,45 +19,21 @@ const MaxSize = 8 << 20
 // because the card is kept as the document it was parsed from.
 //
 // A Card is immutable; all its methods may be called concurrently. Make
-// one with [Parse] or [Repair]: the zero Card is not a valid card.
+// one with [Parse], [Load], [Repair] or [New]: the zero Card is not a
+// valid card.
 type Card struct {
-	raw    []byte
-	digest Digest
-	unsafe bool // holds a number the engine may canonicalize differently
-	valid  bool // no violation of the V2 rules
+	raw        []byte
+	digest     Digest
+	unsafe     bool        // holds a number the engine may canonicalize differently
+	violations []Violation // of the V2 rules
 
-	// canon is the RFC 8785 form when Parse kept it (the same array as
-	// raw when raw is canonical), else nil and the form is computed on
-	// first use: from raw by the copies ops when raw is canonical up to
-	// member order (see cardBytes), or by canonicalizing raw when Parse
-	// found the card in the hash memo.
-	canon []byte
-	ops   []gatherOp
-
-	later atomic.Pointer[cardLater]
-}
-
-// cardLater is what a card computes on first use, made then: most cards
-// never need any of it, and with it in Card every cold Parse allocated
-// a card of 256 bytes instead of 128 (issue #24).
-type cardLater struct {
-	formOnce sync.Once
-	form     []byte
-
-	validOnce  sync.Once
-	violations []Violation
-
-	nameOnce sync.Once
-	name     string
-}
-
-// computed returns c's cardLater, making it on first use.
-func (c *Card) computed() *cardLater {
-	if l := c.later.Load(); l != nil {
-		return l
-	}
-	c.later.CompareAndSwap(nil, new(cardLater))
-	return c.later.Load()
+	// The canonical form, made on first use (a patch needs it; a card
+	// that is canonical as parsed has it in raw): keeping it from Parse
+	// would make every card twice its size.
+	canonOnce sync.Once
+	canon     []byte
+	bigOnce   sync.Once
+	big       index // of canon
 }
 
 // Parse checks data and returns the card it holds. data is copied. It
@@ -69,167 +45,94 @@ func (c *Card) computed() *cardLater {
 //
 // Parse canonicalizes the card once, hashes the canonical form and checks
 // the V2 rules on it, so [Card.Hash] and [Card.Validate] cost nothing.
-// The result is memoized by an xxh3 hash of data in a bounded cache, so
-// parsing bytes seen before costs little more than the copy.
 func Parse(data []byte) (*Card, error) {
-	if len(data) > MaxSize {
-		return nil, &ParseError{Msg: "document of " + strconv.Itoa(len(data)) + " bytes exceeds the limit of " + strconv.Itoa(MaxSize), Err: ErrTooLarge}
+	if err := checkSize(data, "document"); err != nil {
+		return nil, err
 	}
 	if bytes.HasPrefix(data, utf8BOM) {
 		return nil, &ParseError{Msg: "the document starts with a UTF-8 byte order mark, which JSON text must not have (Repair removes it)"}
 	}
-	if !rootIsObject(data) {
+	if i := space(data, 0); i == len(data) || data[i] != '{' {
 		return nil, &ParseError{Msg: "a card must be a JSON object"}
 	}
-	key := memoKey(data)
-	if e, ok := memo.get(key); ok {
-		c := &Card{raw: append([]byte(nil), data...)}
-		c.digest, c.unsafe, c.valid = e.digest, e.unsafe, e.valid
-		return c, nil
+	sc := scratches.Get().(*scratch)
+	defer scratches.Put(sc)
+	sc.unsafe = false
+	canon, err := jcs.Append(sc.buf[:0], data, &sc.opts)
+	if err != nil {
+		return nil, parseError(err)
 	}
-	return parseCold(data, key)
-}
-
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-func rootIsObject(data []byte) bool {
-	for _, b := range data {
-		switch b {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return b == '{'
+	if cap(canon) <= 2*MaxSize {
+		sc.buf = canon
 	}
-	return false
-}
-
-// parseCold canonicalizes data, checking the V2 rules on the way, keeps
-// the copy of data and its canonical form in one allocation, and hashes
-// the canonical form.
-func parseCold(data []byte, key memoKey128) (*Card, error) {
-	cn := getCanon(data)
-	defer putCanon(cn)
-	cn.check = true
-	if err := cn.run(); err != nil {
-		return nil, err
+	c := &Card{digest: sha256.Sum256(canon), unsafe: sc.unsafe, violations: validate(canon), raw: bytes.Clone(data)}
+	if bytes.Equal(canon, data) {
+		c.canon = c.raw
 	}
-	c := &Card{unsafe: cn.unsafe, valid: !cn.invalid}
-	var canon []byte
-	c.raw, c.canon, c.ops, canon = cardBytes(data, cn)
-	c.digest = sha256.Sum256(canon)
-	if !c.valid {
-		violations := validateCanonical(canon)
-		l := c.computed()
-		l.validOnce.Do(func() { l.violations = violations })
-	}
-	memo.put(key, memoEntry{digest: c.digest, unsafe: c.unsafe, valid: c.valid})
 	return c, nil
 }
 
-// cardBytes returns what the card keeps of data and of its canonical form
-// from cn's first pass, and the canonical form to hash now:
-//
-//   - data is canonical: a copy of it, which is both;
-//   - data is canonical up to member order (compact JSON with keys out of
-//     order, as most exporters write): a copy of data and the copies that
-//     permute it into the canonical form, about a fifth of its size, which
-//     [Card.canonical] follows when a patch needs the form. The form to
-//     hash is gathered in cn's pooled scratch. Keeping the form too made a
-//     card twice its size (issue #24);
-//   - otherwise: a copy of data and the canonical form, in one array of
-//     exactly their size, allocated without zeroing (bytes.Join does not
-//     zero what it copies over; make would, and append would round the
-//     capacity up by a quarter).
-func cardBytes(data []byte, cn *canon) (raw, canon []byte, ops []gatherOp, hashed []byte) {
-	n := len(data)
-	if cn.same() {
-		if !cn.moved {
-			raw = append([]byte(nil), data...)
-			raw = raw[:n:n]
-			return raw, raw, nil, raw
-		}
-		// The copies are gathered in the pooled scratch, then kept after
-		// the copy of data in one array of exactly their size: an array
-		// of their own, sized by a bound before gathering (37 copies for
-		// the 21 of a small card), cost one allocation more and more
-		// bytes than they are, and the bytes a parse allocates are what
-		// its share of the collector's work grows with (issue #24). The
-		// copies hold no pointers, so the array stays one the collector
-		// need not scan.
-		cn.ops, _ = cn.gather(cn.ops[:0], 0, len(cn.res), 0)
-		cn.buf = appendGathered(cn.buf[:0], cn.res, cn.ops)
-		pad := opsPad(n)
-		buf := bytes.Join([][]byte{data, opsAlign[:pad], opsBytes(cn.ops)}, nil)
-		ops = unsafe.Slice((*gatherOp)(unsafe.Pointer(&buf[n+pad])), len(cn.ops))
-		return buf[:n:n], nil, ops, cn.buf
-	}
-	res := cn.res
-	if cn.moved {
-		cn.buf = cn.appendTo(cn.buf[:0])
-		res = cn.buf
-	}
-	m := len(res)
-	buf := bytes.Join([][]byte{data, res}, nil)
-	return buf[:n:n], buf[n : n+m : n+m], nil, buf[n : n+m : n+m]
+// scratch is what Parse reuses: the buffer it canonicalizes into, and
+// its number check, made once (a closure per call would be an
+// allocation per call).
+type scratch struct {
+	buf    []byte
+	opts   jcs.Options
+	unsafe bool // a number is not hash-safe
 }
 
-// opsAlign pads a card's bytes up to the alignment of the copies kept
-// after them.
-var opsAlign [unsafe.Alignof(gatherOp{})]byte
+var scratches = sync.Pool{New: func() any {
+	sc := new(scratch)
+	sc.opts.Number = func(lit []byte) error {
+		sc.unsafe = sc.unsafe || !hashSafe(lit)
+		return nil
+	}
+	return sc
+}}
 
-// opsPad returns the padding between n bytes and the copies after them.
-func opsPad(n int) int { return -n & (len(opsAlign) - 1) }
+var utf8BOM = []byte("\xef\xbb\xbf")
 
-// opsBytes returns the memory of ops as bytes.
-func opsBytes(ops []gatherOp) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ops))), len(ops)*int(unsafe.Sizeof(gatherOp{})))
+// checkSize refuses data over MaxSize before it is read.
+func checkSize(data []byte, what string) error {
+	if len(data) <= MaxSize {
+		return nil
+	}
+	return &ParseError{Msg: what + " of " + strconv.Itoa(len(data)) + " bytes exceeds the limit of " + strconv.Itoa(MaxSize), Err: ErrTooLarge}
+}
+
+// parseError turns an error of internal/jcs into a *ParseError.
+func parseError(err error) error {
+	var se *jcs.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	return &ParseError{Pointer: se.Pointer, Offset: se.Offset, Msg: se.Msg}
 }
 
 // canonical returns the card's RFC 8785 form. The caller must not modify
 // it.
 func (c *Card) canonical() []byte {
-	if c.canon != nil {
-		return c.canon
-	}
-	l := c.computed()
-	l.formOnce.Do(func() {
-		if c.ops != nil {
-			l.form = appendGathered(nil, c.raw, c.ops)
-			return
+	c.canonOnce.Do(func() {
+		if c.canon == nil {
+			c.canon, _ = jcs.Append(nil, c.raw, nil) // Parse accepted raw
 		}
-		// Parse accepted c.raw, so it canonicalizes.
-		l.form, _ = AppendCanonical(nil, c.raw)
 	})
-	return l.form
+	return c.canon
 }
 
-// size is the memory the card holds for its bytes, counting the canonical
-// form a patch builds from ops as held.
+// index returns the index of the card's canonical form.
+func (c *Card) index() index {
+	c.bigOnce.Do(func() { c.big = indexOf(c.canonical()) })
+	return c.big
+}
+
+// size is the memory the card holds for its bytes, counting the
+// canonical form a patch makes as held.
 func (c *Card) size() int {
-	n := len(c.raw)
-	if c.ops != nil {
-		return 2*n + opsPad(n) + len(opsBytes(c.ops))
+	if cn := c.canonical(); &cn[0] != &c.raw[0] {
+		return len(c.raw) + len(cn)
 	}
-	if cn := c.canonical(); len(cn) > 0 && &cn[0] != &c.raw[0] {
-		n += len(cn)
-	}
-	return n
-}
-
-// hashDocument canonicalizes data and returns its SHA-256 and whether it
-// holds a hash-unsafe number.
-func hashDocument(data []byte) (Digest, bool, error) {
-	c := getCanon(data)
-	defer putCanon(c)
-	if err := c.run(); err != nil {
-		return Digest{}, false, err
-	}
-	canon := c.res
-	if c.moved {
-		c.buf = c.appendTo(c.buf[:0])
-		canon = c.buf
-	}
-	return sha256.Sum256(canon), c.unsafe, nil
+	return len(c.raw)
 }
 
 // Bytes returns the card's JSON document as parsed. The caller must not
@@ -251,32 +154,68 @@ func (c *Card) CheckNumbers() error {
 	if !c.unsafe {
 		return nil
 	}
-	return firstUnsafe(c.raw)
-}
-
-// firstUnsafe walks data and reports its first hash-unsafe number.
-func firstUnsafe(data []byte) error {
-	c := getCanon(data)
-	defer putCanon(c)
-	c.stopUnsafe = true
-	_ = c.run()
-	if c.err == nil {
+	var lit string
+	_, err := jcs.Append(nil, c.raw, &jcs.Options{Number: func(l []byte) error {
+		if hashSafe(l) {
+			return nil
+		}
+		lit = string(l)
+		return errUnsafe
+	}})
+	var se *jcs.SyntaxError
+	if !errors.As(err, &se) {
 		return nil
 	}
-	return &UnsafeNumberError{Pointer: c.err.Pointer, Literal: c.unsafeLit}
+	return &UnsafeNumberError{Pointer: se.Pointer, Literal: lit}
+}
+
+var errUnsafe = errors.New("hash-unsafe number")
+
+// hashSafe reports whether a number literal prints the same in RFC 8785
+// and in the engine: an integer of at most 2^53 in magnitude, written
+// without fraction or exponent, and not negative zero.
+func hashSafe(lit []byte) bool {
+	const limit = "9007199254740992"
+	d := bytes.TrimPrefix(lit, []byte{'-'})
+	switch {
+	case bytes.ContainsAny(d, ".eE"), len(d) < len(lit) && string(d) == "0":
+		return false
+	case len(d) != len(limit):
+		return len(d) < len(limit)
+	}
+	return string(d) <= limit
 }
 
 // Name returns data.name, or "" when it is missing or not a string.
 // Member names match exactly: "Name" or "DATA" are other members.
 func (c *Card) Name() string {
-	l := c.computed()
-	l.nameOnce.Do(func() {
-		// Maps, not a struct: encoding/json matches struct fields case
-		// insensitively, so a struct would read "NAME" as name.
-		var root, data map[string]json.RawMessage
-		if json.Unmarshal(c.raw, &root) == nil && json.Unmarshal(root["data"], &data) == nil {
-			_ = json.Unmarshal(data["name"], &l.name)
+	doc := c.raw
+	var name string
+	items(doc, space(doc, 0), func(root item) int {
+		if !is(doc, root.ks, root.ke, "data") || doc[root.vs] != '{' {
+			return 0
 		}
+		items(doc, root.vs, func(it item) int {
+			if is(doc, it.ks, it.ke, "name") && doc[it.vs] == '"' {
+				name = text(doc, it.vs, skipString(doc, it.vs))
+				return -1
+			}
+			return 0
+		})
+		return -1
 	})
-	return l.name
+	return name
+}
+
+// AppendCanonical appends the RFC 8785 (JCS) canonical form of the JSON
+// document src to dst and returns the extended buffer. It accepts any JSON
+// value at the root and rejects what RFC 8785 rejects (duplicate keys,
+// invalid UTF-8, lone surrogates, numbers beyond the IEEE-754 double range)
+// with a *[ParseError]. src is not modified or retained.
+func AppendCanonical(dst, src []byte) ([]byte, error) {
+	out, err := jcs.Append(dst, src, nil)
+	if err != nil {
+		return dst, parseError(err)
+	}
+	return out, nil
 }

@@ -122,8 +122,7 @@ func TestCard_CheckNumbers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			// The second Parse of the same bytes comes from the memo.
-			for _, pass := range []string{"first parse", "memoized parse"} {
+			for _, pass := range []string{"first parse", "second parse"} {
 				err := mustParse(t, tt.in).CheckNumbers()
 				if tt.pointer == "" && tt.literal == "" {
 					testutil.Success(t, err)
@@ -188,74 +187,22 @@ func sharedCards(t *testing.T) string {
 	return dir
 }
 
-func TestCard_Hash_memoized(t *testing.T) {
+// Parsing the same bytes again gives the same hash and violations.
+func TestParse_again(t *testing.T) {
 	t.Parallel()
-	in := readCard(t, "minimal.json")
-	a := mustParse(t, string(in))
-	b := mustParse(t, string(in))
-	da := a.Hash()
-	db := b.Hash()
-	testutil.Equal(t, "same digest", da, db)
-	e, ok := memo.get(memoKey(in))
-	testutil.Equal(t, "memoized", ok, true)
-	testutil.Equal(t, "memo digest", e.digest, da)
-
-	// Parse reads the memo: a planted entry for new bytes is what it returns.
-	probe := []byte(`{"memo probe":"TestCard_Hash_memoized"}`)
-	memo.put(memoKey(probe), memoEntry{digest: Digest{9, 9}, valid: true})
-	c := mustParse(t, string(probe))
-	d := c.Hash()
-	testutil.Equal(t, "digest from the memo", d, Digest{9, 9})
-	testutil.Equal(t, "valid from the memo", c.Validate(), error(nil))
-}
-
-func TestCard_Validate_memoized(t *testing.T) {
-	t.Parallel()
-	in := readCard(t, "cjk-emoji.json")
-	testutil.Success(t, mustParse(t, string(in)).Validate())
-	e, _ := memo.get(memoKey(in))
-	testutil.Equal(t, "valid memoized", e.valid, true)
-	testutil.Success(t, mustParse(t, string(in)).Validate())
-
-	bad := readCard(t, "broken-v3.json")
-	first := mustParse(t, string(bad)).Validate()
-	testutil.Error(t, first)
-	e, _ = memo.get(memoKey(bad))
-	testutil.Equal(t, "invalid memoized", e.valid, false)
-	again := mustParse(t, string(bad)).Validate() // from the memo: violations listed again
-	testutil.Equal(t, "same violations", again, first)
-}
-
-// Test_hashMemo_bounded fills every set of the memo three times over:
-// it holds memoEntries entries, the newest memoWays of each set. Issue #24.
-func Test_hashMemo_bounded(t *testing.T) {
-	t.Parallel()
-	var h hashMemo
-	// Key i goes to set i mod memoSets: its low bits choose the set.
-	key := func(i int) memoKey128 { return memoKey128{Lo: uint64(i), Hi: uint64(i) * 0x9e3779b97f4a7c15} }
-	const keys = 3 * memoEntries
-	for i := range keys {
-		h.put(key(i), memoEntry{digest: Digest{byte(i), byte(i >> 8)}})
+	for _, name := range []string{"minimal.json", "cjk-emoji.json", "broken-v3.json"} {
+		in := readCard(t, name)
+		a, b := mustParse(t, string(in)), mustParse(t, string(in))
+		testutil.Equal(t, name+" digest", a.Hash(), b.Hash())
+		testutil.Equal(t, name+" violations", a.Validate(), b.Validate())
 	}
-	testutil.Equal(t, "entries", h.len(), memoEntries)
-	for i := range keys {
-		e, ok := h.get(key(i))
-		if want := i >= keys-memoEntries; ok != want || ok && e.digest != (Digest{byte(i), byte(i >> 8)}) {
-			t.Fatalf("key %d: kept %v (%v), want kept %v", i, ok, e.digest, want)
-		}
-	}
-	// Random keys never make it hold more.
-	for i := range memoEntries {
-		h.put(memoKey([]byte{byte(i), byte(i >> 8), 1}), memoEntry{})
-	}
-	testutil.Equal(t, "entries after random keys", h.len(), memoEntries)
 }
 
 func TestAppendCanonical_allocs(t *testing.T) {
 	testutil.SkipAllocs(t)
 	in := readCard(t, "full.json")
 	dst := make([]byte, 0, 2*len(in))
-	for i := 0; i < 20; i++ { // warm the pool and the learned key orders
+	for i := 0; i < 20; i++ { // warm the pool
 		_, _ = AppendCanonical(dst[:0], in)
 	}
 	n := testing.AllocsPerRun(50, func() { _, _ = AppendCanonical(dst[:0], in) })

@@ -2,90 +2,89 @@ package card
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	"slices"
+	"sync"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
 )
 
 // patchOp is one decoded RFC 6902 operation.
 type patchOp struct {
-	Op    string
-	Path  *string
-	From  *string
-	Value json.RawMessage // nil when absent
-
-	raw        []byte   // the operation as given (canonical)
+	Op         string
+	Path, From *string
+	Value      []byte   // canonical; nil when absent
 	path, from []string // split pointers
-	emptyToken bool     // a pointer has an empty reference token
 }
 
 // decodePatch decodes and checks a canonical patch: an array of objects
-// with a known op, valid RFC 6901 pointers, and the members each op needs.
-// The input is canonical (ApplyPatch canonicalizes it; planPatch generates
-// it), so it is walked with the splice helpers instead of encoding/json,
-// which would also match member names case-insensitively ("pAth").
-func decodePatch(canonical []byte) ([]patchOp, error) {
-	if len(canonical) == 0 || canonical[0] != '[' {
+// with a known op, valid RFC 6901 pointers, and the members each op needs,
+// matched by their exact names (encoding/json would also take "pAth").
+func decodePatch(patch []byte) ([]patchOp, error) {
+	if patch[0] != '[' {
 		return nil, &PatchError{Index: -1, Err: fmt.Errorf("%w: a patch must be a JSON array", errPatchInvalid)}
 	}
-	elems := children(canonical, 0, nil)
-	ops := make([]patchOp, len(elems))
-	var kids []span
-	for i, e := range elems {
-		op := &ops[i]
-		op.raw = canonical[e.s:e.e]
-		if canonical[e.s] != '{' {
-			return nil, &PatchError{Index: i, Err: fmt.Errorf("%w: an operation must be an object", errPatchInvalid)}
+	var ops []patchOp
+	var err error
+	items(patch, 0, func(it item) int {
+		op := patchOp{}
+		i := len(ops)
+		if patch[it.vs] != '{' {
+			err = &PatchError{Index: i, Err: fmt.Errorf("%w: an operation must be an object", errPatchInvalid)}
+			return -1
 		}
-		kids = children(canonical, e.s, kids[:0])
-		if err := op.decode(canonical, kids); err != nil {
-			return nil, &PatchError{Index: i, Err: err}
+		end := items(patch, it.vs, func(m item) int {
+			ve := skipValue(patch, m.vs)
+			if err = op.member(patch, m, ve); err != nil {
+				return -1
+			}
+			return ve
+		})
+		if err == nil {
+			err = op.check()
 		}
-		if err := op.check(); err != nil {
+		if err != nil {
 			pe := &PatchError{Index: i, Op: op.Op, Err: err}
 			if op.Path != nil {
 				pe.Path = *op.Path
 			}
-			return nil, pe
+			err = pe
+			return -1
 		}
-	}
-	return ops, nil
+		ops = append(ops, op)
+		return end
+	})
+	return ops, err
 }
 
-// decode reads the members op, path, from and value by their exact names.
-func (op *patchOp) decode(doc []byte, kids []span) error {
-	for _, k := range kids {
-		v := doc[k.s:k.e]
-		name := string(doc[k.ks+1 : k.s-2]) // member names needing escapes match none below
-		if name == "value" {
-			op.Value = v
-			continue
-		}
-		var dst **string
-		switch name {
-		case "op":
-			if v[0] != '"' {
-				return fmt.Errorf("%w: op must be a string", errPatchInvalid)
-			}
-			op.Op = string(appendUnescaped(nil, v[1:len(v)-1]))
-			continue
-		case "path":
-			dst = &op.Path
-		case "from":
-			dst = &op.From
-		default:
-			continue // RFC 6902 section 4: other members are ignored
-		}
+// member reads the member m of an operation: op, path, from and value
+// by their exact names; others are ignored (RFC 6902 section 4).
+func (op *patchOp) member(patch []byte, m item, ve int) error {
+	name, v := patch[m.ks+1:m.ke-1], patch[m.vs:ve]
+	var dst **string
+	switch string(name) { // names that need escapes match none of these
+	case "value":
+		op.Value = v
+		return nil
+	case "op":
 		if v[0] != '"' {
-			return fmt.Errorf("%w: %s must be a string", errPatchInvalid, name)
+			return fmt.Errorf("%w: op must be a string", errPatchInvalid)
 		}
-		str := string(appendUnescaped(nil, v[1:len(v)-1]))
-		*dst = &str
+		op.Op = text(patch, m.vs, ve)
+		return nil
+	case "path":
+		dst = &op.Path
+	case "from":
+		dst = &op.From
+	default:
+		return nil
 	}
+	if v[0] != '"' {
+		return fmt.Errorf("%w: %s must be a string", errPatchInvalid, name)
+	}
+	s := text(patch, m.vs, ve)
+	*dst = &s
 	return nil
 }
 
@@ -118,36 +117,40 @@ func (op *patchOp) check() error {
 			return fmt.Errorf("%w: from %q is not a JSON Pointer", errPatchInvalid, *op.From)
 		}
 	}
-	for _, t := range append(op.path[:len(op.path):len(op.path)], op.from...) {
-		if t == "" {
-			op.emptyToken = true
-		}
-	}
 	return nil
 }
 
 // ApplyPatch applies the RFC 6902 patch to the JSON document doc and
 // returns the result as RFC 8785 canonical JSON. Neither input is
-// modified. Errors are a *[ParseError] for malformed JSON or a
-// *[PatchError] naming the operation at fault.
+// modified. A document or patch over [MaxSize] is refused before it is
+// read, with an error matching [ErrTooLarge]; other errors are a
+// *[ParseError] for malformed JSON or a *[PatchError] naming the
+// operation at fault.
 //
-// It wraps github.com/evanphx/json-patch/v5 and guards against its known
-// defects: both inputs are canonicalized
-// first; every pointer is checked strictly (no leading zeros, signs or
-// negative indices, test targets must exist, no move into the moved
-// value's own child) by a strict applier of
-// our own, whose result evanphx must reproduce; copies are bounded by
-// [MaxSize]; a panic inside evanphx becomes an error. Scalar documents,
-// operations on the root and pointers with empty keys, which evanphx
-// resolves wrongly, are applied by the strict applier alone.
+// It follows RFC 6902 and RFC 6901 strictly: array indexes have no
+// leading zeros, signs or negative values, a test compares values
+// numerically and needs its target to exist, a value is never moved into
+// its own child, the empty name "" is a name like any other, and copies
+// cannot grow the document past MaxSize. Its time is linear in the sizes
+// of doc and patch, times the logarithm of the number of operations.
 func ApplyPatch(doc, patch []byte) ([]byte, error) {
-	cdoc, err := AppendCanonical(nil, doc)
+	if err := checkSize(doc, "document"); err != nil {
+		errd.Wrap(&err, "card: apply patch")
+		return nil, err
+	}
+	if err := checkSize(patch, "patch"); err != nil {
+		errd.Wrap(&err, "card: apply patch")
+		return nil, err
+	}
+	cdoc, err := jcs.Append(nil, doc, nil)
 	if err != nil {
+		err = parseError(err)
 		errd.Wrap(&err, "card: apply patch: document") // "card: " said once
 		return nil, err
 	}
-	cpatch, err := AppendCanonical(nil, patch) // rejects duplicate members in operations
+	cpatch, err := jcs.Append(nil, patch, nil) // refuses duplicate members in operations
 	if err != nil {
+		err = parseError(err)
 		errd.Wrap(&err, "card: apply patch: patch")
 		return nil, err
 	}
@@ -155,138 +158,40 @@ func ApplyPatch(doc, patch []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	want, err := applyStrict(cdoc, ops)
-	if err != nil {
-		return nil, err
+	var big index
+	if len(cdoc) > 1<<16 {
+		big = indexOf(cdoc)
 	}
-	if !evanphxSafe(cdoc, ops) {
-		return want, nil
-	}
-	got, err := applyEvanphx(cdoc, withoutTests(ops))
-	if err != nil {
-		return nil, &PatchError{Index: -1, Err: fmt.Errorf("evanphx/json-patch refused a patch the strict applier accepted: %w", err)}
-	}
-	if got, err = AppendCanonical(got[:0:0], got); err != nil || !bytes.Equal(got, want) {
-		return nil, &PatchError{Index: -1, Err: errors.New("evanphx/json-patch and the strict applier disagree on the result")}
-	}
-	return want, nil
+	return applyOps(nil, cdoc, big, ops)
 }
 
-// withoutTests re-encodes the patch without its test operations: the
-// strict applier has checked them in sequence, they change nothing, and
-// evanphx's test is the operation with known defects (it panics on arrays
-// holding null and compares numbers as text).
-func withoutTests(ops []patchOp) []byte {
-	b := []byte{'['}
+// applyOps appends to dst the result of ops applied to the canonical
+// document cdoc, whose index is big (or nil).
+func applyOps(dst, cdoc []byte, big index, ops []patchOp) ([]byte, error) {
+	p := newPatcher(cdoc, big, MaxSize)
 	for i := range ops {
-		if ops[i].Op == "test" {
-			continue
-		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = append(b, ops[i].raw...)
-	}
-	return append(b, ']')
-}
-
-func applyStrict(cdoc []byte, ops []patchOp) ([]byte, error) {
-	sp := splicer{doc: cdoc, limit: MaxSize}
-	for i := range ops {
-		if err := sp.apply(&ops[i]); err != nil {
+		if err := p.apply(&ops[i]); err != nil {
 			return nil, &PatchError{Index: i, Op: ops[i].Op, Path: *ops[i].Path, Err: err}
 		}
 	}
-	return sp.doc, nil
+	return p.write(slices.Grow(dst, p.root.size()), p.root), nil
 }
 
-// verifyStrict reports whether ops applied to the canonical cdoc give
-// want. The last operation's splice compares instead of copying.
-func verifyStrict(cdoc []byte, ops []patchOp, want []byte) bool {
-	sp := splicer{doc: cdoc, limit: MaxSize}
-	for i := range ops {
-		if op := ops[i].Op; i == len(ops)-1 && (op == "add" || op == "replace" || op == "remove") {
-			sp.want = want // its one splice compares
-		}
-		if err := sp.apply(&ops[i]); err != nil {
-			return false
-		}
-	}
-	if sp.compared {
-		return sp.same
-	}
-	return bytes.Equal(sp.doc, want)
-}
-
-// evanphxSafe reports whether evanphx can apply ops to doc correctly.
-func evanphxSafe(doc []byte, ops []patchOp) bool {
-	if doc[0] != '{' && doc[0] != '[' {
+// verify reports whether the canonical patch turns the canonical base,
+// whose index is big (or nil), into want: a generated patch is always
+// checked before it is used.
+func verify(base []byte, big index, patch, want []byte) bool {
+	ops, err := decodePatch(patch)
+	if err != nil {
 		return false
 	}
-	for i := range ops {
-		op := &ops[i]
-		if op.emptyToken {
-			return false
-		}
-		if op.Op != "test" && (len(op.path) == 0 || (op.From != nil && len(op.from) == 0)) {
-			return false // the root: evanphx mishandles scalars and copy/move of the whole document
-		}
+	buf := verifyBufs.Get().(*[]byte)
+	defer verifyBufs.Put(buf)
+	got, err := applyOps((*buf)[:0], base, big, ops)
+	if cap(got) <= 2*MaxSize {
+		*buf = got
 	}
-	return true
+	return err == nil && bytes.Equal(got, want)
 }
 
-func applyEvanphx(doc, patch []byte) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic in evanphx/json-patch: %v", r)
-		}
-	}()
-	p, err := jsonpatch.DecodePatch(patch)
-	if err != nil {
-		return nil, err
-	}
-	opts := jsonpatch.NewApplyOptions()
-	opts.SupportNegativeIndices = false
-	opts.AccumulatedCopySizeLimit = MaxSize
-	opts.EnsurePathExistsOnAdd = false
-	return p.ApplyWithOptions(doc, opts)
-}
-
-// Diff returns an RFC 6902 patch that turns base into target, verified:
-// applied to base it yields a document with target's hash. The patch uses
-// add, remove and replace only, and its values are canonical JSON, so for
-// a target that is not hash-safe ([Card.CheckNumbers]) its numbers are the
-// RFC 8785 forms (1.0 becomes 1; integers beyond 2^53 are rounded).
-func Diff(base, target *Card) (json.RawMessage, error) {
-	if base == nil || target == nil {
-		return nil, errors.New("card: diff: nil card")
-	}
-	ops, ok := planPatch(base.canonical(), target, -1)
-	if !ok {
-		return nil, errors.New("card: diff: the generated patch did not reproduce the target; this is a bug")
-	}
-	return ops, nil
-}
-
-// planPatch returns a verified RFC 6902 patch from the canonical base to
-// target, shorter than limit bytes (no bound if negative), or false. The
-// patch is verified by applying it to base: the result must be target's
-// canonical form, whose SHA-256 is target's digest. Comparing the bytes
-// proves the same as hashing them and costs a fraction of it.
-func planPatch(base []byte, target *Card, limit int) ([]byte, bool) {
-	want := target.canonical()
-	g := newDiffer(base, want, limit)
-	g.value(0, 0)
-	if g.over {
-		return nil, false
-	}
-	g.out = append(g.out, ']')
-	if limit >= 0 && len(g.out) >= limit {
-		return nil, false
-	}
-	ops, err := decodePatch(g.out)
-	if err != nil || !verifyStrict(base, ops, want) {
-		return nil, false
-	}
-	return g.out, true
-}
+var verifyBufs = sync.Pool{New: func() any { return new([]byte) }}

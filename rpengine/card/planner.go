@@ -152,7 +152,7 @@ func (p *Planner) patch(k Key, st *keyState, c *Card) (Transfer, bool) {
 	if p.opts.DisablePatches || st.card == nil || !p.trusted(c) || !p.trusted(st.card) || st.engineHash != st.card.digest {
 		return Transfer{}, false
 	}
-	ops, ok := planPatch(st.card.canonical(), c, len(c.raw))
+	ops, ok := planPatch(st.card, c.canonical(), len(c.raw))
 	if !ok {
 		return Transfer{}, false
 	}

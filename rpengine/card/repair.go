@@ -39,10 +39,7 @@ func repair(data []byte) (*Card, []Change, error) {
 	if _, err := Parse(data); err != nil {
 		return nil, nil, err
 	}
-	root, err := decodeTree(data)
-	if err != nil {
-		return nil, nil, err
-	}
+	root := decodeTree(data)
 	r := repairer{}
 	r.card(root)
 	if len(r.changes) == 0 {

@@ -1,9 +1,9 @@
 package card
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
+
+	"github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
 )
 
 // The kinds of a node that are not the first byte of its JSON text; the
@@ -23,48 +23,36 @@ type node struct {
 	items []*node // members' values or elements
 }
 
-// decodeTree decodes a document that AppendCanonical accepted.
-func decodeTree(data []byte) (*node, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	return decodeNode(d)
+// decodeTree decodes a document that Parse accepted.
+func decodeTree(data []byte) *node {
+	n, _ := decodeNode(data, space(data, 0))
+	return n
 }
 
-func decodeNode(d *json.Decoder) (*node, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		n := &node{kind: byte(t)}
-		for d.More() {
-			if t == '{' {
-				k, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				n.keys = append(n.keys, k.(string))
+// decodeNode decodes the value at data[i] and returns it and its end.
+func decodeNode(data []byte, i int) (*node, int) {
+	switch k := kind(data, i); k {
+	case '{', '[':
+		n := &node{kind: k}
+		end := items(data, i, func(it item) int {
+			if k == '{' {
+				n.keys = append(n.keys, text(data, it.ks, it.ke))
 			}
-			v, err := decodeNode(d)
-			if err != nil {
-				return nil, err
-			}
+			v, end := decodeNode(data, it.vs)
 			n.items = append(n.items, v)
-		}
-		_, err := d.Token()
-		return n, err
-	case string:
-		return &node{kind: '"', text: t}, nil
-	case json.Number:
-		return &node{kind: nodeNumber, text: string(t)}, nil
-	case bool:
-		if t {
-			return &node{kind: 't'}, nil
-		}
-		return &node{kind: 'f'}, nil
+			return end
+		})
+		return n, end
+	case '"':
+		e := skipString(data, i)
+		return strNode(text(data, i, e)), e
+	case 't':
+		e := skipValue(data, i)
+		return &node{kind: data[i]}, e
+	default: // a number or null
+		e := skipValue(data, i)
+		return &node{kind: k, text: string(data[i:e])}, e
 	}
-	return &node{kind: nodeNull}, nil
 }
 
 func (n *node) get(key string) *node {
@@ -99,14 +87,14 @@ func (n *node) append(dst []byte) []byte {
 				dst = append(dst, ',')
 			}
 			if n.kind == '{' {
-				dst = appendCanonicalString(dst, n.keys[i])
+				dst = jcs.AppendString(dst, n.keys[i])
 				dst = append(dst, ':')
 			}
 			dst = v.append(dst)
 		}
 		return append(dst, n.kind+2) // '}' and ']' follow '{' and '[' by 2
 	case '"':
-		return appendCanonicalString(dst, n.text)
+		return jcs.AppendString(dst, n.text)
 	case nodeNumber:
 		return append(dst, n.text...)
 	case 't':

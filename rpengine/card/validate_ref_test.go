@@ -30,7 +30,7 @@ func Test_validateCanonical_reference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := validateCanonical(canon)
+			got := validate(canon)
 			var want []Violation
 			if err := refValidate(doc); err != nil {
 				want = err.(*ValidationError).Violations
@@ -40,55 +40,6 @@ func Test_validateCanonical_reference(t *testing.T) {
 			}
 		}
 	}
-}
-
-// Test_checkCanonical_agrees compares the rules Parse checks while it
-// canonicalizes (check.go) with the validator, on the random damage of
-// Test_validateCanonical_reference: they must agree on every card
-// whether it is valid.
-func Test_checkCanonical_agrees(t *testing.T) {
-	t.Parallel()
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 6))
-	values := []string{`null`, `1`, `1.5`, `"x"`, `" "`, `""`, `true`, `false`, `[]`, `["a"]`, `[1]`, `["a",1]`, `{}`, `{"a":1}`, `"before_char"`, `"after_char"`, `"chara_card_v2"`, `"2.0"`, `2.0`}
-	valid, invalid := 0, 0
-	for _, name := range []string{"full.json", "minimal.json", "cjk-emoji.json", "broken-entry-fields.json", "invalid-content.json", "v1.json", "broken-v3.json"} {
-		base := readCard(t, name)
-		for i := 0; i < scaled(150); i++ {
-			doc := base
-			for n := r.IntN(3); n > 0; n-- {
-				doc = damage(t, r, doc, values)
-			}
-			canon, err := AppendCanonical(nil, doc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := len(validateCanonical(canon)) == 0
-			if got := quickValid(t, doc); got != want {
-				t.Fatalf("%s: Parse's check says valid=%v, the validator %v", doc, got, want)
-			}
-			if want {
-				valid++
-			} else {
-				invalid++
-			}
-		}
-	}
-	if valid == 0 || invalid == 0 {
-		t.Fatalf("%d valid and %d invalid cards: the test covers one side only", valid, invalid)
-	}
-}
-
-// quickValid runs the first pass with the rules on.
-func quickValid(t *testing.T, doc []byte) bool {
-	c := getCanon(doc)
-	defer putCanon(c)
-	c.check = true
-	if err := c.run(); err != nil {
-		t.Fatal(err)
-	}
-	return !c.invalid
 }
 
 // damage replaces or removes one value somewhere in doc.

@@ -163,8 +163,8 @@ func TestRepair_testdata(t *testing.T) {
 // spec_version keeps its value in the output, under data for V1 fields.
 func assertKept(t *testing.T, in, out []byte) {
 	t.Helper()
-	a, _ := decodeTree(in)
-	b, _ := decodeTree(out)
+	a := decodeTree(in)
+	b := decodeTree(out)
 	for i, k := range a.keys {
 		if k == "spec" || k == "spec_version" {
 			continue
