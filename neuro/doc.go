@@ -29,12 +29,11 @@
 // [Client.Events], [Client.Next] or [Client.Poll] (a game loop polls once
 // per frame, so Execute runs on its main thread), and [Client.Close] stops
 // everything. Declare actions before or after Connect. Unknown actions and
-// bad data are answered for the game, with a message telling her what to
-// do instead. [Client.Window] groups actions for one decision, as the
-// official SDKs' ActionWindow does; [LintSchema] checks a schema. Package
-// neurotest is a fake server for tests. docs/neuro.md is the guide: how
-// the SDK works, testing, and what was checked against Randy, the official
-// mock.
+// bad data are answered for the game, telling her what to do instead.
+// [Client.Window] groups actions for one decision, as the official SDKs'
+// ActionWindow does; [LintSchema] checks a schema. Package neurotest is a
+// fake server. docs/neuro.md is the guide: how the SDK works, testing, and
+// what was checked against Randy, the official mock.
 //
 // # Protocol
 //
@@ -42,8 +41,8 @@
 // speech_finished of 2025-2026 and the shutdown and reregister_all
 // proposals: JSON in WebSocket text frames, the game being the client of
 // $NEURO_SDK_WS_URL or [DefaultURL]. Every connect sends startup, then the
-// whole action set; at most one force is outstanding. docs/neuro-protocol.md
-// records how the server and Randy behave, and where each fact comes from.
+// whole action set; one force at a time. docs/neuro-protocol.md records
+// how the server and Randy behave, and where each fact comes from.
 //
 // # Concurrency
 //

@@ -21,9 +21,9 @@
 // and barges in ([Turn.BargeIn]). [Server.BargeIn], [Server.Proactive],
 // [Server.Status], [Server.Error] and [Server.SendRaw] send what the
 // Harness sends on its own; [Server.Received] and [Server.WaitFor] observe
-// the game. The name is the package it tests plus "test", as httptest and
-// rpengine/enginetest are, with the protocol's short name, XTY: shorter
-// than "xiaotangyuantest".
+// the game. Its name is the protocol's short name, XTY, plus "test", as
+// httptest and rpengine/enginetest are named: "xiaotangyuantest" would be
+// the longest import name in the module, for no gain.
 //
 // # Protocol
 //
