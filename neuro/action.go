@@ -14,6 +14,10 @@ import (
 //
 // An Action is a value: the client copies it. Validate and Execute may be
 // nil. Schema must not be modified after the action is registered.
+//
+// When the connection an action came on is lost before its result is
+// sent, the result is dropped (the server discards stale ids anyway) and
+// the action is not executed.
 type Action struct {
 	// Name is lowercase, words separated by '_' or '-' (see [CheckName]).
 	// [Options.Prefix] is added on the wire, never here.
@@ -22,7 +26,8 @@ type Action struct {
 	Description string
 	// Schema is a JSON Schema whose root has "type": "object", or nil for
 	// an action without parameters (preferred over {}). Build it with
-	// [Object]; check it with [LintSchema].
+	// [Object]; check it with [LintSchema]. It may not load external
+	// references: a $ref to another document is a [SchemaError].
 	Schema json.RawMessage
 
 	// Validate decides whether the (schema-valid) action can be done. It

@@ -32,7 +32,9 @@ func (c *Client) Register(actions ...Action) error {
 
 // Unregister removes the named actions (local names, without prefix) and,
 // when connected, sends one actions/unregister. Unknown names are ignored.
-// A force whose actions are all gone ends as [ForceCancelled].
+// A force whose actions are all gone ends as [ForceCancelled]. For 10 s,
+// an action of Neuro's that names one of them (it crossed the unregister)
+// is answered as unregistered a moment ago, not as unknown.
 func (c *Client) Unregister(names ...string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

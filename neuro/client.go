@@ -20,8 +20,10 @@ import (
 // answers actions, and manages forces.
 //
 // All methods may be called concurrently. Methods that send only queue the
-// message (in order, never merged or reordered) and return at once; the
-// queue is flushed whenever a connection is open.
+// message (in order, never merged or reordered, except that a force waits
+// behind a pending result: see [Client.Force]) and return at once; the
+// queue is flushed whenever a connection is open. Registration changes are
+// not queued while disconnected: the next connect registers the whole set.
 type Client struct {
 	game   string
 	o      Options

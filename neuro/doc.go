@@ -1,96 +1,62 @@
-// Package neuro is a client SDK for the Neuro-sama game API: a game
-// registers actions with JSON schemas, describes what happens (context),
-// forces a choice when it is Neuro's turn, and answers each of her actions
-// with a result.
+// Package neuro lets Neuro-sama play your game through the Neuro game API.
+// The game declares actions (a name, a description, a JSON schema for
+// their data), tells her what happens (context), and forces her to choose
+// when it is her turn; the SDK checks each of her choices against the
+// schema and the game's validator, answers it, and then executes it where
+// the game receives events.
 //
-//	c, err := neuro.New("Tic-Tac-Toe", nil)                  // URL: $NEURO_SDK_WS_URL
-//	err = c.Connect(ctx)                                      // startup and the action set; reconnects by itself
-//	go func() { for ev := range c.Events() { show(ev) } }() // or c.Next(ctx), or c.Poll each frame
-//	err = c.ContextSilent("The game started.")
+//	c, err := neuro.New("Tic-Tac-Toe", &neuro.Options{Prefix: "tictactoe_"}) // URL: $NEURO_SDK_WS_URL
+//	type move struct{ Cell int `json:"cell"` }
+//	err = c.Register(neuro.Action{
+//		Name: "place_o", Description: "Place your O on a free cell (1-9).",
+//		Schema: neuro.Object(map[string]neuro.Schema{"cell": neuro.Integer().Range(1, 9)}, "cell").JSON(),
+//		Validate: neuro.Bind(func(ctx context.Context, m move) neuro.Result {
+//			if taken(m.Cell) {
+//				return neuro.Fail("cell taken; free cells: 2, 5") // she retries
+//			}
+//			return neuro.OK("")
+//		}),
+//		Execute: func(inv *neuro.Invocation) { place(inv.Value.(move)) },
+//	})
+//	err = c.Connect(ctx)                                     // startup and the actions; reconnects by itself
+//	go func() { for ev := range c.Events() { show(ev) } }() // Execute runs here; or c.Poll each frame
+//	h, err := c.Force(neuro.Force{Query: "Your turn.", Actions: []string{"place_o"}}, neuro.ForceRefuse)
+//	outcome, err := h.Wait(ctx) // completed, superseded, cancelled, timed out
 //	c.Close()
 //
-// This is the shape of every client in the module (xiaotangyuan, neurosan
-// too): New with an Options struct (nil for defaults) starts nothing;
-// Connect makes the first connection; events are received with Events,
-// Next or Poll; Close stops everything. Declare actions before or after
-// Connect: the SDK registers them either way.
-//
-// The SDK makes the hard parts hard to get wrong:
-//
-//   - Every connect (not once per process, as the official SDKs do) sends
-//     startup, then one actions/register with the whole current action set.
-//     Reconnects back off exponentially from 3 s to 30 s, and a server that
-//     is down produces one [Disconnected] and one logged [DialError] per
-//     outage.
-//     Action ids belong to a connection (a restarted server counts from "0"
-//     again). An actions/reregister_all is answered with the whole set,
-//     unless it crossed the one sent on connect (Randy sends one on every
-//     connection).
-//   - The game declares its actions ([Client.Register], [Client.SetActions]);
-//     the SDK sends minimal register/unregister diffs, refuses a second,
-//     different definition of a name locally ([ConflictError]: the server
-//     keeps the first), checks names ([CheckName]) and adds an optional
-//     per-integration prefix.
-//   - Each action from Neuro goes through a fixed pipeline: look the name up,
-//     parse data (a JSON string that may be malformed), validate it against
-//     the action's schema (github.com/santhosh-tekuri/jsonschema/v6), call
-//     the game's [Action.Validate] under a deadline, send action/result, and
-//     only then execute ([Action.Execute], run where the game receives the
-//     [*Invocation]). Unknown names,
-//     bad data and overruns are answered with success:false and a message
-//     that tells her what to do instead. No id is answered twice.
-//   - At most one force is outstanding ([Client.Force]); another is refused
-//     ([ErrForceBusy]), queued or made to supersede it, and each
-//     [ForceHandle] can be awaited. [Client.Window] is the official SDKs'
-//     ActionWindow: context with the registration, a force at once, after a
-//     delay or when a condition holds (or none), an end after a timer or a
-//     condition, and the actions unregistered, before the result, when one
-//     succeeds. An action unregistered a moment ago is answered as such.
-//
-// Messages are queued in order while disconnected and never merged or
-// reordered, with one deliberate exception: a force is held while one of
-// Neuro's actions awaits its result (she cannot take a force then), and
-// that result goes ahead of it. Only actions that arrive after a force was
-// sent count as answering it. Registration diffs are not queued while disconnected: startup
-// clears the server's set and the full register on connect replaces them.
-// Results whose connection was lost are dropped (the server discards stale
-// ids anyway), and the action is not executed.
-//
-// [Schema] builds schemas whose root is an object; [LintSchema] flags the
-// 33 keywords the API says are not well supported, uniqueItems, {} versus
-// omitted, and missing descriptions. Package neurotest is a fake server for
-// tests, with a strict mode and a Randy-like mode, that also reports what
-// a conformance tool would about a game's traffic.
+// This is the shape of every client in the module: [New] starts nothing,
+// [Client.Connect] makes the first connection, events come from
+// [Client.Events], [Client.Next] or [Client.Poll] (a game loop polls once
+// per frame, so Execute runs on its main thread), and [Client.Close] stops
+// everything. Declare actions before or after Connect. Unknown actions and
+// bad data are answered for the game, telling her what to do instead.
+// [Client.Window] groups actions for one decision, as the official SDKs'
+// ActionWindow does; [LintSchema] checks a schema. Package neurotest is a
+// fake server. docs/neuro.md is the guide: how the SDK works, testing, and
+// what was checked against Randy, the official mock.
 //
 // # Protocol
 //
-// The Neuro API (VedalAI/neuro-sdk API/SPECIFICATION.md, with the
-// startup acknowledgement, priorities and speech_finished of 2025-2026, and
-// the shutdown and reregister_all proposals). Text frames of JSON; the game
-// is the WebSocket client; the URL comes from NEURO_SDK_WS_URL, default
-// ws://localhost:8000.
+// The Neuro game API, with the startup acknowledgement, priorities and
+// speech_finished of 2025-2026 and the shutdown and reregister_all
+// proposals: JSON in WebSocket text frames, the game being the client of
+// $NEURO_SDK_WS_URL or [DefaultURL]. Every connect sends startup, then the
+// whole action set; one force at a time. docs/neuro-protocol.md records
+// how the server and Randy behave, and where each fact comes from.
 //
 // # Concurrency
 //
 // All [Client] methods may be called concurrently; receive events from one
-// goroutine. The client owns a connection goroutine (with a reader and a
-// writer per connection), one goroutine per action being validated and,
-// with Options.Recorder, one writing the recording;
-// [Client.Close] stops and joins them all. Execute and the windows'
-// conditions run on the goroutine that receives events ([Client.Next],
-// [Client.Events], [Client.Poll]), so a game that receives on its main
-// thread has them there. No lock is held while game callbacks run. Queues
-// are bounded: outgoing messages ([ErrQueueFull]),
-// unsent results and registrations (a server that sends actions or
-// reregister_all without reading is disconnected), events (actions answered "busy", other events dropped and
-// counted), and actions in validation (answered "busy").
+// goroutine. Execute and a window's conditions run on that goroutine, with
+// no lock held. Every queue is bounded, and [Options] says what happens
+// when one is full. [Client.Close] stops and joins every goroutine the
+// client started.
 //
 // # Security
 //
-// The Neuro server is unauthenticated and may be remote. Messages are
-// limited to 4 MiB by default (Options.ReadLimit); action schemas may not load external
-// references; Neuro's data is treated as untrusted input and always
-// validated before the game sees it. A binary frame, or a text frame that
-// is not UTF-8, closes the connection; the handshake follows no redirect;
-// her text quoted back to her is clipped (docs/neuro-protocol.md).
+// The Neuro server is unauthenticated and may be remote. Her data is
+// untrusted input, validated before the game sees it; messages are limited
+// to 4 MiB ([Options].ReadLimit); schemas may not load external references;
+// a binary frame, or a text frame that is not UTF-8, closes the connection;
+// the handshake follows no redirect; her text quoted back to her is clipped.
 package neuro

@@ -42,7 +42,9 @@ type SpeechFinished struct {
 
 // ReregisterAll is the (proposed, deprecated) request to re-send every
 // action. The SDK answers it itself with one actions/register of the whole
-// set; the event only informs.
+// set, unless it crossed the registration sent on connect (it is the
+// connection's first message, as Randy sends it on every connection, or
+// that registration is still unsent); the event only informs.
 type ReregisterAll struct{}
 
 // ShutdownGraceful is the proposed request to quit to the main menu at the

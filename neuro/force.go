@@ -127,6 +127,10 @@ func (h *ForceHandle) Cancel() {
 
 // Force sends a force, or deals with a busy slot per policy. Every name in
 // f.Actions must be in the client's set (else [ErrUnknownAction]).
+//
+// A force is held while one of Neuro's actions awaits its result (she
+// cannot take a force then), and that result is sent first. Only actions
+// that arrive after the force was sent count as answering it.
 func (c *Client) Force(f Force, policy ForcePolicy) (*ForceHandle, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

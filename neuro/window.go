@@ -21,7 +21,7 @@ import (
 //
 // ForceWhen and EndWhen are called on the game's side, on the goroutine
 // that receives events: by [Client.Poll], at each call, as the official
-// SDKs check theirs every frame; by [Client.Next] (and so an
+// SDKs check theirs every frame; by [Client.Next] (and so a
 // [Client.Events] loop) about 30 times a second, while it waits and
 // between events. A game that receives no events has its conditions
 // checked by no one. They are called without any lock held, must be

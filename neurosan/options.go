@@ -64,8 +64,11 @@ type Options struct {
 	// Negative disables the limit.
 	ReadLimit int64
 	// Retries is how many times a request answered with 503 (before any
-	// stream started) is sent again. It is never retried once a 200 stream
-	// has begun. If zero, 3. Negative disables retries.
+	// stream started) is sent again: "Too many concurrent requests" beyond
+	// the server's concurrent_requests_limit (unlimited by default), or
+	// "Server is shutting down" (it drains for up to 30 s). It is never
+	// retried once a 200 stream has begun, because the agents may already
+	// have acted. If zero, 3. Negative disables retries.
 	Retries int
 	// RetryBackoff is the wait before the first retry; it doubles on each
 	// retry, with up to 25% jitter, capped at 30 s. A Retry-After header in
@@ -87,7 +90,7 @@ type Options struct {
 	// 5 s without a Write returning (logged as a warning; the goroutine
 	// stuck in that Write ends when it returns); what a request still in
 	// flight records after Close is not written. The client never closes
-	// it.
+	// it. The log contains sly_data: treat it as private.
 	Recorder io.Writer
 }
 

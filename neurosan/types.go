@@ -108,7 +108,8 @@ type ChatMessage struct {
 }
 
 // Progress returns the structure's "progress" value (0 to 1) of an
-// AGENT_PROGRESS message, and whether it had one.
+// AGENT_PROGRESS message, and whether it had one. A progress the server
+// wrote as NaN is reported as NaN.
 func (m *ChatMessage) Progress() (float64, bool) {
 	if m.Type != TypeAgentProgress || len(m.Structure) == 0 {
 		return 0, false

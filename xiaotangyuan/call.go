@@ -75,8 +75,12 @@ func (c *Client) timeout(method string) time.Duration {
 // Harness cannot be told: protocol v1.1 has no way to cancel a request,
 // and the Harness runs one request at a time per connection, so it
 // finishes the abandoned chat first and every later call (Chat, Ping,
-// StartVoice, UpdateState…) waits for it. What can cut a chat short is
-// in the package documentation, "Interrupting a chat".
+// StartVoice, UpdateState…) waits for it. Only two things cut a pending
+// chat short: the player pressing the Harness media host's own
+// push-to-talk key (a barge-in: an EventCancel with Reason "barge-in", and
+// the chat still ends with its reply, marked [Reply].Cancelled), and the
+// connection closing ([Client.SetSaveID] reconnects at once, and the new
+// connection has its own queue; so does a new Client).
 //
 // At most 32 chat.send and chat.retry calls, abandoned ones included,
 // may wait on one connection; one more fails at once.
@@ -142,6 +146,8 @@ func (c *Client) UpdateState(ctx context.Context, observation any, saveID string
 
 // StartVoice asks the Harness to start recording push-to-talk for this
 // process (voice.start). It returns ErrNoProcessID without a processId.
+// It does not interrupt a pending chat: voice.start waits behind it like
+// every other request (see [Client.Chat]).
 func (c *Client) StartVoice(ctx context.Context) error { return c.voice(ctx, wire.MethodVoiceStart) }
 
 // StopVoice stops the recording and starts speech recognition and the

@@ -67,7 +67,8 @@ type Options struct {
 
 	// Capabilities are extra protocol features for adapter.hello, each
 	// starting with "assistant." or "speech.". "assistant.text-stream" is
-	// always sent; registered atoms are added automatically.
+	// always sent (so the Harness never sends the legacy assistant.delta);
+	// registered atoms are added automatically.
 	Capabilities []string
 
 	// ReadLimit is the largest incoming message, in bytes. If zero, 4 MiB,

@@ -1,7 +1,8 @@
-// Package readme holds the test that keeps the repository's README true:
-// every Go snippet in README.md is compiled and run, in a scratch module
-// that uses this repository, with only the declarations it leaves out
-// supplied around it. It has no code of its own; its mygame folder holds
-// the program scripts/check-module-recipe runs from a scratch module, to
-// check the README's recipes for using the module.
+// Package readme holds the tests that keep the repository's README true:
+// every Go snippet in README.md and docs/*.md is compiled and run, in a
+// scratch module that uses this repository, with only the declarations it
+// leaves out supplied around it, and every relative link of those pages
+// points at a file and heading that exist. It has no code of its own; its
+// mygame folder holds the program scripts/check-module-recipe runs from a
+// scratch module, to check the README's recipes for using the module.
 package readme

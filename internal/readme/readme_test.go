@@ -328,9 +328,15 @@ func TestREADME_goSnippets(t *testing.T) {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	// The README's snippets, then those of the docs/ pages it links to.
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	testutil.Success(t, err)
-	blocks := goBlocks(t, string(readme))
+	var blocks []string
+	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		text, err := os.ReadFile(page)
+		testutil.Success(t, err)
+		blocks = append(blocks, goBlocks(t, string(text))...)
+	}
 
 	dir := t.TempDir()
 	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))

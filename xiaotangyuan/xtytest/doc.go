@@ -1,47 +1,41 @@
 // Package xtytest is a fake XiaoTangYuan Harness (the game protocol v1.1
-// gateway) for testing adapters, in particular package xiaotangyuan, in
-// the shape of net/http/httptest:
+// gateway) for a game's tests, in the shape of net/http/httptest: a test
+// starts it with a scripted agent, points the game's client (package
+// xiaotangyuan, or any adapter) at it, and checks the reply and what the
+// game sent.
 //
-//	srv := xtytest.NewServer(nil) // started; NewUnstartedServer + Start to start later
-//	defer srv.Close()
-//	c, err := xiaotangyuan.New(&xiaotangyuan.Options{URL: srv.URL, HTTPClient: srv.Client(), ...})
+//	h := xtytest.NewServer(&xtytest.Options{ // started; NewUnstartedServer + Start to start later
+//		Agent: func(ctx context.Context, t *xtytest.Turn) (string, error) {
+//			t.Say("Hello, ") // streamed as the gateway streams it
+//			return "Hello, traveller!", nil
+//		},
+//	})
+//	defer h.Close()
+//	c, err := xiaotangyuan.New(&xiaotangyuan.Options{URL: h.URL, HTTPClient: h.Client(), ...})
+//	// Connect, Chat; then assert on what the game sent:
+//	m, err := h.WaitFor(ctx, xtytest.Method("chat.send"))
 //
-// The name follows the convention of net/http/httptest and the
-// project's rpengine/enginetest: the package it tests plus "test". The
-// protocol's own short name, XTY, keeps it short; "xiaotangyuantest"
-// would be the longest import name in the module, for no gain.
+// An [Agent] scripts the model: it streams chunks ([Turn.Say]), changes
+// step ([Turn.Step]), calls the adapter's atoms ([Turn.CallAtom], with any
+// arguments, as the gateway's skills do once earlier results are filled in)
+// and barges in ([Turn.BargeIn]). [Server.BargeIn], [Server.Proactive],
+// [Server.Status], [Server.Error] and [Server.SendRaw] send what the
+// Harness sends on its own; [Server.Received] and [Server.WaitFor] observe
+// the game. Its name is the protocol's short name, XTY, plus "test", as
+// httptest and rpengine/enginetest are named: "xiaotangyuantest" would be
+// the longest import name in the module, for no gain.
 //
 // # Protocol
 //
 // The fake's defaults are the real gateway's observable behaviour, faults
-// included, as read in the gateway's source and seen running it
-// (docs/xiaotangyuan-protocol.md in this repository says which and where):
-// gateway.ready on connect; the hello rules (request or notification,
-// once per successful hello, failed hellos retryable, protocolVersion not
-// checked); params read as the gateway reads them (a member set to null
-// is given and is not an object, so context: null is refused with
-// "params must be an object"; optional strings that are not strings are
-// ignored; saveIds are trimmed, and a blank one counts as absent); -32700
-// with id null for non-JSON, arrays, a wrong jsonrpc, a missing method, a
-// bad id type, and any response it is not waiting for; -32000 with text
-// for every other failure, including "unknown method"; every message of a
-// connection, gateway.ping, voice.start and notifications included,
-// processed strictly after the one before it, while responses to its own
-// game.atom.execute calls bypass the queue; the stream sequences of
-// chat.send (start, deltas, done, result), chat.retry (… done, present,
-// result), assistant.compose (no notifications), voice (cancel,
-// recording, thinking, thinking with transcript, start, deltas, present,
-// done), barge-in (cancel without interactionId, and start re-sent for
-// the cancelled interaction), and proactive replies (present then done,
-// no start); the 80 ms delta coalescing with sentence-end flushes and
-// step resets; legacy assistant.delta only to an adapter that did not
-// declare assistant.text-stream; no limit on what it sends; and a message
-// over 1 MiB closing its connection with 1009 and then bringing the whole
-// Harness down, as it kills the gateway process.
-//
-// An [Agent] function scripts the model: it streams chunks, changes step,
-// calls the adapter's atoms (with any arguments, as the gateway's skills
-// do once earlier results are filled in) and barges in.
+// included: gateway.ready on connect, the hello rules, params read as the
+// gateway reads them, its error codes, every message of a connection
+// processed strictly after the one before it, the stream sequences of chat,
+// retry, compose, voice, barge-in and proactive replies, 80 ms delta
+// coalescing, no limit on what it sends, and a message over 1 MiB closing
+// its connection with 1009 and then bringing the whole Harness down, as it
+// kills the gateway process. docs/xiaotangyuan.md lists them, and
+// docs/xiaotangyuan-protocol.md says where each fact comes from.
 //
 // # Concurrency
 //
