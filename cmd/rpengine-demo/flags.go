@@ -176,7 +176,8 @@ Usage:
   rpengine-demo --say TEXT [--wav FILE] [flags]
         scripted: one turn, the reply's text on stdout
 
-Interactive: Ctrl-C cancels the reply, a second Ctrl-C quits, Ctrl-D quits
+Interactive: Ctrl-C clears the line being typed, cancels the reply, and at
+an empty prompt quits when pressed twice; Ctrl-D at an empty prompt quits
 once queued lines are answered; /help lists the commands (/mic,
 /browser-mic, /card FILE, /voice, /lang, /text-only, /quit).
 
