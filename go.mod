@@ -7,6 +7,7 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/gen2brain/malgo v0.11.24
 	github.com/gowebpki/jcs v1.0.2
+	github.com/rivo/uniseg v0.4.7
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/zeebo/xxh3 v1.1.0
 	go.uber.org/goleak v1.3.0

@@ -174,10 +174,6 @@ func (g *game) playerTurn() error {
 	for cell == 0 {
 		fmt.Fprintf(g.out, "Your move (X), one of %s: ", join(b.free()))
 		line, err := g.in.next()
-		if errors.Is(err, errEndOfInput) {
-			fmt.Fprintln(g.out, "\nEnd of input: stopping here.")
-			return err
-		}
 		if err != nil {
 			return err
 		}

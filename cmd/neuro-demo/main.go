@@ -175,8 +175,9 @@ func play(ctx context.Context, cfg config, stdin io.Reader, out, errw io.Writer)
 	opts := &neuro.Options{URL: cfg.url, Prefix: "tictactoe_",
 		HandshakeTimeout: 5 * time.Second, // a server that does not answer is reported within seconds
 		Logger:           slog.New(&warnings{w: errw, dialErrs: dialErrs})}
+	wire := &wireLog{w: out}
 	if !cfg.quiet {
-		opts.Recorder = &wireLog{w: out}
+		opts.Recorder = wire
 	}
 	if cfg.fake {
 		mode := neurotest.Strict
@@ -207,6 +208,12 @@ func play(ctx context.Context, cfg config, stdin io.Reader, out, errw io.Writer)
 	}
 	for i := 0; i < cfg.games; i++ {
 		if err := g.play(ctx); err != nil {
+			if errors.Is(err, errEndOfInput) {
+				// The recorder writes on a goroutine of its own, and what it
+				// still holds would follow the last line (Issue #32).
+				wire.stop()
+				fmt.Fprintln(out, "\nEnd of input: stopping here.")
+			}
 			return err
 		}
 	}

@@ -251,14 +251,19 @@ func TestRun_usageErrors(t *testing.T) {
 }
 
 // TestRun_endOfInput: stdin running out ends the demo cleanly with 0.
-// Issue #18 item 5.
+// Issue #18 item 5. Issue #32: nothing follows the last line, not even a
+// wire message the recorder still held.
 func TestRun_endOfInput(t *testing.T) {
 	t.Parallel()
 	for _, stdin := range []string{"", "5\n"} {
-		code, stdout, stderr := runInProcess(t, context.Background(), stdin, nil, "--quiet", "--delay", "1ms")
-		testutil.Equal(t, "exit", code, exitOK)
-		mustContain(t, stdout, "End of input: stopping here.")
-		testutil.Equal(t, "stderr", stderr, "")
+		for _, quiet := range []string{"--quiet", "--quiet=false"} {
+			code, stdout, stderr := runInProcess(t, context.Background(), stdin, nil, quiet, "--delay", "1ms")
+			testutil.Equal(t, "exit", code, exitOK)
+			if !strings.HasSuffix(stdout, "\nEnd of input: stopping here.\n") {
+				t.Errorf("stdin %q, %s: stdout does not end with the end of input:\n%s", stdin, quiet, stdout)
+			}
+			testutil.Equal(t, "stderr", stderr, "")
+		}
 	}
 }
 

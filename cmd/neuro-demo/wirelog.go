@@ -12,8 +12,16 @@ import (
 
 // wireLog turns the SDK's JSONL recording into readable lines.
 type wireLog struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex // guards following
+	w       io.Writer
+	stopped bool
+}
+
+// stop drops every line from now on.
+func (l *wireLog) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped = true
 }
 
 func (l *wireLog) Write(p []byte) (int, error) {
@@ -39,6 +47,9 @@ func (l *wireLog) Write(p []byte) (int, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.stopped {
+		return len(p), nil
+	}
 	fmt.Fprintf(l.w, "  [%s] %s\n", arrow, peertext.Text(body)) // escaped (issue #16)
 	return len(p), nil
 }

@@ -14,7 +14,8 @@
 // heartbeat, at its answer). Ctrl-C at the prompt quits.
 //
 // Exit status: 0 done (/quit or end of input), 1 the server or the agent
-// could not be used, 2 usage error, 130 interrupted.
+// could not be used, 2 usage error (a bad flag, or a --record file that
+// cannot be written), 130 interrupted.
 package main
 
 import (
@@ -119,7 +120,8 @@ Flags:
 
 const usageOutro = `
 Exit status: 0 done (/quit or end of input), 1 the server or the agent
-could not be used, 2 usage error, 130 interrupted.
+could not be used, 2 usage error (a bad flag, or a --record file that
+cannot be written), 130 interrupted.
 `
 
 // parse parses args; errors are flag.ErrHelp after the usage, or a
@@ -170,6 +172,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case errors.Is(err, errInterrupted), ctx.Err() != nil:
 		fmt.Fprintln(stderr, "neurosan-chat: interrupted")
 		return exitInterrupted
+	case errors.As(err, new(*usageError)):
+		fmt.Fprintf(stderr, "neurosan-chat: %v\n", err)
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "neurosan-chat: %v\n", err)
 	return exitFailed
@@ -195,7 +200,7 @@ func chat(ctx context.Context, cfg *config, stdin io.Reader, stdout, stderr io.W
 	if cfg.record != "" {
 		f, err := os.OpenFile(cfg.record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600) // it holds sly_data
 		if err != nil {
-			return fmt.Errorf("cannot write the --record file: %w; give a path in a writable folder", err)
+			return usagef("--record: %v; give a path in a writable folder", err) // exit 2, as every command (Issue #32)
 		}
 		defer f.Close()
 		opts.Recorder = f

@@ -223,15 +223,17 @@ func TestRun_errorsSayWhatToDo(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		args []string
+		code int
 		want []string
 	}{
-		{[]string{"--url", "http://127.0.0.1:1"}, []string{"neurosan-chat: cannot reach NeuroSan at http://127.0.0.1:1", "start the server there", "--url", "--fake"}},
-		{[]string{"--fake", "--agent", "nobody"}, []string{`neurosan-chat: no agent network "nobody" on http://127.0.0.1:`, "run without --agent to list them"}},
-		{[]string{"--fake", "--record", filepath.Join(t.TempDir(), "no", "such", "dir", "log")}, []string{"neurosan-chat: cannot write the --record file", "give a path in a writable folder"}},
+		{[]string{"--url", "http://127.0.0.1:1"}, exitFailed, []string{"neurosan-chat: cannot reach NeuroSan at http://127.0.0.1:1", "start the server there", "--url", "--fake"}},
+		{[]string{"--fake", "--agent", "nobody"}, exitFailed, []string{`neurosan-chat: no agent network "nobody" on http://127.0.0.1:`, "run without --agent to list them"}},
+		// Issue #32: exit 2, as every command for a file a flag names.
+		{[]string{"--fake", "--record", filepath.Join(t.TempDir(), "no", "such", "dir", "log")}, exitUsage, []string{"neurosan-chat: --record: ", "give a path in a writable folder"}},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runInProcess(t, context.Background(), strings.NewReader(""), nil, tt.args...)
-		testutil.Equal(t, strings.Join(tt.args, " ")+" exit", code, exitFailed)
+		testutil.Equal(t, strings.Join(tt.args, " ")+" exit", code, tt.code)
 		mustContain(t, stderr, tt.want...)
 		if strings.Count(stderr, "\n") != 1 || timestamp.MatchString(stderr) {
 			t.Errorf("%v: want one line without a timestamp: %q", tt.args, stderr)

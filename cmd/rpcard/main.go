@@ -52,7 +52,8 @@ commands:
 FILE may be "-" for stdin, a .json file or a .png card. Flags may come before
 or after the command and the operands; after -- everything is an operand.
 
-exit status: 0 ok, 1 invalid input of any kind, 2 usage
+exit status: 0 ok, 1 invalid input of any kind, 2 usage error (a bad flag or
+command, or an -o file that cannot be written)
 `
 
 // Exit statuses.
@@ -68,6 +69,10 @@ func main() {
 
 // errUsage marks a command line error.
 var errUsage = errors.New("usage")
+
+// errUnwritable marks an -o file that cannot be created: exit status 2,
+// as every command gives for a file a flag names (Issue #32).
+var errUnwritable = errors.New("cannot be written")
 
 type env struct {
 	stdin          io.Reader
@@ -98,6 +103,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errUsage):
 		return usageError(stderr, strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+	case errors.Is(err, errUnwritable):
+		fmt.Fprintf(stderr, "rpcard: %v\n", err)
+		return exitUsage
 	}
 	fmt.Fprintf(stderr, "rpcard: %v\n", err)
 	return exitInvalid
@@ -403,7 +411,7 @@ func (e *env) fix(name string) error {
 func writeFile(name string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("-o %s: %w; check that the folder exists and is writable", name, err)
+		return fmt.Errorf("-o %s %w: %w; check that the folder exists and is writable", name, errUnwritable, err)
 	}
 	defer func() {
 		if err != nil {

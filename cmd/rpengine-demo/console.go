@@ -66,7 +66,7 @@ func (c *console) clearLocked() {
 	}
 	c.status = false
 	if c.ed != nil {
-		c.ed.Prompt("")
+		c.ed.Prompt("", "")
 		return
 	}
 	fmt.Fprint(c.out, "\r\x1b[2K")
@@ -138,15 +138,15 @@ func (c *console) EndText() {
 }
 
 // Status draws the status line and prompt, on a terminal only.
-func (c *console) Status(s string) { c.draw("\x1b[2m[" + s + "]\x1b[0m you> ") }
+func (c *console) Status(s string) { c.draw("["+s+"]", " you> ") }
 
 // Meter draws a level meter in place of the status line, on a terminal
 // only; the next output erases it.
-func (c *console) Meter(s string) { c.draw(s) }
+func (c *console) Meter(s string) { c.draw("", s) }
 
-// draw puts line on stdout's last line, to be erased by the next output.
-// With the line editor it is the editor's prompt.
-func (c *console) draw(line string) {
+// draw puts dim (drawn dim) and plain on stdout's last line, to be erased
+// by the next output. With the line editor they are the editor's prompt.
+func (c *console) draw(dim, plain string) {
 	if !c.tty {
 		return
 	}
@@ -154,12 +154,15 @@ func (c *console) draw(line string) {
 	defer c.mu.Unlock()
 	c.endLineLocked()
 	if c.ed != nil {
-		c.ed.Prompt(line)
+		c.ed.Prompt(dim, plain)
 		c.status = true
 		return
 	}
 	c.clearLocked()
-	io.WriteString(c.out, line)
+	if dim != "" {
+		io.WriteString(c.out, "\x1b[2m"+dim+"\x1b[0m")
+	}
+	io.WriteString(c.out, plain)
 	c.status = true
 }
 

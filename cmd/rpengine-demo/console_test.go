@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/term"
-
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
@@ -16,17 +14,12 @@ import (
 // reply in two (TestInteractive_LineEditing failed now and then: its
 // first reply began while the lines typed ahead were still being read).
 // The editor is the demo's, on a pipe instead of a terminal (newEditor
-// needs a real one, and keeps goroutines for the process's life).
+// needs a real one).
 func TestConsole_TypingDuringReply(t *testing.T) {
 	t.Parallel()
 	keys, typing := io.Pipe()
 	var screen testutil.SyncBuffer
-	in := newWakeReader(keys)
-	ed := &editor{in: in, restore: func() error { return nil }}
-	ed.t = term.NewTerminal(struct {
-		io.Reader
-		io.Writer
-	}{in, &screen}, "")
+	ed := newEditorOn(keys, &screen, func() int { return 80 }, func() error { return nil }, nil)
 	con := newConsole(io.Discard, io.Discard)
 	con.tty = true
 	con.useEditor(ed)
@@ -43,7 +36,7 @@ func TestConsole_TypingDuringReply(t *testing.T) {
 	}()
 	t.Cleanup(func() {
 		typing.Close()
-		for range lines { // the editor's goroutines end with the input
+		for range lines { // the reading goroutine ends with the input
 		}
 	})
 	con.Text("I hear you.")
@@ -52,7 +45,7 @@ func TestConsole_TypingDuringReply(t *testing.T) {
 	con.Text(" You said: hi")
 	con.EndText()
 	s := screen.String()
-	if !strings.Contains(s, "I hear you. You said: hi\r\n") || strings.Contains(s, "I hear you.typed") {
+	if !strings.Contains(s, "I hear you. You said: hi\n") || strings.Contains(s, "I hear you.typed") {
 		t.Errorf("the typed line tore the reply apart on the terminal: %q", s)
 	}
 }

@@ -55,21 +55,37 @@
 //
 // Without --say and --wav each line read from stdin is one event, whether
 // stdin is a terminal or a pipe. On a terminal (stdin and stdout both,
-// outside Windows, whose console edits lines itself) the line is edited
-// with golang.org/x/term: Left/Right, Home/End, Up/Down for the last 100
-// lines, Ctrl-A/E/B/F, Ctrl-W/U/K, Alt-Left/Right, UTF-8 and bracketed
-// paste; output is printed above the line being typed. (Wide characters
-// such as CJK count as one column there, so the cursor may look off while
-// editing them; the line sent is right.) Control characters and key escape
-// sequences are never sent: they are removed from the line, typed or piped,
-// and the demo says so. Lines are queued, never dropped, and sent
-// in order. Reply text streams to stdout (on a terminal with the line
-// editor, a line at a time, so that typing never lands inside a reply's
-// line); speech plays as each sentence completes. On a terminal a status line (connection, engine queue, queued
-// lines, speaking, voice, language) precedes the prompt. Ctrl-C cancels the
-// reply in flight; a second Ctrl-C quits; EOF quits once queued turns are
-// answered. Waits for the engine have no limit unless --wait is given.
-// Slash commands: /mic, /browser-mic, /card FILE, /voice, /lang,
+// outside Windows, whose console edits lines itself) the line is edited:
+// Left/Right, Home/End, Up/Down for the last 100 lines, Ctrl-A/E/B/F,
+// Ctrl-W/U/K, Alt-Left/Right, Delete, UTF-8 and bracketed paste, in
+// display columns and grapheme clusters as github.com/rivo/uniseg counts
+// them (CJK and emoji are two columns wide, combining marks none). The
+// prompt and the line share one row: the status is clipped and a long
+// line scrolls sideways. Output is printed above the line being typed.
+// Control characters and key escape sequences are never sent: they are
+// removed from the line, typed or piped, and the demo says so. Lines are
+// queued, never dropped, and sent in order. Reply text streams to stdout
+// (on a terminal with the line editor, a line at a time, so that typing
+// never lands inside a reply's line); speech plays as each sentence
+// completes. On a terminal a status line (connection, queued lines,
+// speaking, voice, language) precedes the prompt.
+//
+// Ctrl-C works as in a shell: it clears the line being typed; at an empty
+// line it cancels the reply in flight (or the wait to send it), and at
+// the prompt it quits when pressed twice in a row. SIGINT from elsewhere
+// (kill -INT, or a pipe's Ctrl-C) cancels a reply and, at the prompt,
+// quits. Ctrl-D at an empty prompt, or the end of stdin, quits once
+// queued turns are answered.
+//
+// When the engine goes away before a reply ends, the turn is sent again
+// on the next engine if nothing of the reply was shown yet; once some of
+// its text was shown, what arrived is kept, the demo says it may be cut
+// short, and the turn is not sent again (the player would read it twice;
+// Issue #31). A scripted turn, which shows nothing before the reply
+// completes, is always sent again.
+//
+// Waits for the engine have no limit unless --wait is given. Slash
+// commands: /mic, /browser-mic, /card FILE, /voice, /lang,
 // /text-only, /help, /quit. Without a sound device, playback and /mic say
 // so once and the demo goes on (--out still works).
 //

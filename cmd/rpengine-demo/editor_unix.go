@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cbreak turns off canonical input and echo on the terminal fd, keeping
-// signals (Ctrl-C, Ctrl-\, Ctrl-Z) and output processing, and returns the
+// cbreak turns off canonical input, echo and Ctrl-C's SIGINT (Ctrl-C is
+// then a key for the editor) on the terminal fd, keeping the other
+// signals (Ctrl-\, Ctrl-Z) and output processing, and returns the
 // function that restores the previous mode. (term.MakeRaw would also turn
-// signals and output newline translation off.)
+// those signals and output newline translation off.)
 func cbreak(fd int) (restore func() error, err error) {
 	old, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 	if err != nil {
@@ -22,6 +23,7 @@ func cbreak(fd int) (restore func() error, err error) {
 	mode := *old
 	mode.Lflag &^= unix.ICANON | unix.ECHO | unix.IEXTEN
 	mode.Cc[unix.VMIN], mode.Cc[unix.VTIME] = 1, 0
+	mode.Cc[unix.VINTR] = vdisable
 	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &mode); err != nil {
 		return nil, err
 	}

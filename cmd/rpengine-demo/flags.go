@@ -57,9 +57,6 @@ var voices = []string{"F1", "F2", "F3", "F4", "F5", "M1", "M2", "M3", "M4", "M5"
 // the list rpengine/validate.go keeps.
 var languages = strings.Fields("en ko es pt fr de it pl ru nl cs ar zh ja hu tr fi sk da hr el sv nb he uk id ms vi th ro bg")
 
-// hiddenFlags are for tests; usage does not list them.
-var hiddenFlags = []string{"sim-faults"}
-
 // newFlagSet defines every flag, writing into c.
 func newFlagSet(c *config) *flag.FlagSet {
 	fs := cmdline.NewFlagSet("rpengine-demo") // -h prints usage (see parseFlags); a mistake prints one line
@@ -80,11 +77,11 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.BoolVar(&c.textOnly, "text-only", false, "ask for text replies only (no speech)")
 	fs.BoolVar(&c.noPlayback, "no-playback", false, "do not play speech (it is still received: see --out)")
 	fs.StringVar(&c.say, "say", "", "send `TEXT` as one event, print the reply's text, exit")
-	fs.StringVar(&c.wavFile, "wav", "", "send `FILE.wav` as the player's speech (any rate and channels; with --say, in the same event)")
+	fs.StringVar(&c.wavFile, "wav", "", "send the WAV file `FILE.wav` as the player's speech (WAV only: PCM 8-32 bit or float, any rate and channels; with --say, in the same event)")
 	fs.StringVar(&c.outFile, "out", "", "write the reply's speech to `FILE.wav` (44.1 kHz mono PCM16, as received)")
 	fs.StringVar(&c.recordFile, "record", "", "record every message in and out, with timestamps, to `FILE.jsonl` (for bug reports)")
 	fs.BoolVar(&c.verbose, "v", false, "debug logs on stderr (also RPENGINE_DEMO_DEBUG=1)")
-	fs.Var(&c.simFaults, "sim-faults", "")
+	fs.Var(&c.simFaults, "sim-faults", "") // for tests: no usage text, so usage does not list it
 	return fs
 }
 
@@ -179,7 +176,8 @@ Usage:
   rpengine-demo --say TEXT [--wav FILE] [flags]
         scripted: one turn, the reply's text on stdout
 
-Interactive: Ctrl-C cancels the reply, a second Ctrl-C quits, Ctrl-D quits
+Interactive: Ctrl-C clears the line being typed, cancels the reply, and at
+an empty prompt quits when pressed twice; Ctrl-D at an empty prompt quits
 once queued lines are answered; /help lists the commands (/mic,
 /browser-mic, /card FILE, /voice, /lang, /text-only, /quit).
 
@@ -194,60 +192,19 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 	for _, g := range flagGroups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.names {
-			printFlag(w, fs.Lookup(name))
+			cmdline.PrintFlag(w, fs.Lookup(name))
 			listed[name] = true
 		}
 	}
 	other := false
 	fs.VisitAll(func(f *flag.Flag) {
-		if listed[f.Name] || slices.Contains(hiddenFlags, f.Name) {
+		if listed[f.Name] || f.Usage == "" {
 			return
 		}
 		if !other {
 			fmt.Fprintf(w, "\nOther:\n")
 			other = true
 		}
-		printFlag(w, f)
+		cmdline.PrintFlag(w, f)
 	})
-}
-
-// printFlag writes one flag's usage: its name and placeholder, then its
-// text and default on the next line.
-func printFlag(w io.Writer, f *flag.Flag) {
-	name, u := flag.UnquoteUsage(f)
-	line := "  --" + f.Name
-	if len(f.Name) == 1 {
-		line = "  -" + f.Name
-	}
-	if name != "" {
-		line += " " + name
-	}
-	if f.DefValue != "" && f.DefValue != "false" {
-		u += " (default " + f.DefValue + ")"
-	}
-	fmt.Fprintf(w, "%s\n%s", line, wrap(u, "        ", 80))
-}
-
-// wrap breaks text into lines of at most width columns, each starting
-// with indent.
-func wrap(text, indent string, width int) string {
-	var b strings.Builder
-	n := 0
-	for _, word := range strings.Fields(text) {
-		if n > len(indent) && n+1+len(word) > width {
-			b.WriteString("\n")
-			n = 0
-		}
-		if n == 0 {
-			b.WriteString(indent)
-			n = len(indent)
-		} else {
-			b.WriteString(" ")
-			n++
-		}
-		b.WriteString(word)
-		n += len(word)
-	}
-	b.WriteString("\n")
-	return b.String()
 }

@@ -37,7 +37,7 @@ func (a *app) interactive() int {
 	a.lines = make(chan string, maxQueuedLines)
 	a.readerEnd = make(chan struct{})
 	defer close(a.readerEnd)
-	if ed := newEditor(a.stdin, a.stdout); ed != nil {
+	if ed := newEditor(a.stdin, a.stdout, a.ctrlC); ed != nil {
 		a.con.useEditor(ed)
 		a.onClose(func() {
 			a.con.EndText() // a reply line cut short is still shown
@@ -171,26 +171,53 @@ func cleanLine(s string) (string, int) {
 	return b.String(), removed
 }
 
-// nextLine returns the next input line; ok is false at EOF. A Ctrl-C, or
-// the server stopping with an error (already shown), returns the exit
-// code instead.
+// ctrlC is Ctrl-C typed at an empty line of the line editor, delivered
+// with the signals: it cancels a reply or a wait for the engine, as
+// SIGINT does, but at the prompt it quits only when pressed twice in a
+// row, as in a shell (Issue #32). again says the key before it was Ctrl-C
+// too.
+type ctrlC struct{ again bool }
+
+func (ctrlC) String() string { return "Ctrl-C" }
+func (ctrlC) Signal()        {}
+
+// ctrlC is the editor's interrupt function; it is called on the editor's
+// goroutine and never blocks.
+func (a *app) ctrlC(again bool) {
+	select {
+	case a.sigs <- ctrlC{again}:
+	default: // two are waiting already
+	}
+}
+
+// nextLine returns the next input line; ok is false at EOF. SIGINT, a
+// second Ctrl-C in a row at the prompt, SIGTERM or the server stopping
+// with an error (already shown) returns the exit code instead.
 func (a *app) nextLine() (line string, ok bool, code int) {
 	if len(a.pending) > 0 {
 		line, a.pending = a.pending[0], a.pending[1:]
 		return line, true, exitOK
 	}
-	select {
-	case line, ok = <-a.lines:
-		return line, ok, exitOK
-	case sig := <-a.sigs:
-		if terminated(sig) {
-			a.con.Printf("rpengine-demo: terminated (SIGTERM)")
-			return "", false, exitTerminated
+	armed := false // the last key was a Ctrl-C at this prompt
+	for {
+		select {
+		case line, ok = <-a.lines:
+			return line, ok, exitOK
+		case sig := <-a.sigs:
+			if terminated(sig) {
+				a.con.Printf("rpengine-demo: terminated (SIGTERM)")
+				return "", false, exitTerminated
+			}
+			if k, key := sig.(ctrlC); key && !(k.again && armed) {
+				armed = true
+				a.con.Printf("rpengine-demo: Ctrl-C again quits (or Ctrl-D)")
+				continue
+			}
+			a.con.Printf("rpengine-demo: interrupted")
+			return "", false, exitInterrupted
+		case <-a.serving.Done():
+			return "", false, exitUsage
 		}
-		a.con.Printf("rpengine-demo: interrupted")
-		return "", false, exitInterrupted
-	case <-a.serving.Done():
-		return "", false, exitUsage
 	}
 }
 
@@ -201,9 +228,9 @@ func (a *app) statusLine() string {
 	} else {
 		parts = append(parts, "waiting for engine")
 	}
-	if c, ok := a.srv.Session(); ok && c.QueueLimit > 0 {
-		parts = append(parts, fmt.Sprintf("engine queue %d/%d", c.QueueDepth, c.QueueLimit))
-	}
+	// No engine queue: the status is drawn between turns, when the engine
+	// holds none of ours, and its last count may not have come yet (it
+	// showed 1/20 at rest; Issue #32).
 	if n := len(a.lines) + len(a.pending); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d line(s) queued", n))
 	}
@@ -226,8 +253,9 @@ const help = `commands:
   /lang CODE      change the reply language (en, ko, es, fr, de, ja, zh, ...)
   /text-only      toggle speech off and on
   /help           this list
-  /quit           leave (as Ctrl-D)
-Ctrl-C cancels the reply being spoken; a second Ctrl-C quits.`
+  /quit           leave (as Ctrl-D at an empty prompt)
+Ctrl-C clears the line being typed, cancels the reply, and at an empty
+prompt quits when pressed twice.`
 
 // command runs a slash command; done reports that the demo must exit with
 // o.code.

@@ -137,29 +137,44 @@ func TestInteractive_Interrupt(t *testing.T) {
 	}
 }
 
-// A lost connection in the middle of an interactive reply: the line is
-// sent again once the engine is back, and nothing is answered twice.
+// A lost connection before an interactive reply ends. Before any of its
+// text was shown, the line is sent again once the engine is back. Once
+// some was shown, what arrived is kept, said to be cut, and the turn is
+// not sent again: the player would read it twice (Issue #31), as when the
+// whole text had streamed and only reply.text.completed was missing. The
+// next line is answered by the engine that came back.
 func TestInteractive_Reconnect(t *testing.T) {
 	t.Parallel()
-	d := startDemo(t, true, "--engine", "sim", "--sim-faults", "disconnect-after=8", "--no-playback")
-	d.writeLine("one")
-	d.writeLine("two")
-	d.closeStdin()
-	testutil.Equal(t, "exit code", d.exitCode(), exitOK)
-	out := d.stdout.String()
-	if !strings.HasSuffix(out, echo("one")+"\n"+echo("two")+"\n") {
-		t.Errorf("stdout %q does not end with both replies", out)
-	}
-	// Text shown before the connection dropped ends its own line: every
-	// earlier line is a beginning of the first reply.
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	for _, l := range lines[:max(0, len(lines)-2)] {
-		if !strings.HasPrefix(echo("one"), l) {
-			t.Errorf("stdout line %q is not a beginning of the reply", l)
-		}
-	}
-	if !strings.Contains(d.stderr.String(), "sending the turn again") {
-		t.Error("stderr does not say the turn is sent again")
+	// The messages the fake counts (not its hello and first ack), text
+	// only: capacity.update, then for "one" ack, reply.accepted,
+	// capacity.update, six deltas ("I", " hear", " you.", " You", " said:",
+	// " one"), reply.text.completed.
+	for _, tc := range []struct {
+		name      string
+		after     int    // engine messages before the connection drops
+		shown     string // what stdout shows of the first reply
+		requests  int    // reply.request messages sent
+		stderrSay string
+	}{
+		{"before any text", 2, echo("one"), 3, "sending the turn again"},
+		{"mid-text", 6, "I hear", 2, "the reply above may be cut short; the turn is not sent again"},
+		{"all text, not completed", 10, echo("one"), 2, "the reply above may be cut short; the turn is not sent again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := filepath.Join(t.TempDir(), "rec.jsonl")
+			d := startDemo(t, true, "--engine", "sim", "--sim-faults", "disconnect-after="+strconv.Itoa(tc.after),
+				"--no-playback", "--text-only", "--record", rec)
+			d.writeLine("one")
+			d.writeLine("two")
+			d.closeStdin()
+			testutil.Equal(t, "exit code", d.exitCode(), exitOK)
+			testutil.Equal(t, "stdout", d.stdout.String(), tc.shown+"\n"+echo("two")+"\n")
+			if !strings.Contains(d.stderr.String(), tc.stderrSay) {
+				t.Errorf("stderr does not say %q", tc.stderrSay)
+			}
+			testutil.Equal(t, "reply.request sent", len(recorded(t, rec, "reply.request")), tc.requests)
+		})
 	}
 }
 

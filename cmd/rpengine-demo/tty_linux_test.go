@@ -119,8 +119,8 @@ func (d *ttyDemo) typeKeys(s string) {
 }
 
 // An interactive session on a real terminal: the status line and prompt
-// are drawn, the reply streams, and Ctrl-C typed at the prompt (the
-// terminal turns it into SIGINT) quits with 130.
+// are drawn, the reply streams, and Ctrl-C typed twice at the prompt
+// quits with 130 (Issue #32: once only says so).
 func TestInteractive_Terminal(t *testing.T) {
 	t.Parallel()
 	d := startTTY(t, "--engine", "sim", "--no-playback", "--sim-faults", "delay=20ms")
@@ -149,8 +149,15 @@ func TestInteractive_Terminal(t *testing.T) {
 	if !strings.Contains(after, "[connected · ") {
 		t.Errorf("the prompt after the reply lacks the connection state: %q", after)
 	}
-	d.typeKeys("\x03") // Ctrl-C
-	testutil.Equal(t, "exit code", d.exitCode("Ctrl-C"), exitInterrupted)
+	d.typeKeys("\x03")                                                                                         // Ctrl-C
+	for deadline := time.Now().Add(testTimeout); !strings.Contains(d.stderr.String(), "Ctrl-C again quits"); { // stderr is a pipe here
+		if time.Now().After(deadline) {
+			t.Fatalf("one Ctrl-C at the prompt did not say how to quit: %s", d.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	d.typeKeys("\x03")
+	testutil.Equal(t, "exit code", d.exitCode("Ctrl-C twice"), exitInterrupted)
 }
 
 // Issue #18: the prompt edits the line as terminals do (arrows, Home/End,

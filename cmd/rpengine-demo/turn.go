@@ -20,6 +20,7 @@ type outcome struct {
 	code        int    // exit code for a scripted run
 	interrupted bool   // the player pressed Ctrl-C (the reply was cancelled)
 	quit        bool   // the player pressed Ctrl-C twice: leave now
+	shown       bool   // some of the reply's text is on the terminal
 }
 
 // speech is the player's recorded speech: 16 kHz mono samples, and the
@@ -71,8 +72,10 @@ func (a *app) newEventID() string {
 // turn sends req and consumes its reply until it ends. When the connection
 // is lost, superseded or closed before the reply ends (or the engine
 // cancels it with connection_lost), it waits up to --wait for an engine
-// and sends the turn again on the new session, as often as that happens.
-// stream says whether reply text streams to stdout as it arrives.
+// and sends the turn again on the new session, as often as that happens,
+// unless some of the reply's text was shown already: the player would
+// then read it twice (Issue #31), so what arrived is kept and said to be
+// cut. stream says whether reply text streams to stdout as it arrives.
 func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 	var mark int64
 	if a.out != nil {
@@ -95,18 +98,24 @@ func (a *app) turn(req rpengine.ReplyRequest, stream bool) outcome {
 			return o
 		}
 		o = a.consume(r, stream, false)
-		if o.err != nil && !o.interrupted && errors.Is(o.err, rpengine.ErrConnectionLost) {
-			a.con.Printf("rpengine-demo: the engine went away before the reply ended (%s); "+
-				"waiting %s for it to come back, then sending the turn again", oneLine(o.err), a.waitText())
-			continue
+		if o.err == nil || o.interrupted || !errors.Is(o.err, rpengine.ErrConnectionLost) {
+			return o
 		}
-		return o
+		if o.shown {
+			a.con.Printf("rpengine-demo: the engine went away before the reply ended (%s): "+
+				"the reply above may be cut short; the turn is not sent again", oneLine(o.err))
+			o.code = exitEngineError
+			return o
+		}
+		a.con.Printf("rpengine-demo: the engine went away before the reply ended (%s); "+
+			"waiting %s for it to come back, then sending the turn again", oneLine(o.err), a.waitText())
 	}
 }
 
 // send waits for an engine (see waitBounded) and sends the request; again
-// says the wait was already announced. A Ctrl-C while waiting quits. It
-// returns the reply, or nil and the outcome.
+// says the wait was already announced. SIGINT while waiting quits; the
+// line editor's Ctrl-C abandons the turn. It returns the reply, or nil
+// and the outcome.
 func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again bool) (*rpengine.Reply, outcome) {
 	if _, live := a.srv.Session(); !live && !again {
 		a.con.Printf("rpengine-demo: waiting %s for the engine to connect...", a.waitText())
@@ -135,7 +144,11 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 			a.con.Printf("rpengine-demo: terminated (SIGTERM)")
 			return nil, outcome{err: errors.New("terminated"), code: exitTerminated, interrupted: true, quit: true}
 		}
-		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: true}
+		_, key := (*interrupted).(ctrlC)
+		if key {
+			a.con.Printf("rpengine-demo: interrupted: the turn is dropped")
+		}
+		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: !key}
 	case err == nil:
 		a.showTransfer()
 		return r, outcome{}
@@ -375,6 +388,7 @@ func (a *app) show(r *rpengine.Reply, v *view, ev rpengine.Event) {
 	case rpengine.EventText:
 		if v.stream {
 			v.printed = a.streamText(v.printed, ev.Text)
+			v.o.shown = v.printed != ""
 		}
 		v.o.text = ev.Text
 	case rpengine.EventSegment:

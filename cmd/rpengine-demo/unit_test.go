@@ -136,27 +136,47 @@ func Test_resampleTo16k(t *testing.T) {
 	}
 }
 
-// Issue #18: keys the line editor does not know become keys it knows, or
-// nothing.
-func Test_rewriteKeys(t *testing.T) {
+// Issue #18: the keys terminals send, in their CSI, SS3, vt and rxvt
+// forms, are known; other sequences and control characters are dropped
+// whole, never typed; a key split across reads waits for its rest.
+// Issue #32: in a paste only the paste's end and line ends are keys.
+func Test_parseKey(t *testing.T) {
 	t.Parallel()
+	type parsed struct {
+		k editKey
+		r rune
+		n int
+	}
 	for _, tc := range []struct {
-		name, in, out, rest string
-		final               bool
+		name, in     string
+		paste, final bool
+		want         parsed
 	}{
-		{name: "SS3 arrow", in: "a\x1bOAb", out: "a\x1b[Ab"},
-		{name: "F1 dropped", in: "\x1bOPok", out: "ok"},
-		{name: "Home and End, vt and rxvt", in: "\x1b[1~\x1b[4~\x1b[7~\x1b[8~", out: "\x1b[H\x1b[F\x1b[H\x1b[F"},
-		{name: "other CSI kept", in: "\x1b[D\x1b[200~x\x1b[15~", out: "\x1b[D\x1b[200~x\x1b[15~"},
-		{name: "split after ESC", in: "ab\x1b", out: "ab", rest: "\x1b"},
-		{name: "split after ESC O", in: "ab\x1bO", out: "ab", rest: "\x1bO"},
-		{name: "split inside CSI", in: "ab\x1b[4", out: "ab", rest: "\x1b[4"},
-		{name: "lone ESC at the end of input", in: "ab\x1b", out: "ab\x1b", final: true},
-		{name: "ESC O at the end of input", in: "\x1bO", out: "\x1bO", final: true},
+		{name: "letter", in: "ab", want: parsed{keyRune, 'a', 1}},
+		{name: "wide", in: "日本", want: parsed{keyRune, '日', 3}},
+		{name: "tab is a space", in: "\tx", want: parsed{keyRune, ' ', 1}},
+		{name: "CSI arrow", in: "\x1b[Dx", want: parsed{keyLeft, 0, 3}},
+		{name: "SS3 arrow", in: "\x1bOA", want: parsed{keyUp, 0, 3}},
+		{name: "vt Home", in: "\x1b[1~", want: parsed{keyHome, 0, 4}},
+		{name: "rxvt End", in: "\x1b[8~", want: parsed{keyEnd, 0, 4}},
+		{name: "Alt-Left", in: "\x1b[1;3D", want: parsed{keyWordLeft, 0, 6}},
+		{name: "F1 dropped", in: "\x1bOPok", want: parsed{keyNone, 0, 3}},
+		{name: "F5 dropped", in: "\x1b[15~", want: parsed{keyNone, 0, 5}},
+		{name: "Ctrl-C", in: "\x03", want: parsed{keyInterrupt, 0, 1}},
+		{name: "bell dropped", in: "\x07", want: parsed{keyNone, 0, 1}},
+		{name: "C1 dropped", in: "\u0085", want: parsed{keyNone, 0, 2}},
+		{name: "invalid UTF-8 dropped", in: "\xffa", want: parsed{keyNone, 0, 1}},
+		{name: "split after ESC", in: "\x1b", want: parsed{keyNone, 0, 0}},
+		{name: "split inside CSI", in: "\x1b[4", want: parsed{keyNone, 0, 0}},
+		{name: "split inside UTF-8", in: "\xe6\x97", want: parsed{keyNone, 0, 0}},
+		{name: "lone ESC at the end of input", in: "\x1b", final: true, want: parsed{keyNone, 0, 1}},
+		{name: "paste: Ctrl-C typed", in: "\x03", paste: true, want: parsed{keyNone, 0, 1}},
+		{name: "paste: arrow dropped", in: "\x1b[D", paste: true, want: parsed{keyNone, 0, 3}},
+		{name: "paste: Enter", in: "\r", paste: true, want: parsed{keyEnter, 0, 1}},
+		{name: "paste: end", in: "\x1b[201~", paste: true, want: parsed{keyPasteEnd, 0, 6}},
 	} {
-		out, rest := rewriteKeys([]byte(tc.in), tc.final)
-		testutil.Equal(t, tc.name+": out", string(out), tc.out)
-		testutil.Equal(t, tc.name+": rest", string(rest), tc.rest)
+		k, r, n := parseKey([]byte(tc.in), tc.paste, tc.final)
+		testutil.Equal(t, tc.name, parsed{k, r, n}, tc.want)
 	}
 }
 

@@ -40,7 +40,8 @@ func TestRun_Help(t *testing.T) {
 		testutil.Equal(t, arg+" stderr", errOut, "")
 		testutil.Equal(t, arg+" usage", strings.HasPrefix(out, "Usage: xiaotangyuan-chat [flags]\n"), true)
 		newFlagSet(&config{}).VisitAll(func(f *flag.Flag) {
-			testutil.Equal(t, "lists --"+f.Name, strings.Contains(out, "  --"+f.Name+" "), true)
+			listed := strings.Contains(out, "\n  --"+f.Name+" ") || strings.Contains(out, "\n  --"+f.Name+"\n")
+			testutil.Equal(t, "lists --"+f.Name, listed, true)
 		})
 		for _, cmd := range strings.Split(commandList, ", ") {
 			testutil.Equal(t, "lists "+cmd, strings.Contains(out, "  "+cmd+" "), true)

@@ -11,7 +11,8 @@
 // (--fake only), /quit. End of input also quits.
 //
 // Exit status: 0 at /quit or end of input, 1 when the Harness cannot be
-// reached, 2 for a mistake in the command line, 130 when interrupted.
+// reached, 2 usage error (a bad flag, or a --record file that cannot be
+// written), 130 when interrupted.
 package main
 
 import (
@@ -112,26 +113,13 @@ Commands while chatting:
   /quit         leave; end of input (Ctrl-D) also does
 
 Exit status: 0 at /quit or end of input, 1 when the Harness cannot be
-reached, 2 for a mistake in the command line, 130 when interrupted.
+reached, 2 usage error (a bad flag, or a --record file that cannot be
+written), 130 when interrupted.
 `
 
 // usage writes the help text, every flag included.
 func usage(w io.Writer) {
-	fmt.Fprint(w, usageText)
-	fs := newFlagSet(&config{})
-	fs.VisitAll(func(f *flag.Flag) {
-		arg, text := flag.UnquoteUsage(f)
-		left := "--" + f.Name
-		if arg != "" {
-			left += " " + arg
-		}
-		if f.DefValue != "" && f.DefValue != "false" {
-			text += fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(w, "  %-16s %s\n", left, text)
-	})
-	fmt.Fprintf(w, "  %-16s %s\n", "-h, --help", "show this help")
-	fmt.Fprint(w, commandsText)
+	cmdline.WriteUsage(w, newFlagSet(&config{}), usageText, "  -h, --help\n        show this help\n"+commandsText)
 }
 
 // run is the whole program; it returns the exit status.

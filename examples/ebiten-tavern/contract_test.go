@@ -17,22 +17,51 @@ import (
 // simulated engine, a screenshot once the reply has been heard, exit 0.
 // The screenshot must show the scene and the subtitles, and the audio
 // source must have delivered every sample of the reply to Ebitengine.
-// Like every test here it needs a display (CI runs it under Xvfb) and an
-// audio output (CI gives ALSA a null device).
+// Like every test here it needs a display (CI runs it under Xvfb); with a
+// sound device (CI gives ALSA a null one) or without.
 func TestContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the contract builds and runs the game")
 	}
+	contract(t, nil)
+}
+
+// Issue #32: on a machine without a sound device (ALSA's configuration
+// names none, and no sound server answers) the contract holds all the
+// same: the game says so in one line and plays silently, and none of
+// ALSA's own complaints reach the terminal.
+func TestContract_noSoundDevice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the contract builds and runs the game")
+	}
+	none := filepath.Join(t.TempDir(), "asound.conf")
+	if err := os.WriteFile(none, []byte("# no devices\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr := contract(t, []string{"ALSA_CONFIG_PATH=" + none, "PULSE_SERVER=unix:/nonexistent", "JACK_NO_START_SERVER=1"})
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ebiten-tavern: no sound device, so no sound") {
+		t.Errorf("stderr is not the one line that says there is no sound:\n%s", stderr)
+	}
+}
+
+// contract runs the contract's command with env added, checks what it
+// wrote, and returns its stderr.
+func contract(t *testing.T, env []string) (stderr string) {
+	t.Helper()
 	shot := filepath.Join(t.TempDir(), "out.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "run", ".", "--engine", "sim", "--say", "Hello there", "--screenshot", shot, "--exit-after-reply")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("%v\nstderr:\n%s", err, errb.String())
 	}
 	t.Logf("stdout: %s", stdout.String())
+	if strings.Contains(errb.String(), "ALSA lib") {
+		t.Errorf("ALSA's own messages reached the terminal:\n%s", errb.String())
+	}
 
 	got := speechLine(t, stdout.String())
 	received, delivered, pulled := got.int(t, "received"), got.int(t, "delivered"), got.int(t, "pulled")
@@ -50,7 +79,53 @@ func TestContract(t *testing.T) {
 	if min := int64(delivered) * sampleRate / 44100; int64(pulled) < min {
 		t.Errorf("Ebitengine pulled %d frames, fewer than the %d the reply needs at %d Hz", pulled, min, sampleRate)
 	}
+	checkScreenshot(t, shot)
+	return errb.String()
+}
 
+// Issue #32: without a display, --help and a mistake answer as they do
+// with one (Ebitengine panicked in its init before), and a run says what
+// is missing.
+func TestCommandLine_noDisplay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the test builds the game")
+	}
+	bin := filepath.Join(t.TempDir(), "ebiten-tavern")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string // what stdout holds
+		stderr string // the one line on stderr starts so
+	}{
+		{[]string{"--help"}, 0, "\n  --engine MODE\n", ""},
+		{[]string{"-h"}, 0, "\n  --say TEXT\n", ""},
+		{[]string{"--bogus"}, 2, "", "ebiten-tavern: unknown flag --bogus; run 'ebiten-tavern --help' for usage"},
+		{[]string{"--engine", "sim"}, 1, "", "ebiten-tavern: no display"},
+	} {
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Env = append(os.Environ(), "DISPLAY=", "WAYLAND_DISPLAY=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || !strings.Contains(stdout.String(), tc.stdout) || (tc.stdout == "" && stdout.Len() > 0) ||
+			strings.Count(stderr.String(), "\n") != min(1, len(tc.stderr)) || !strings.HasPrefix(stderr.String(), tc.stderr) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d, %q and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+// checkScreenshot checks the scene was drawn, with the reply's subtitles.
+func checkScreenshot(t *testing.T, shot string) {
+	t.Helper()
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatal(err)

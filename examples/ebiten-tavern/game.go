@@ -57,7 +57,7 @@ type game struct {
 
 func newGame(cfg *config, ch *character, k *link, v *voice) *game {
 	return &game{cfg: cfg, ch: ch, link: k, voice: v, art: newArt(ch),
-		started: time.Now(), pendingSay: strings.TrimSpace(cfg.say)}
+		started: time.Now(), pendingSay: strings.TrimSpace(cfg.Say)}
 }
 
 // Layout keeps the scene at its own size; Ebitengine scales the window.
@@ -163,7 +163,7 @@ func (g *game) send(text string, speech []int16) {
 		g.said = fmt.Sprintf("(you spoke for %.1f s)", float64(len(speech))/speechRate)
 	}
 	g.notice = ""
-	g.turn = g.link.say(g.ch, text, speech, sayOptions{voice: g.cfg.voice, lang: g.cfg.lang, textOnly: g.cfg.textOnly}, g.voice.speaker)
+	g.turn = g.link.say(g.ch, text, speech, sayOptions{voice: g.cfg.Voice, lang: g.cfg.Lang, textOnly: g.cfg.TextOnly}, g.voice.speaker)
 	g.ts = turnState{}
 }
 
@@ -175,18 +175,18 @@ func (g *game) say(msg string, seconds int) {
 // contract drives --screenshot and --exit-after-reply: once the reply has
 // ended and been heard, the next frame is written, then the game exits.
 func (g *game) contract() {
-	if g.cfg.say == "" || g.shotDone || g.shotDue {
-		if g.shotDone && g.cfg.exitAfter {
+	if g.cfg.Say == "" || g.shotDone || g.shotDue {
+		if g.shotDone && g.cfg.ExitAfter {
 			g.quit = true
 		}
 		return
 	}
-	timedOut := g.cfg.exitAfter && time.Since(g.started) > g.cfg.wait
+	timedOut := g.cfg.ExitAfter && time.Since(g.started) > g.cfg.Wait
 	if !(g.ts.Ended && g.heard) && !timedOut {
 		return
 	}
 	g.report(timedOut)
-	if g.cfg.screenshot != "" {
+	if g.cfg.Screenshot != "" {
 		g.shotDue = true
 	} else {
 		g.shotDone = true
@@ -199,10 +199,10 @@ func (g *game) report(timedOut bool) {
 	switch {
 	case timedOut && !g.link0.Connected:
 		g.exitCode = exitNoEngine
-		fmt.Fprintf(os.Stderr, "ebiten-tavern: no engine connected within --wait %v\n", g.cfg.wait)
+		fmt.Fprintf(os.Stderr, "ebiten-tavern: no engine connected within --wait %v\n", g.cfg.Wait)
 	case timedOut:
 		g.exitCode = exitFailed
-		fmt.Fprintf(os.Stderr, "ebiten-tavern: the reply did not end within --wait %v\n", g.cfg.wait)
+		fmt.Fprintf(os.Stderr, "ebiten-tavern: the reply did not end within --wait %v\n", g.cfg.Wait)
 	case g.ts.Err != nil:
 		g.exitCode = exitFailed
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %s\n", describe(g.ts.Err))
@@ -225,7 +225,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 	g.art.draw(screen, g.view())
 	if g.shotDue {
 		g.shotDue, g.shotDone = false, true
-		if err := writePNG(screen, g.cfg.screenshot); err != nil {
+		if err := writePNG(screen, g.cfg.Screenshot); err != nil {
 			fmt.Fprintf(os.Stderr, "ebiten-tavern: --screenshot: %v\n", err)
 			g.exitCode = exitFailed
 		}
@@ -237,7 +237,7 @@ func (g *game) view() view {
 	v := view{
 		tick:    g.tick,
 		link:    g.link0,
-		sim:     g.cfg.engine == "sim",
+		sim:     g.cfg.Engine == "sim",
 		mouth:   g.mouth,
 		said:    g.said,
 		reply:   g.ts.Text,

@@ -25,9 +25,11 @@
 // counted in samples at the reply's rate; pulled is how many frames
 // Ebitengine read from it at 48 kHz, silence included.
 //
-// Ebitengine plays the speech, so it needs a sound device; --mute runs
-// without one (the game then reads the mixer itself, so her mouth still
-// moves). The tests need a display, as Ebitengine does: run them with
+// Ebitengine plays the speech. Without a sound device the game plays
+// silently and says so in one line (it then reads the mixer itself, so
+// her mouth still moves); --mute does the same on purpose. It needs a
+// display, as Ebitengine does: without one it says so and exits 1, and
+// --help works all the same. The tests need one too: run them with
 // xvfb-run -a go test ./... where there is none.
 //
 // Exit codes: 0 the reply completed, 1 the engine answered with an error
@@ -35,114 +37,36 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/hajimehoshi/ebiten/v2"
+
+	"github.com/gamelink-go/gamelink/examples/ebiten-tavern/internal/flags"
 )
 
 // Exit codes.
 const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitUsage    = 2
+	exitOK       = flags.ExitOK
+	exitFailed   = flags.ExitFailed
+	exitUsage    = flags.ExitUsage
 	exitNoEngine = 3
 )
 
-type config struct {
-	engine     string
-	port       int
-	mailbox    string
-	cardFile   string
-	voice      string
-	lang       string
-	textOnly   bool
-	mute       bool
-	say        string
-	screenshot string
-	exitAfter  bool
-	wait       time.Duration
-	verbose    bool
-}
+// config is the command line, read before Ebitengine starts (see package
+// flags).
+type config = flags.Config
 
-// parseFlags reads the command line. --help (or -h) writes the usage to
-// stdout and returns flag.ErrHelp; any other mistake is an error naming it,
-// for one line on stderr, as the repository's commands do.
-func parseFlags(args []string, stdout io.Writer) (*config, error) {
-	c := &config{}
-	fs := flag.NewFlagSet("ebiten-tavern", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.engine, "engine", "real", "`MODE`: real (RPEngine in a browser) or sim (a simulated engine, offline)")
-	fs.IntVar(&c.port, "port", defaultPort, "loopback `PORT` the RPEngine page connects to (0: a free one; sim uses 0)")
-	fs.StringVar(&c.mailbox, "mailbox", "", "serve the mailbox folder `DIR` instead of a socket (the player selects it in the RPEngine page)")
-	fs.StringVar(&c.cardFile, "card", "", "character card `FILE`, JSON or PNG, as exported (V1, V2 or V3, repaired on load; a PNG's image is the portrait; default: Maren)")
-	fs.StringVar(&c.voice, "voice", "F2", "speaking `VOICE`, F1-F5 or M1-M5")
-	fs.StringVar(&c.lang, "lang", "en", "reply language `CODE`")
-	fs.BoolVar(&c.textOnly, "text-only", false, "ask for text replies only (no speech)")
-	fs.BoolVar(&c.mute, "mute", false, "play no sound (for a machine without a sound device); her mouth still moves")
-	fs.StringVar(&c.say, "say", "", "say `TEXT` once the engine is connected")
-	fs.StringVar(&c.screenshot, "screenshot", "", "write the scene to `FILE.png` once the reply has been heard")
-	fs.BoolVar(&c.exitAfter, "exit-after-reply", false, "exit once the reply has been heard (and the screenshot written)")
-	fs.DurationVar(&c.wait, "wait", 2*time.Minute, "with --exit-after-reply, how long to wait for the engine and its reply")
-	fs.BoolVar(&c.verbose, "v", false, "debug logs on stderr")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: go run . [flags]   (a small Ebitengine game whose character talks through RPEngine)")
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-		}
-		return nil, err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected argument %q (text to say goes in --say)", fs.Arg(0))
-	case c.engine != "real" && c.engine != "sim":
-		return nil, fmt.Errorf("--engine %q: want real or sim", c.engine)
-	case c.mailbox != "" && set["port"]:
-		return nil, errors.New("--port is for the socket; --mailbox uses a folder instead")
-	case c.exitAfter && strings.TrimSpace(c.say) == "":
-		return nil, errors.New("--exit-after-reply needs --say")
-	case !validVoice(c.voice):
-		return nil, fmt.Errorf("--voice %q: want F1-F5 or M1-M5", c.voice)
-	case c.wait <= 0:
-		return nil, fmt.Errorf("--wait %v: want a positive duration", c.wait)
-	}
-	if c.engine == "sim" && !set["port"] {
-		c.port = 0
-	}
-	return c, nil
-}
+func main() { os.Exit(run(flags.Command)) }
 
-// validVoice reports whether v is one of the engine's voices, F1-F5 and
-// M1-M5.
-func validVoice(v string) bool {
-	return len(v) == 2 && (v[0] == 'F' || v[0] == 'M') && v[1] >= '1' && v[1] <= '5'
-}
-
-func main() { os.Exit(run(os.Args[1:])) }
-
-func run(args []string) int {
-	cfg, err := parseFlags(args, os.Stdout)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v; run 'go run . --help' for usage\n", err)
-		return exitUsage
-	}
+func run(cfg *config) int {
 	logLevel.Set(slog.LevelWarn)
-	if cfg.verbose {
+	if cfg.Verbose {
 		logLevel.Set(slog.LevelDebug)
 	}
-	ch, err := loadCharacter(cfg.cardFile)
+	ch, err := loadCharacter(cfg.CardFile)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
 		return exitUsage
@@ -150,21 +74,28 @@ func run(args []string) int {
 	for _, r := range ch.repairs {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: card repaired on load: %s\n", r)
 	}
-	k, err := openLink(cfg.port, cfg.mailbox)
+	k, err := openLink(cfg.Port, cfg.Mailbox)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
 		return exitUsage
 	}
 	defer k.close()
-	if cfg.engine == "sim" {
-		eng, err := dialSim(k, cfg.mailbox)
+	if cfg.Engine == "sim" {
+		eng, err := dialSim(k, cfg.Mailbox, ch)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
 			return exitNoEngine
 		}
 		defer eng.Close()
 	}
-	v, err := openVoice(cfg.mute)
+	mute := cfg.Mute
+	if !mute {
+		if err := noSoundDevice(); err != nil { // a game without one still runs (Issue #32)
+			fmt.Fprintf(os.Stderr, "ebiten-tavern: no sound device, so no sound; her mouth still moves (%v)\n", err)
+			mute = true
+		}
+	}
+	v, err := openVoice(mute)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: audio: %v\n", err)
 		return exitFailed

@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,9 @@ import (
 	"github.com/hajimehoshi/ebiten/v2/text/v2"
 	"golang.org/x/image/font/gofont/goregular"
 
+	"github.com/gamelink-go/gamelink/examples/ebiten-tavern/internal/flags"
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
@@ -122,13 +125,13 @@ func TestCharacterID(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
-	c, err := parseFlags([]string{"--engine", "sim"}, io.Discard)
-	if err != nil || c.port != 0 {
+	c, err := flags.Parse([]string{"--engine", "sim"}, io.Discard)
+	if err != nil || c.Port != 0 {
 		t.Fatalf("--engine sim: port %v, err %v; want a free port (0)", c, err)
 	}
-	c, err = parseFlags(nil, io.Discard)
-	if err != nil || c.engine != "real" || c.port != 38471 {
-		t.Fatalf("defaults: %+v, %v; want the real engine on 38471", c, err)
+	c, err = flags.Parse(nil, io.Discard)
+	if err != nil || c.Engine != "real" || c.Port != rpengine.DefaultPort {
+		t.Fatalf("defaults: %+v, %v; want the real engine on %d", c, err, rpengine.DefaultPort)
 	}
 	for _, args := range [][]string{
 		{"--engine", "fake"},
@@ -139,18 +142,43 @@ func TestParseFlags(t *testing.T) {
 		{"hello"},
 	} {
 		var out bytes.Buffer
-		if _, err := parseFlags(args, &out); err == nil || out.Len() > 0 {
+		if _, err := flags.Parse(args, &out); err == nil || out.Len() > 0 {
 			t.Errorf("%q: error %v, usage %q; want an error and no usage", args, err, out.String())
 		}
 	}
-	// The usage goes to stdout, for a mistake only the error.
+	// The usage goes to stdout, for a mistake only the error. Issue #32:
+	// flags as --name, as every command of the repository shows them.
 	var out bytes.Buffer
-	if _, err := parseFlags([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) || !strings.Contains(out.String(), "-engine MODE") {
+	if _, err := flags.Parse([]string{"--help"}, &out); !errors.Is(err, flag.ErrHelp) ||
+		!strings.Contains(out.String(), "\n  --engine MODE\n") || !strings.Contains(out.String(), "2 usage error") {
 		t.Errorf("--help: %v, usage %q", err, out.String())
 	}
-	if _, err := parseFlags([]string{"--bogus"}, io.Discard); err == nil || !strings.Contains(err.Error(), "bogus") {
+	if regexp.MustCompile(`(?m)^\s+-[a-z][a-z-]+`).MatchString(out.String()) {
+		t.Errorf("the usage shows a flag with one dash:\n%s", out.String())
+	}
+	if _, err := flags.Parse([]string{"--bogus"}, io.Discard); err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("--bogus: %v, want it named", err)
 	}
+}
+
+// Issue #32: the simulated engine answers as the loaded card's character.
+func TestSimReply_theCardsCharacter(t *testing.T) {
+	ch, err := parseCharacter([]byte(strings.Replace(string(marenCard), `"Maren"`, `"Gloria"`, 1)), "gloria.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(simReply(ch, enginetest.Request{Text: " Hi "}).Sentences, " ")
+	testutil.Equal(t, "reply", got, "Gloria hears you. You said: Hi")
+}
+
+// Issue #32: a greeting too long for the box shows its start, a reply
+// streaming in its newest words.
+func TestFit(t *testing.T) {
+	lines := []string{"one", "two", "three", "four"}
+	testutil.Equal(t, "greeting", fit(lines, 2, true), []string{"one", "two …"})
+	testutil.Equal(t, "reply", fit(lines, 2, false), []string{"three", "four"})
+	testutil.Equal(t, "room for all", fit(lines, 4, true), lines)
+	testutil.Equal(t, "lines kept", lines[1], "two")
 }
 
 // tavern is the game without its window: the server, an engine, and the
@@ -180,7 +208,7 @@ func newTavern(t *testing.T, faults *enginetest.Faults) *tavern {
 	if faults != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		eng, err := enginetest.Dial(ctx, k.socketURL(), &enginetest.Options{Responder: simReply, SecondsPerSentence: 1.2, Faults: *faults})
+		eng, err := enginetest.Dial(ctx, k.socketURL(), &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script { return simReply(ch, r) }, SecondsPerSentence: 1.2, Faults: *faults})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -291,19 +292,16 @@ func (a *art) drawDialogue(dst *ebiten.Image, v view) {
 		y += 20
 	}
 	body := a.face(a.regular, 17)
-	reply := v.reply
+	reply, greeting := v.reply, false
 	switch {
 	case v.waiting && !v.link.Connected:
 		reply = "(" + a.name + " waits for RPEngine to connect...)"
 	case v.waiting:
 		reply = strings.Repeat(".", 1+(v.tick/20)%3)
 	case v.said == "" && reply == "":
-		reply = a.greeting
+		reply, greeting = a.greeting, true
 	}
-	lines := wrap(reply, body, 736)
-	if room := int((boxY + boxH - 8 - y) / 21); len(lines) > room { // keep the newest words
-		lines = lines[len(lines)-room:]
-	}
+	lines := fit(wrap(reply, body, 736), int((boxY+boxH-8-y)/21), greeting)
 	for _, l := range lines {
 		a.label(dst, l, body, 32, y, cream)
 		y += 21
@@ -424,6 +422,21 @@ func wrap(s string, face text.Face, width float64) []string {
 	if line != "" {
 		lines = append(lines, line)
 	}
+	return lines
+}
+
+// fit keeps room of lines: of a reply streaming in, the newest; of a
+// greeting, read before anything is said, the first, the last of them
+// ending in an ellipsis (Issue #32: a long greeting showed its tail).
+func fit(lines []string, room int, fromStart bool) []string {
+	switch {
+	case len(lines) <= room || room <= 0:
+		return lines
+	case !fromStart:
+		return lines[len(lines)-room:]
+	}
+	lines = slices.Clone(lines[:room])
+	lines[room-1] += " …"
 	return lines
 }
 

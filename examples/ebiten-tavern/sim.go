@@ -12,13 +12,13 @@ import (
 // dialSim connects the library's fake RPEngine (rpengine/enginetest) to
 // the game's server, as the RPEngine page would: over loopback WebSocket,
 // or through the mailbox folder. Everything but the model is real; the
-// scene says the replies are simulated.
-func dialSim(k *link, mailbox string) (*enginetest.Engine, error) {
+// scene says the replies are simulated, and they come from ch.
+func dialSim(k *link, mailbox string, ch *character) (*enginetest.Engine, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	opts := &enginetest.Options{
 		ClientVersion:      "simulated engine",
-		Responder:          simReply,
+		Responder:          func(r enginetest.Request) enginetest.Script { return simReply(ch, r) },
 		SecondsPerSentence: 1.2,
 	}
 	var eng *enginetest.Engine
@@ -34,15 +34,16 @@ func dialSim(k *link, mailbox string) (*enginetest.Engine, error) {
 	return eng, nil
 }
 
-// simReply is what the simulated engine answers: it echoes the line, so
-// nobody mistakes it for a model.
-func simReply(r enginetest.Request) enginetest.Script {
+// simReply is what the simulated engine answers as the loaded card's
+// character (Issue #32: a --card run answered with Maren's line): it
+// echoes the line, so nobody mistakes it for a model.
+func simReply(ch *character, r enginetest.Request) enginetest.Script {
 	said := strings.TrimSpace(r.Text)
 	if r.HasAudio {
 		said = "(your recorded voice; a simulation hears no words)"
 	}
 	return enginetest.Script{Sentences: []string{
-		"Welcome to the Drowned Lantern, traveller.",
+		ch.card.Name() + " hears you.",
 		"You said: " + said,
 	}}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -60,6 +61,24 @@ func openVoice(mute bool) (*voice, error) {
 	v.player.SetBufferSize(audioBuffer)
 	v.player.Play()
 	return v, nil
+}
+
+// noSoundDevice says why no sound device can play, or returns nil.
+// Ebitengine's audio, once started, fails the whole game when it finds no
+// device (RunGame returns its error), so the game asks first: the library
+// opens the default playback device, keeping ALSA's complaints off the
+// terminal, and closes it again. Only on Linux, where Ebitengine builds
+// with cgo and so does the library's device; elsewhere Ebitengine's audio
+// needs no C compiler, and the library's may have none.
+func noSoundDevice() error {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	d, err := audio.OpenDevice(nil)
+	if err != nil {
+		return err
+	}
+	return d.Close()
 }
 
 // counter counts the bytes read through it.

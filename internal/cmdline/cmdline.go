@@ -40,14 +40,62 @@ func Parse(fs *flag.FlagSet, args []string, help func()) (set map[string]bool, e
 	return set, nil
 }
 
-// WriteUsage writes intro, fs's flags as the flag package lists them, and
-// outro to w.
+// WriteUsage writes intro, fs's flags in [PrintFlag]'s form, and outro to
+// w. A flag whose usage text is empty is hidden (it is for tests).
 func WriteUsage(w io.Writer, fs *flag.FlagSet, intro, outro string) {
 	fmt.Fprint(w, intro)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage != "" {
+			PrintFlag(w, f)
+		}
+	})
 	fmt.Fprint(w, outro)
+}
+
+// PrintFlag writes one flag's usage as every command shows it: the name
+// with two dashes (one for a one-letter name) and its placeholder, then
+// its text and default on the lines below, indented and wrapped at 80
+// columns:
+//
+//	--wait DURATION
+//	      how long to wait for the engine (default 2m0s)
+func PrintFlag(w io.Writer, f *flag.Flag) {
+	arg, text := flag.UnquoteUsage(f)
+	line := "  --" + f.Name
+	if len(f.Name) == 1 {
+		line = "  -" + f.Name
+	}
+	if arg != "" {
+		line += " " + arg
+	}
+	if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" { // zero values, as the flag package
+		text += " (default " + f.DefValue + ")"
+	}
+	fmt.Fprintf(w, "%s\n%s", line, wrap(text, "        ", 80))
+}
+
+// wrap breaks text into lines of at most width bytes where its words
+// allow, each starting with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, word := range strings.Fields(text) {
+		if n > len(indent) && n+1+len(word) > width {
+			b.WriteString("\n")
+			n = 0
+		}
+		if n == 0 {
+			b.WriteString(indent)
+			n = len(indent)
+		} else {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // FlagMistake words an error returned by flag.FlagSet.Parse for a user,

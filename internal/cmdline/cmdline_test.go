@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
@@ -82,8 +83,29 @@ func TestParse(t *testing.T) {
 	var b bytes.Buffer
 	fs := newSet()
 	WriteUsage(&b, fs, "intro\n", "outro\n")
-	testutil.Equal(t, "usage", b.String(), "intro\n  -b\t\n  -n COUNT\n    \ta COUNT\noutro\n")
+	const usage = "intro\n  -n COUNT\n        a COUNT\noutro\n" // -b has no usage text: hidden
+	testutil.Equal(t, "usage", b.String(), usage)
 	_, err = Parse(fs, []string{"--nope"}, nil)
 	testutil.Equal(t, "mistake after usage", err.Error(), "unknown flag --nope") // and nothing more on b
-	testutil.Equal(t, "nothing written by the flag set", b.String(), "intro\n  -b\t\n  -n COUNT\n    \ta COUNT\noutro\n")
+	testutil.Equal(t, "nothing written by the flag set", b.String(), usage)
+}
+
+// Issue #32 (item 11): every command shows a flag as --name, wrapped, with
+// its default.
+func TestPrintFlag(t *testing.T) {
+	t.Parallel()
+	fs := NewFlagSet("cmd")
+	fs.String("record", "", "write every message in and out to `FILE` as JSON Lines, for the bug reports that players send us")
+	fs.Duration("wait", 2*time.Minute, "how long to wait")
+	fs.Bool("v", false, "debug logs")
+	var b bytes.Buffer
+	fs.VisitAll(func(f *flag.Flag) { PrintFlag(&b, f) })
+	testutil.Equal(t, "flags", b.String(), `  --record FILE
+        write every message in and out to FILE as JSON Lines, for the bug
+        reports that players send us
+  -v
+        debug logs
+  --wait duration
+        how long to wait (default 2m0s)
+`)
 }

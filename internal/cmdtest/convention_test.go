@@ -161,6 +161,16 @@ func TestHelp(t *testing.T) {
 					t.Errorf("stdout is not the usage of %s:\n%s", c.name, r.stdout)
 				}
 				noTimestamp(t, "the usage", r.stdout)
+				// Issue #32 (item 11): --name in every usage, and one wording
+				// of the usage exit status.
+				for line := range strings.Lines(r.stdout) {
+					if m := oneDash.FindString(line); m != "" {
+						t.Errorf("the usage shows %q with one dash: %q", strings.TrimSpace(m), line)
+					}
+				}
+				if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "2 usage error") {
+					t.Errorf("the usage does not say \"2 usage error\":\n%s", r.stdout)
+				}
 			})
 		}
 	}
@@ -196,6 +206,47 @@ func TestUnknownFlag(t *testing.T) {
 				noTimestamp(t, "stderr", r.stderr)
 			})
 		}
+	}
+}
+
+// oneDash matches a flag of more than one letter written with one dash.
+var oneDash = regexp.MustCompile(`(^|[\s\[(])-[a-zA-Z][a-zA-Z0-9-]+`)
+
+// Issue #32 (item 11): a file a flag names that cannot be written, or
+// read as what the flag takes, exits 2 with a line naming the flag, and
+// nothing on stdout.
+func TestFileFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	unwritable := filepath.Join(dir, "no", "such", "folder", "file")
+	notWAV := filepath.Join(dir, "speech.mp3")
+	if err := os.WriteFile(notWAV, []byte("ID3\x04\x00 not a WAV file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, flag string
+		args       []string
+		say        string // the line says this too
+	}{
+		{"rpengine-demo", "--record", []string{"--engine", "sim", "--record", unwritable}, ""},
+		{"xiaotangyuan-chat", "--record", []string{"--fake", "--record", unwritable}, ""},
+		{"neurosan-chat", "--record", []string{"--fake", "--record", unwritable}, ""},
+		{"rpcard", "-o", []string{"fix", "../../testdata/cards/v1.json", "-o", unwritable}, ""},
+		{"rpengine-demo", "--out", []string{"--engine", "sim", "--say", "hi", "--out", unwritable}, ""},
+		{"rpengine-demo", "--wav", []string{"--engine", "sim", "--wav", notWAV}, "give a WAV file"},
+	} {
+		t.Run(tc.name+tc.flag, func(t *testing.T) {
+			t.Parallel()
+			r := runCmd(t, tc.name, tc.args...)
+			testutil.Equal(t, "exit status", r.code, 2)
+			testutil.Equal(t, "stdout", r.stdout, "")
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, tc.name+": ") || !namesFlag(last, tc.flag) || !strings.Contains(last, tc.say) {
+				t.Errorf("the last line of stderr does not name %s (and say %q): %q", tc.flag, tc.say, last)
+			}
+			noTimestamp(t, "stderr", r.stderr)
+		})
 	}
 }
 

@@ -82,8 +82,9 @@ func toneMicrophone() (*audio.Recorder, error) {
 		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()`,
 		after: `fmt.Printf("answered with %d samples of speech\n", len(speech.Samples))`,
-		// The second reply, to the recorded speech, ended: the first did.
-		output: "You said: \nanswered with ",
+		// The second reply, to the recorded speech, ended: the first did; the
+		// fake says how long the speech was (Issue #32).
+		output: "seconds of speech)\nanswered with ",
 	},
 	{
 		match:   "eng, err := enginetest.Dial(ctx, server.SocketURL(), &enginetest.Options{",

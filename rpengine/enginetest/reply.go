@@ -58,7 +58,7 @@ type Script struct {
 
 // DefaultScript is the reply generated when Options.Responder is nil.
 func DefaultScript(r Request) Script {
-	return Script{Sentences: []string{"I hear you.", "You said: " + strings.TrimSpace(r.Text)}}
+	return Script{Sentences: []string{"I hear you.", "You said: " + heard(r)}}
 }
 
 type job struct {
