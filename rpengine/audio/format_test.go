@@ -249,7 +249,7 @@ func TestAppendWAV_roundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	testutil.Success(t, WriteWAV(&buf, 44100, 2, x))
 	testutil.Equal(t, "size", buf.Len(), 44+2*len(x))
-	w, err := ReadWAV(&buf)
+	w, err := ReadWAV(&buf, 0)
 	testutil.Success(t, err)
 	testutil.Equal(t, "rate", w.SampleRate, 44100)
 	testutil.Equal(t, "channels", w.Channels, 2)
@@ -263,7 +263,7 @@ func TestAppendWAV_roundTrip(t *testing.T) {
 	testutil.Error(t, err)
 	_, err = AppendWAV(nil, 16000, 2, x[:3])
 	testutil.Error(t, err)
-	_, err = ReadWAV(bytes.NewReader([]byte("RIFF")))
+	_, err = ReadWAV(bytes.NewReader([]byte("RIFF")), 0)
 	var fe *FormatError
 	if !errors.As(err, &fe) {
 		t.Fatalf("ReadWAV of a stub: %v", err)
