@@ -57,10 +57,10 @@
 // at 48 kHz, an integer ratio, whose filter is a third-band one), THD+N of
 // a -6 dBFS 1 kHz tone 128-152 dB, 1.5-1.9 ms delay. The dot products are
 // the hot loop: a run of outputs is laid out as one batch (coefficient
-// rows in the order the outputs use them) and computed in assembly, AVX2
-// and FMA on amd64 (two outputs at a time; at integer ratios four, on the
-// folded row) and NEON on arm64, with the pure-Go kernel as fallback and
-// reference. At integer ratios the row is symmetric, so both the AVX2 and
+// rows in the order the outputs use them) and computed with AVX2 and FMA
+// on amd64 (two outputs at a time; at integer ratios four, on the folded
+// row), with the pure-Go kernel elsewhere and as the reference (each
+// kernel's gain over it is in bench/README.md). At integer ratios the row is symmetric, so both the AVX2 and
 // the pure-Go kernels fold it (half the multiplications), and the pure-Go
 // one also skips its zero taps. An output has the same bits however the
 // input is chunked.

@@ -298,7 +298,11 @@ func TestAppendFloat32_kernelsAgree(t *testing.T) {
 	}
 	want := make([]float32, len(all))
 	float32Generic(want, all)
-	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 65535, 65536} {
+	lengths := []int{65535, 65536}
+	for n := range 257 { // every length up to 256 (issue #30), and all of them
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
 		got := AppendFloat32([]float32{42}, all[:n])
 		testutil.Equal(t, "length", len(got), n+1)
 		for i := range n {

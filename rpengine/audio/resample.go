@@ -310,7 +310,7 @@ func (r *Resampler) Delay() time.Duration {
 func (r *Resampler) MaxOutFrames(inFrames int) int {
 	limit := math.MaxInt / r.channels
 	n := max(inFrames, 0)
-	q, rest := n/r.m, n%r.m // n*l/m = q*l + rest*l/m, without overflow
+	q, rest := n/r.m, n%r.m    // n*l/m = q*l + rest*l/m, without overflow
 	if q > (limit-2-r.l)/r.l { // then q*l + l + 2 could pass limit
 		return limit
 	}
