@@ -53,7 +53,13 @@ type Device struct {
 // [*OptionsError]. Without cgo, or without a usable sound card, the error
 // wraps [ErrNoDevice]; the caller can fall back to a [Mixer] or to writing
 // WAV files. Close releases the device.
+//
+// With [DeviceOptions.Null] it opens no sound card and cannot fail but on
+// an invalid option.
 func OpenDevice(opts *DeviceOptions) (*Device, error) {
+	if opts != nil && opts.Null {
+		return openDevice(opts, nullOpener)
+	}
 	return openDevice(opts, defaultOpener)
 }
 

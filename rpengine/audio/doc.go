@@ -114,7 +114,10 @@
 // `//go:build cgo` file, a stub returning [ErrNoDevice] without cgo, and a
 // fake driven by a synthetic clock in tests. Tests use miniaudio's null
 // backend, malgo.Backend(14) (malgo.BackendNull is off by one and selects
-// the custom backend).
+// the custom backend). A game without sound (no sound card, CI, muted, no
+// cgo) opens a Device with [DeviceOptions.Null]: it is paced in real time
+// by a goroutine of its own and plays into nothing, so nothing else needs
+// to pull a Mixer.
 //
 // # Concurrency
 //

@@ -58,9 +58,7 @@ func ReadWAV(r io.Reader, maxDuration time.Duration) (*WAV, error) {
 		return nil, fromWAVError(err)
 	}
 	frame := int64(f.FrameBytes())
-	secs, rest := int64(maxDuration/time.Second), int64(maxDuration%time.Second)
-	maxFrames := secs*int64(f.SampleRate) + (rest*int64(f.SampleRate)+int64(time.Second)-1)/int64(time.Second)
-	limit := min(maxFrames, maxWAVBytes/frame) * frame
+	limit := min(framesOf(maxDuration, f.SampleRate), maxWAVBytes/frame) * frame
 	if n > limit {
 		return nil, formatErrorf(cr.n-8, false, "data chunk declares %d bytes, %.1f s at %d Hz: more than the %v (and %d bytes) the caller can use",
 			n, float64(n/frame)/float64(f.SampleRate), f.SampleRate, maxDuration, maxWAVBytes)
