@@ -54,7 +54,10 @@ type Recorder struct {
 	maxLen   int
 	window   int // level window in output samples
 	limit    chan struct{}
-	err      stickyError // set on the audio thread
+	err      stickyError           // set on the audio thread
+	lost     atomic.Pointer[error] // the microphone is lost; Start opens it again
+	open     opener
+	cfg      deviceConfig
 
 	// published by the audio thread
 	frames  atomic.Int64
@@ -68,6 +71,7 @@ type Recorder struct {
 	mu        sync.Mutex // guards following
 	recording bool
 	closed    bool
+	started   time.Time // of the recording
 
 	// audio thread only (and the controller while the device is stopped)
 	rs        *Resampler
@@ -95,12 +99,14 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 		window: max(1, int(c.LevelInterval.Seconds()*CaptureRate)),
 		limit:  make(chan struct{}, 1),
 	}
-	dev, err := open(deviceConfig{capture: true, sampleRate: c.SampleRate, channels: c.Channels, data: r.consume, failed: r.fail})
+	r.cfg = deviceConfig{capture: true, sampleRate: c.SampleRate, channels: c.Channels, data: r.consume, failed: r.fail}
+	dev, err := open(r.cfg)
 	if err != nil {
 		return nil, err // wraps ErrNoDevice and says so
 	}
-	r.dev = dev
+	r.dev, r.open = dev, open
 	r.rate, r.ch = dev.format()
+	r.cfg.sampleRate, r.cfg.channels = r.rate, r.ch // what it is opened again with
 	if r.rs, err = NewResampler(r.rate, CaptureRate, 1); err != nil {
 		_ = dev.close()
 		return nil, fmt.Errorf("%w: the microphone's format: %v", ErrNoDevice, err)
@@ -113,11 +119,27 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 	return r, nil
 }
 
-func (r *Recorder) fail(err error) { r.err.set(err) }
+func (r *Recorder) fail(err error) {
+	if errors.Is(err, ErrDeviceLost) {
+		r.lost.CompareAndSwap(nil, &err)
+		return
+	}
+	r.err.set(err)
+}
 
-// Err returns the first error the device reported on its own thread, or
-// nil. Once set it stays.
-func (r *Recorder) Err() error { return r.err.get() }
+// Err returns an error wrapping [ErrDeviceLost] from the moment a
+// recording finds the microphone lost until a Start opens it again, or
+// the first other error the device reported on its own thread, which
+// stays; or nil.
+func (r *Recorder) Err() error {
+	if err := r.err.get(); err != nil {
+		return err
+	}
+	if p := r.lost.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // Limit receives a value when a capture reaches MaxDuration; recording
 // has then stopped taking input and the caller should call Stop.
@@ -173,6 +195,9 @@ func (r *Recorder) Start() error {
 	case r.recording:
 		return errRecording
 	}
+	if err := r.reopenLocked(); err != nil {
+		return err
+	}
 	if err := r.Err(); err != nil {
 		return err
 	}
@@ -190,7 +215,35 @@ func (r *Recorder) Start() error {
 	if err := r.dev.start(); err != nil {
 		return fmt.Errorf("audio: start capture: %w", err)
 	}
-	r.recording = true
+	r.recording, r.started = true, time.Now()
+	return nil
+}
+
+// paced reports whether the recorder's device delivers in real time (a
+// microphone, not the Push of NewRecorder).
+func (r *Recorder) paced() bool {
+	_, pushed := r.dev.(*pushedDevice)
+	return !pushed
+}
+
+// reopenLocked opens the microphone again if it was lost, in the format
+// it had. r.mu must be held.
+func (r *Recorder) reopenLocked() error {
+	p := r.lost.Load()
+	if p == nil {
+		return nil
+	}
+	dev, err := r.open(r.cfg)
+	if err != nil {
+		return fmt.Errorf("%w, and opening it again failed: %w", *p, err)
+	}
+	if rate, ch := dev.format(); rate != r.rate || ch != r.ch {
+		_ = dev.close()
+		return fmt.Errorf("%w, and it came back as %d Hz %d channels, not %d Hz %d", *p, rate, ch, r.rate, r.ch)
+	}
+	_ = r.dev.close()
+	r.dev = dev
+	r.lost.Store(nil)
 	return nil
 }
 
@@ -198,7 +251,10 @@ func (r *Recorder) Start() error {
 // the resampler's tail so the last milliseconds are kept. When every
 // sample was zero (a missing microphone permission on macOS looks like
 // this) it returns the recording together with an error wrapping
-// [ErrSilentInput].
+// [ErrSilentInput]. When the microphone stopped delivering for more than
+// a second of the recording (its sound server died, it was unplugged), it
+// returns what was captured with an error wrapping [ErrDeviceLost]; the
+// next Start opens the microphone again.
 func (r *Recorder) Stop() (*Recording, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -215,6 +271,13 @@ func (r *Recorder) Stop() (*Recording, error) {
 		r.buf = AppendInt16(r.buf, tail[:min(len(tail), r.maxLen-len(r.buf))])
 	}
 	c.Samples = slices.Clone(r.buf)
+	if lag := time.Since(r.started) - c.Duration(); r.lost.Load() != nil || (r.paced() && !c.Limited && lag > lostAfter) {
+		err := fmt.Errorf("%w: the microphone delivered %v of a %v recording", ErrDeviceLost, c.Duration().Round(time.Millisecond), time.Since(r.started).Round(time.Millisecond))
+		if !r.lost.CompareAndSwap(nil, &err) {
+			err = *r.lost.Load()
+		}
+		return c, err
+	}
 	if c.Silent {
 		return c, fmt.Errorf("%w (%v captured)", ErrSilentInput, c.Duration())
 	}
