@@ -43,7 +43,7 @@ type opener func(cfg deviceConfig) (device, error)
 // speaking character; a game whose engine has its own mixer uses a
 // [Mixer] instead and opens no Device.
 //
-// A sound card that stops calling back for a second (its sound server
+// A sound card that stops calling back for 2 s (its sound server
 // died, it was unplugged) is lost: [Device.Err] then returns an error
 // wrapping [ErrDeviceLost], the speakers go on in real time in silence
 // (so positions, Heard and Done do not stall), and the Device opens the
@@ -69,7 +69,7 @@ type Device struct {
 // Timing of the lost-device watch: a sound card that has not called back
 // for lostAfter is lost, and is opened again every retryEvery.
 const (
-	lostAfter  = time.Second
+	lostAfter  = 2 * time.Second
 	retryEvery = time.Second
 	watchEvery = 100 * time.Millisecond
 )

@@ -90,7 +90,7 @@ func TestRecorder_lostAndBack(t *testing.T) {
 		testutil.Success(t, r.Start())
 		time.Sleep(500 * time.Millisecond)
 		srv.down.Store(true)
-		time.Sleep(2 * time.Second)
+		time.Sleep(lostAfter + 500*time.Millisecond)
 		c, err := r.Stop()
 		testutil.ErrorIs(t, err, ErrDeviceLost)
 		t.Log(err)

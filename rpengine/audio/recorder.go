@@ -60,9 +60,10 @@ type Recorder struct {
 	cfg      deviceConfig
 
 	// published by the audio thread
-	frames  atomic.Int64
-	limited atomic.Bool
-	nonzero atomic.Bool
+	lastCall atomic.Int64 // ns from the start of the recording to the last callback
+	frames   atomic.Int64
+	limited  atomic.Bool
+	nonzero  atomic.Bool
 	// level meter, published under a sequence lock (odd while writing)
 	lvlSeq          atomic.Uint64
 	lvlSeconds      atomic.Uint64 // float64 bits
@@ -205,6 +206,7 @@ func (r *Recorder) Start() error {
 	r.rs.Reset()
 	r.buf, r.peak, r.sum, r.n = r.buf[:0], 0, 0, 0
 	r.frames.Store(0)
+	r.lastCall.Store(0)
 	r.limited.Store(false)
 	r.nonzero.Store(false)
 	r.publishLevel(Level{})
@@ -212,10 +214,11 @@ func (r *Recorder) Start() error {
 	case <-r.limit:
 	default:
 	}
+	r.started = time.Now()
 	if err := r.dev.start(); err != nil {
 		return fmt.Errorf("audio: start capture: %w", err)
 	}
-	r.recording, r.started = true, time.Now()
+	r.recording = true
 	return nil
 }
 
@@ -233,6 +236,10 @@ func (r *Recorder) reopenLocked() error {
 	if p == nil {
 		return nil
 	}
+	if r.dev != nil {
+		_ = r.dev.close()
+		r.dev = nil
+	}
 	dev, err := r.open(r.cfg)
 	if err != nil {
 		return fmt.Errorf("%w, and opening it again failed: %w", *p, err)
@@ -241,7 +248,6 @@ func (r *Recorder) reopenLocked() error {
 		_ = dev.close()
 		return fmt.Errorf("%w, and it came back as %d Hz %d channels, not %d Hz %d", *p, rate, ch, r.rate, r.ch)
 	}
-	_ = r.dev.close()
 	r.dev = dev
 	r.lost.Store(nil)
 	return nil
@@ -251,8 +257,8 @@ func (r *Recorder) reopenLocked() error {
 // the resampler's tail so the last milliseconds are kept. When every
 // sample was zero (a missing microphone permission on macOS looks like
 // this) it returns the recording together with an error wrapping
-// [ErrSilentInput]. When the microphone stopped delivering for more than
-// a second of the recording (its sound server died, it was unplugged), it
+// [ErrSilentInput]. When the microphone has not called back for the last
+// 2 s of the recording (its sound server died, it was unplugged), it
 // returns what was captured with an error wrapping [ErrDeviceLost]; the
 // next Start opens the microphone again.
 func (r *Recorder) Stop() (*Recording, error) {
@@ -271,8 +277,9 @@ func (r *Recorder) Stop() (*Recording, error) {
 		r.buf = AppendInt16(r.buf, tail[:min(len(tail), r.maxLen-len(r.buf))])
 	}
 	c.Samples = slices.Clone(r.buf)
-	if lag := time.Since(r.started) - c.Duration(); r.lost.Load() != nil || (r.paced() && !c.Limited && lag > lostAfter) {
-		err := fmt.Errorf("%w: the microphone delivered %v of a %v recording", ErrDeviceLost, c.Duration().Round(time.Millisecond), time.Since(r.started).Round(time.Millisecond))
+	took := time.Since(r.started)
+	if quiet := took - time.Duration(r.lastCall.Load()); r.lost.Load() != nil || (r.paced() && quiet > lostAfter) {
+		err := fmt.Errorf("%w: no callback from the microphone in the last %v of a %v recording", ErrDeviceLost, quiet.Round(time.Millisecond), took.Round(time.Millisecond))
 		if !r.lost.CompareAndSwap(nil, &err) {
 			err = *r.lost.Load()
 		}
@@ -297,12 +304,16 @@ func (r *Recorder) Close() error {
 		r.recording = false
 		err = r.dev.stop()
 	}
+	if r.dev == nil { // lost, and not opened again
+		return err
+	}
 	return errors.Join(err, r.dev.close())
 }
 
 // consume is the capture callback: downmix, resample to 16 kHz into the
 // pre-allocated buffer, meter. Audio thread only.
 func (r *Recorder) consume(in []float32) {
+	r.lastCall.Store(int64(time.Since(r.started))) // r.started is set before the device starts
 	if !r.nonzero.Load() {
 		for _, v := range in {
 			if v != 0 {
