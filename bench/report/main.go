@@ -137,6 +137,7 @@ func rows() []row {
 	}
 	rs = append(rs,
 		row{name: "PlaybackLatency", what: "playback latency, game-added", variant: "**ours**: chunk read → first sample in the device callback"},
+		row{name: "PlaybackLatencyPulse", what: "playback latency, game-added", variant: "ours, through PulseAudio (a real Device, miniaudio's backend, null sink): chunk read → first sample in its callback"},
 		row{name: "Loopback/latency", what: "end to end, loopback WebSocket", variant: "**ours** + the fake engine (enginetest, its costs included): chunk sent → samples queued", loop: true},
 		row{name: "Loopback/throughput", what: "end to end, loopback WebSocket", variant: "**ours** + the fake engine (enginetest, its costs included): chunks back to back", loop: true},
 		row{name: "Loopback/raw-latency", what: "end to end, loopback WebSocket", variant: "**ours**, the game's path alone (raw client: ready frames, acks dropped unread): chunk sent → samples queued", loop: true},

@@ -104,9 +104,12 @@
 // ([SpeakerOptions.Fade]), and any other value outside the documented
 // range is an [*OptionsError]. Malformed PCM or WAV is a [*FormatError]
 // with the byte offset. Any failure to open a device wraps [ErrNoDevice]
-// so a game can fall back (to a Mixer, or to writing WAV files with
-// [WriteWAV]). Errors on the audio thread surface through the sticky Err
-// methods.
+// so a game can fall back (to a Null device, a Mixer, or writing WAV
+// files with [WriteWAV]). Errors on the audio thread surface through the
+// Err methods. A sound device lost while in use (its sound server died,
+// it was unplugged) is [ErrDeviceLost]: a Device goes on in silence and
+// opens the card again by itself; a Recorder opens it again at the next
+// Start (docs/audio.md, "Tested against a real sound server").
 //
 // # Devices
 //
