@@ -60,8 +60,8 @@ func ReadWAV(r io.Reader, maxDuration time.Duration) (*WAV, error) {
 	frame := int64(f.FrameBytes())
 	limit := min(framesOf(maxDuration, f.SampleRate), maxWAVBytes/frame) * frame
 	if n > limit {
-		return nil, formatErrorf(cr.n-8, false, "data chunk declares %d bytes, %.1f s at %d Hz: more than the %v (and %d bytes) the caller can use",
-			n, float64(n/frame)/float64(f.SampleRate), f.SampleRate, maxDuration, maxWAVBytes)
+		return nil, formatErrorf(cr.n-8, false, "the data chunk declares %.1f s (%d bytes at %d Hz): at most %g s (and %d bytes) can be used",
+			float64(n/frame)/float64(f.SampleRate), n, f.SampleRate, maxDuration.Seconds(), maxWAVBytes)
 	}
 	w := &WAV{SampleRate: f.SampleRate, Channels: f.Channels, BitsPerSample: f.BitsPerSample, Float: f.Float}
 	if err := w.readSamples(cr, n, limit, frame); err != nil {
