@@ -467,6 +467,7 @@ func (a *app) openPlayback() {
 		return
 	}
 	a.output, a.player = o, p
+	a.watchDevice(o)
 }
 
 func (a *app) sayNoDevice(err error) {

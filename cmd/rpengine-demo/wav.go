@@ -115,7 +115,7 @@ func readSpeech(name, lang string) (*speech, error) {
 		return nil, err
 	}
 	defer f.Close()
-	w, err := audio.ReadWAV(f)
+	w, err := audio.ReadWAV(f, 0) // 0: at most 30 s, the engine's limit
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

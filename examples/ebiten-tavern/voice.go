@@ -37,6 +37,9 @@ type voice struct {
 
 	rec    *audio.Recorder // opened at the first push to talk
 	recErr error           // why it could not be opened
+
+	lastPulled int64     // watchOutput's: pulled at pulledAt
+	pulledAt   time.Time // when Ebitengine last pulled
 }
 
 // openVoice plays the mixer through Ebitengine; muted, the game reads it
@@ -96,6 +99,7 @@ func (c counter) Read(p []byte) (int, error) {
 // tick runs once per Update. Muted, it reads one tick of audio from the
 // mixer, as Ebitengine's player would have.
 func (v *voice) tick() {
+	v.watchOutput(time.Now())
 	if v.silent != nil {
 		_, _ = counter{v.mix, &v.pulled}.Read(v.silent)
 	}

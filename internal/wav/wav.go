@@ -284,6 +284,12 @@ func AppendHeader(dst []byte, f Format, dataBytes int64) ([]byte, error) {
 	return le.AppendUint32(dst, uint32(dataBytes)), nil
 }
 
+// MaxStreamHeader bounds the chunks before the samples of a file that
+// [ReadHeader] reads as a stream of unknown size: 1 MiB, far above what
+// recorders and engines write there (fmt, fact, LIST, bext: a few hundred
+// bytes).
+const MaxStreamHeader = 1 << 20
+
 // ReadHeader reads a RIFF/WAVE file from r, whose size in bytes is size,
 // up to the start of its data chunk, and returns the format and the data
 // chunk's size in bytes: r is then at the first byte of the samples. It is
@@ -292,9 +298,16 @@ func AppendHeader(dst []byte, f Format, dataBytes int64) ([]byte, error) {
 // fmt chunk must come before the data chunk (a stream cannot go back to
 // the data), as every writer of canonical files puts it. Of other chunks
 // it reads only their headers.
+//
+// A negative size means the size is not known (a pipe, a socket): chunk
+// sizes are then not checked against it, the chunks before the samples
+// may hold at most [MaxStreamHeader] bytes (a larger one is refused before
+// it is read, so r is read no further), and a data chunk of the streamed
+// size 0xFFFFFFFF is returned as -1: the samples run to the end of r. The
+// caller bounds what it reads of them.
 func ReadHeader(r io.Reader, size int64) (Format, int64, error) {
 	var hdr [12]byte
-	if size < 12 {
+	if size >= 0 && size < 12 {
 		return Format{}, 0, errorf(0, false, "not a RIFF/WAVE file")
 	}
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -306,6 +319,10 @@ func ReadHeader(r io.Reader, size int64) (Format, int64, error) {
 		}
 		return Format{}, 0, errorf(0, false, "not a RIFF/WAVE file")
 	}
+	stream := size < 0
+	if stream {
+		size = MaxStreamHeader
+	}
 	var f Format
 	haveFmt := false
 	off := int64(12)
@@ -316,10 +333,15 @@ func ReadHeader(r io.Reader, size int64) (Format, int64, error) {
 		id := [4]byte(hdr[0:4])
 		n := int64(binary.LittleEndian.Uint32(hdr[4:]))
 		body := off + 8
-		if id == [4]byte{'d', 'a', 't', 'a'} && n == 0xFFFFFFFF {
+		isData := id == [4]byte{'d', 'a', 't', 'a'}
+		if isData && n == 0xFFFFFFFF && !stream {
 			n = size - body
 		}
-		if body+n > size {
+		switch {
+		case isData && stream: // the caller bounds the samples
+		case body+n > size && stream:
+			return Format{}, 0, errorf(off, true, "chunk %q claims %d bytes: in a stream, the chunks before the data may hold %d bytes", id, n, MaxStreamHeader)
+		case body+n > size:
 			return Format{}, 0, errorf(off, false, "chunk %q claims %d bytes but only %d remain", id, n, size-body)
 		}
 		switch string(id[:]) {
@@ -338,10 +360,12 @@ func ReadHeader(r io.Reader, size int64) (Format, int64, error) {
 				return Format{}, 0, err
 			}
 		case "data":
-			if !haveFmt {
+			switch {
+			case !haveFmt:
 				return Format{}, 0, errorf(off, true, "data chunk before the fmt chunk: a stream cannot go back to it")
-			}
-			if n%int64(f.FrameBytes()) != 0 {
+			case stream && n == 0xFFFFFFFF:
+				return f, -1, nil
+			case n%int64(f.FrameBytes()) != 0:
 				return Format{}, 0, errorf(body+n, false, "data size %d is not a whole number of %d-byte frames", n, f.FrameBytes())
 			}
 			return f, n, nil

@@ -169,3 +169,30 @@ func checkReadHeader(t *testing.T, b []byte) {
 		}
 	}
 }
+
+// Issue #31: of a stream of unknown size (size -1), ReadHeader returns what
+// it returns with the size known, but -1 for a streamed data chunk, and
+// refuses a chunk before the data of more than MaxStreamHeader bytes from
+// its header.
+func TestReadHeader_stream(t *testing.T) {
+	t.Parallel()
+	cases := readHeaderCases()
+	for i, b := range cases[:3] { // canonical, a LIST chunk, streamed
+		f, n, err := ReadHeader(bytes.NewReader(b), -1)
+		testutil.Success(t, err)
+		want := int64(4)
+		if i == 2 {
+			want = -1
+		}
+		testutil.Equal(t, "format", f, Format{SampleRate: 44100, Channels: 1, BitsPerSample: 16})
+		testutil.Equal(t, "data size", n, want)
+	}
+	big := append([]byte{}, cases[0][:12]...)
+	big = binary.LittleEndian.AppendUint32(append(big, "LIST"...), MaxStreamHeader)
+	r := bytes.NewReader(append(big, make([]byte, 64)...))
+	_, _, err := ReadHeader(r, -1)
+	var e *Error
+	if !errors.As(err, &e) || r.Len() != 64 {
+		t.Fatalf("ReadHeader: %v with %d bytes left, want an *Error and the chunk unread", err, r.Len())
+	}
+}

@@ -3,6 +3,8 @@ package audio
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,29 +43,67 @@ type opener func(cfg deviceConfig) (device, error)
 // speaking character; a game whose engine has its own mixer uses a
 // [Mixer] instead and opens no Device.
 //
+// A sound card that stops calling back for 2 s (its sound server
+// died, it was unplugged) is lost: [Device.Err] then returns an error
+// wrapping [ErrDeviceLost], the speakers go on in real time in silence
+// (so positions, Heard and Done do not stall), and the Device opens the
+// sound card again every second until it is back, when Err returns nil
+// again and speech is heard from where it is.
+//
 // All methods may be called concurrently. The device callback takes no
 // lock, does not allocate and never waits on a caller.
 type Device struct {
-	dev device
-	mix *Mixer
+	mix   *Mixer
+	cfg   deviceConfig // of the sound card, at the mixer's rate and channels
+	open  opener       // of the sound card; nil for a Null device
+	calls atomic.Int64 // callbacks of the sound card
+	lost  atomic.Pointer[error]
+	stopc chan struct{} // closed by Close: the driver returns
+	done  chan struct{} // closed when the driver has returned
+
+	mu    sync.Mutex // guards following
+	dev   device     // the sound card, or the null device while it is lost
+	muted bool       // dev is the null device of a lost card
 }
+
+// Timing of the lost-device watch: a sound card that has not called back
+// for lostAfter is lost, and is opened again every retryEvery.
+const (
+	lostAfter  = 2 * time.Second
+	retryEvery = time.Second
+	watchEvery = 100 * time.Millisecond
+)
 
 // OpenDevice opens the default playback device and starts it (it plays
 // silence until a speaker has audio). An invalid option is an
 // [*OptionsError]. Without cgo, or without a usable sound card, the error
-// wraps [ErrNoDevice]; the caller can fall back to a [Mixer] or to writing
-// WAV files. Close releases the device.
+// wraps [ErrNoDevice]; the caller can fall back to a Null device
+// ([DeviceOptions.Null]), a [Mixer] or writing WAV files. Close releases
+// the device.
+//
+// With [DeviceOptions.Null] it opens no sound card and cannot fail but on
+// an invalid option.
 func OpenDevice(opts *DeviceOptions) (*Device, error) {
-	return openDevice(opts, defaultOpener)
+	if opts != nil && opts.Null {
+		return openDevice(opts, nullOpener)
+	}
+	d, err := openDevice(opts, defaultOpener)
+	if err == nil {
+		d.watch(defaultOpener)
+	}
+	return d, err
 }
 
+// openDevice opens a Device on what open opens, unwatched (see watch).
 func openDevice(opts *DeviceOptions, open opener) (*Device, error) {
 	c, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	m := &Mixer{}
-	dev, err := open(deviceConfig{sampleRate: c.SampleRate, channels: c.Channels, period: c.Period, data: m.mix, failed: m.err.set})
+	d := &Device{mix: m, stopc: make(chan struct{}), done: make(chan struct{})}
+	d.cfg = deviceConfig{sampleRate: c.SampleRate, channels: c.Channels, period: c.Period, data: d.render, failed: d.failed}
+	dev, err := open(d.cfg)
 	if err != nil {
 		return nil, err // wraps ErrNoDevice and says so
 	}
@@ -73,7 +113,105 @@ func openDevice(opts *DeviceOptions, open opener) (*Device, error) {
 		_ = dev.close()
 		return nil, fmt.Errorf("%w: start: %v", ErrNoDevice, err)
 	}
-	return &Device{dev: dev, mix: m}, nil
+	d.dev = dev
+	close(d.done)
+	return d, nil
+}
+
+// watch starts the driver, which declares the device lost when it stops
+// calling back and opens it again with open. Tests whose fake device is
+// driven by the test itself leave it unwatched.
+func (d *Device) watch(open opener) {
+	// A card opened again must take what the mixer makes.
+	d.cfg.sampleRate, d.cfg.channels, d.open = d.mix.rate, d.mix.channels, open
+	d.done = make(chan struct{})
+	go d.drive()
+}
+
+// render is the sound card's callback.
+func (d *Device) render(buf []float32) {
+	d.calls.Add(1)
+	d.mix.mix(buf)
+}
+
+// failed takes an error from the device's thread: a lost device is
+// handled by the driver, anything else is kept for Err.
+func (d *Device) failed(err error) {
+	if errors.Is(err, ErrDeviceLost) {
+		d.lost.CompareAndSwap(nil, &err)
+		return
+	}
+	d.mix.err.set(err)
+}
+
+// drive watches the sound card and, once it is lost, plays the mixer on a
+// null device and opens the card again every retryEvery. It runs from
+// openDevice to Close.
+func (d *Device) drive() {
+	defer close(d.done)
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	seen, since := d.calls.Load(), time.Now()
+	var retry time.Time
+	for {
+		select {
+		case <-d.stopc:
+			return
+		case now := <-t.C:
+			d.mu.Lock()
+			switch n, muted := d.calls.Load(), d.muted; {
+			case muted && now.After(retry):
+				if d.reopen() {
+					seen, since = d.calls.Load(), now
+				}
+				retry = now.Add(retryEvery)
+			case muted:
+			case d.lost.Load() != nil || (n == seen && now.Sub(since) >= lostAfter):
+				d.lose(now.Sub(since))
+				retry = now.Add(retryEvery)
+			case n != seen:
+				seen, since = n, now
+			}
+			d.mu.Unlock()
+		}
+	}
+}
+
+// lose replaces the silent sound card with a null device, so that the
+// speakers go on in real time. d.mu must be held.
+func (d *Device) lose(quiet time.Duration) {
+	err := fmt.Errorf("%w: no callback from the sound card for %v", ErrDeviceLost, quiet.Round(watchEvery))
+	if p := d.lost.Load(); p != nil {
+		err = *p
+	}
+	d.lost.Store(&err)
+	_ = d.dev.stop() // no callback of it runs after this
+	_ = d.dev.close()
+	null, _ := openNull(d.cfg) // cannot fail
+	_ = null.start()
+	d.dev, d.muted = null, true
+}
+
+// reopen opens the sound card again and, if it starts, plays through it
+// instead of the null device. d.mu must be held.
+func (d *Device) reopen() bool {
+	dev, err := d.open(d.cfg)
+	if err != nil {
+		return false
+	}
+	if rate, ch := dev.format(); rate != d.mix.rate || ch != d.mix.channels {
+		_ = dev.close()
+		return false
+	}
+	_ = d.dev.stop() // the null device: its goroutine has returned
+	if err := dev.start(); err != nil {
+		_ = dev.close()
+		_ = d.dev.start()
+		return false
+	}
+	d.dev, d.muted = dev, false
+	d.lost.Store(nil)
+	return true
 }
 
 // NewSpeaker returns a speaker mixed into the device; see
@@ -82,9 +220,18 @@ func (d *Device) NewSpeaker(opts *SpeakerOptions) (*Speaker, error) {
 	return d.mix.NewSpeaker(opts)
 }
 
-// Err returns the first error the device reported on its own thread (for
-// example a device that stopped unexpectedly), or nil. Once set it stays.
-func (d *Device) Err() error { return d.mix.err.get() }
+// Err returns an error wrapping [ErrDeviceLost] while the sound card is
+// lost (see [Device]), and nil once it is back; or the first other error
+// the device reported on its own thread, which stays. It never blocks.
+func (d *Device) Err() error {
+	if err := d.mix.err.get(); err != nil {
+		return err
+	}
+	if p := d.lost.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // SampleRate returns the device rate in Hz.
 func (d *Device) SampleRate() int { return d.mix.rate }
@@ -97,5 +244,11 @@ func (d *Device) Close() error {
 	if !d.mix.close() {
 		return nil
 	}
+	if d.open != nil {
+		close(d.stopc)
+	}
+	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	return errors.Join(d.dev.stop(), d.dev.close())
 }

@@ -3,7 +3,6 @@
 package audio
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -83,7 +82,7 @@ func openMalgoDevice(cfg deviceConfig, backends []malgo.Backend) (device, error)
 	}
 	onStop := func() {
 		if !d.stopping.Load() && cfg.failed != nil {
-			cfg.failed(errors.New("audio: device stopped unexpectedly"))
+			cfg.failed(fmt.Errorf("%w: the device stopped by itself", ErrDeviceLost))
 		}
 	}
 	dev, err := malgo.InitDevice(ctx.Context, mc, malgo.DeviceCallbacks{Data: onData, Stop: onStop})

@@ -57,10 +57,10 @@
 // at 48 kHz, an integer ratio, whose filter is a third-band one), THD+N of
 // a -6 dBFS 1 kHz tone 128-152 dB, 1.5-1.9 ms delay. The dot products are
 // the hot loop: a run of outputs is laid out as one batch (coefficient
-// rows in the order the outputs use them) and computed in assembly, AVX2
-// and FMA on amd64 (two outputs at a time; at integer ratios four, on the
-// folded row) and NEON on arm64, with the pure-Go kernel as fallback and
-// reference. At integer ratios the row is symmetric, so both the AVX2 and
+// rows in the order the outputs use them) and computed with AVX2 and FMA
+// on amd64 (two outputs at a time; at integer ratios four, on the folded
+// row), with the pure-Go kernel elsewhere and as the reference (each
+// kernel's gain over it is in bench/README.md). At integer ratios the row is symmetric, so both the AVX2 and
 // the pure-Go kernels fold it (half the multiplications), and the pure-Go
 // one also skips its zero taps. An output has the same bits however the
 // input is chunked.
@@ -104,9 +104,12 @@
 // ([SpeakerOptions.Fade]), and any other value outside the documented
 // range is an [*OptionsError]. Malformed PCM or WAV is a [*FormatError]
 // with the byte offset. Any failure to open a device wraps [ErrNoDevice]
-// so a game can fall back (to a Mixer, or to writing WAV files with
-// [WriteWAV]). Errors on the audio thread surface through the sticky Err
-// methods.
+// so a game can fall back (to a Null device, a Mixer, or writing WAV
+// files with [WriteWAV]). Errors on the audio thread surface through the
+// Err methods. A sound device lost while in use (its sound server died,
+// it was unplugged) is [ErrDeviceLost]: a Device goes on in silence and
+// opens the card again by itself; a Recorder opens it again at the next
+// Start (docs/audio.md, "Tested against a real sound server").
 //
 // # Devices
 //
@@ -114,7 +117,10 @@
 // `//go:build cgo` file, a stub returning [ErrNoDevice] without cgo, and a
 // fake driven by a synthetic clock in tests. Tests use miniaudio's null
 // backend, malgo.Backend(14) (malgo.BackendNull is off by one and selects
-// the custom backend).
+// the custom backend). A game without sound (no sound card, CI, muted, no
+// cgo) opens a Device with [DeviceOptions.Null]: it is paced in real time
+// by a goroutine of its own and plays into nothing, so nothing else needs
+// to pull a Mixer.
 //
 // # Concurrency
 //

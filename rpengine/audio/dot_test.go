@@ -8,10 +8,9 @@ import (
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
-// TestDots_kernelsAgree checks the assembly kernel (AVX2 on amd64, NEON on
-// arm64) against the pure-Go reference on random batches of every padded
-// length the resampler uses, with interleaved outputs. Issue #22: on
-// arm64 this runs under qemu-user (see bench/README.md).
+// TestDots_kernelsAgree checks the assembly kernel (AVX2 on amd64)
+// against the pure-Go reference on random batches of every padded length
+// the resampler uses, with interleaved outputs.
 func TestDots_kernelsAgree(t *testing.T) {
 	t.Parallel()
 	if !hasDotsAsm {

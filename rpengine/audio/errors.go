@@ -11,6 +11,13 @@ import (
 // Callers branch on it to fall back (for example to writing WAV files).
 var ErrNoDevice = errors.New("audio: no sound device available")
 
+// ErrDeviceLost reports that a sound device that was playing or recording
+// stopped: its sound server died, or it was unplugged. [Device.Err] wraps
+// it while a Device's sound card is lost (the Device opens it again by
+// itself); [Recorder.Stop] and [Recorder.Err] wrap it for a microphone
+// (the next [Recorder.Start] opens it again).
+var ErrDeviceLost = errors.New("audio: sound device lost")
+
 // ErrClosed is returned by methods of a closed [Device], [Mixer],
 // [Speaker] or [Recorder].
 var ErrClosed = errors.New("audio: closed")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -113,4 +114,24 @@ func ExampleRecorder() {
 		return
 	}
 	fmt.Println(len(speech.Samples), "samples at", audio.CaptureRate, "Hz")
+}
+
+// Without a sound card, in CI or without cgo: a Null device plays in real
+// time into nothing, and speakers advance as they would on a card, so
+// subtitles, lip sync and the end of a reply behave the same.
+func ExampleDeviceOptions_null() {
+	dev, err := audio.OpenDevice(&audio.DeviceOptions{Null: true})
+	if err != nil {
+		panic(err)
+	}
+	defer dev.Close()
+	speaker, _ := dev.NewSpeaker(nil)
+	_ = speaker.Enqueue("req-1", stream.Segment{Index: 0, SampleRate: 44100, Samples: make([]int16, 4410)}) // 100 ms
+	_ = speaker.End("req-1")
+	start := time.Now()
+	for !speaker.Position().Done {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Println("heard", speaker.Position().Heard.Round(10*time.Millisecond), "in real time:", time.Since(start) >= 90*time.Millisecond)
+	// Output: heard 100ms in real time: true
 }

@@ -120,9 +120,10 @@ func TestFold_asmAgreesWithGo(t *testing.T) {
 		m   int // the decimation the row is for (3: third-band zeros)
 	}
 	rows := []rowM{{r.coef, 3}}
-	for range 200 {
-		m := 2 + rng.IntN(2)
-		rows = append(rows, rowM{randomSymmetricRow(rng, 16+8*rng.IntN(60), m == 3), m})
+	for taps := 16; taps <= 1024; taps += 8 { // every length the kernel takes (issue #30)
+		for m := 2; m <= 3; m++ {
+			rows = append(rows, rowM{randomSymmetricRow(rng, taps, m == 3), m})
+		}
 	}
 	for i, rm := range rows {
 		row := rm.row

@@ -249,7 +249,7 @@ func TestAppendWAV_roundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	testutil.Success(t, WriteWAV(&buf, 44100, 2, x))
 	testutil.Equal(t, "size", buf.Len(), 44+2*len(x))
-	w, err := ReadWAV(&buf)
+	w, err := ReadWAV(&buf, 0)
 	testutil.Success(t, err)
 	testutil.Equal(t, "rate", w.SampleRate, 44100)
 	testutil.Equal(t, "channels", w.Channels, 2)
@@ -263,7 +263,7 @@ func TestAppendWAV_roundTrip(t *testing.T) {
 	testutil.Error(t, err)
 	_, err = AppendWAV(nil, 16000, 2, x[:3])
 	testutil.Error(t, err)
-	_, err = ReadWAV(bytes.NewReader([]byte("RIFF")))
+	_, err = ReadWAV(bytes.NewReader([]byte("RIFF")), 0)
 	var fe *FormatError
 	if !errors.As(err, &fe) {
 		t.Fatalf("ReadWAV of a stub: %v", err)
@@ -298,7 +298,11 @@ func TestAppendFloat32_kernelsAgree(t *testing.T) {
 	}
 	want := make([]float32, len(all))
 	float32Generic(want, all)
-	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 65535, 65536} {
+	lengths := []int{65535, 65536}
+	for n := range 257 { // every length up to 256 (issue #30), and all of them
+		lengths = append(lengths, n)
+	}
+	for _, n := range lengths {
 		got := AppendFloat32([]float32{42}, all[:n])
 		testutil.Equal(t, "length", len(got), n+1)
 		for i := range n {

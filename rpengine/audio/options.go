@@ -42,6 +42,13 @@ type DeviceOptions struct {
 	// Period is the device callback period, 1 ms to 1 s. If zero, 10 ms.
 	// Other values are invalid.
 	Period time.Duration
+	// Null opens no sound card: the device plays in real time, period by
+	// period, into nothing, driven by a goroutine of its own that Close
+	// ends. Speakers advance as on a card (positions, Heard, Done, Mouth),
+	// so a game runs the same without sound: on a machine without a sound
+	// card, in CI, muted, or without cgo (it needs neither). SampleRate 0
+	// then means 48000.
+	Null bool
 }
 
 func (o *DeviceOptions) withDefaults() (DeviceOptions, error) {

@@ -54,12 +54,16 @@ type Recorder struct {
 	maxLen   int
 	window   int // level window in output samples
 	limit    chan struct{}
-	err      stickyError // set on the audio thread
+	err      stickyError           // set on the audio thread
+	lost     atomic.Pointer[error] // the microphone is lost; Start opens it again
+	open     opener
+	cfg      deviceConfig
 
 	// published by the audio thread
-	frames  atomic.Int64
-	limited atomic.Bool
-	nonzero atomic.Bool
+	lastCall atomic.Int64 // ns from the start of the recording to the last callback
+	frames   atomic.Int64
+	limited  atomic.Bool
+	nonzero  atomic.Bool
 	// level meter, published under a sequence lock (odd while writing)
 	lvlSeq          atomic.Uint64
 	lvlSeconds      atomic.Uint64 // float64 bits
@@ -68,6 +72,7 @@ type Recorder struct {
 	mu        sync.Mutex // guards following
 	recording bool
 	closed    bool
+	started   time.Time // of the recording
 
 	// audio thread only (and the controller while the device is stopped)
 	rs        *Resampler
@@ -95,12 +100,14 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 		window: max(1, int(c.LevelInterval.Seconds()*CaptureRate)),
 		limit:  make(chan struct{}, 1),
 	}
-	dev, err := open(deviceConfig{capture: true, sampleRate: c.SampleRate, channels: c.Channels, data: r.consume, failed: r.fail})
+	r.cfg = deviceConfig{capture: true, sampleRate: c.SampleRate, channels: c.Channels, data: r.consume, failed: r.fail}
+	dev, err := open(r.cfg)
 	if err != nil {
 		return nil, err // wraps ErrNoDevice and says so
 	}
-	r.dev = dev
+	r.dev, r.open = dev, open
 	r.rate, r.ch = dev.format()
+	r.cfg.sampleRate, r.cfg.channels = r.rate, r.ch // what it is opened again with
 	if r.rs, err = NewResampler(r.rate, CaptureRate, 1); err != nil {
 		_ = dev.close()
 		return nil, fmt.Errorf("%w: the microphone's format: %v", ErrNoDevice, err)
@@ -113,11 +120,27 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 	return r, nil
 }
 
-func (r *Recorder) fail(err error) { r.err.set(err) }
+func (r *Recorder) fail(err error) {
+	if errors.Is(err, ErrDeviceLost) {
+		r.lost.CompareAndSwap(nil, &err)
+		return
+	}
+	r.err.set(err)
+}
 
-// Err returns the first error the device reported on its own thread, or
-// nil. Once set it stays.
-func (r *Recorder) Err() error { return r.err.get() }
+// Err returns an error wrapping [ErrDeviceLost] from the moment a
+// recording finds the microphone lost until a Start opens it again, or
+// the first other error the device reported on its own thread, which
+// stays; or nil.
+func (r *Recorder) Err() error {
+	if err := r.err.get(); err != nil {
+		return err
+	}
+	if p := r.lost.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // Limit receives a value when a capture reaches MaxDuration; recording
 // has then stopped taking input and the caller should call Stop.
@@ -173,6 +196,9 @@ func (r *Recorder) Start() error {
 	case r.recording:
 		return errRecording
 	}
+	if err := r.reopenLocked(); err != nil {
+		return err
+	}
 	if err := r.Err(); err != nil {
 		return err
 	}
@@ -180,6 +206,7 @@ func (r *Recorder) Start() error {
 	r.rs.Reset()
 	r.buf, r.peak, r.sum, r.n = r.buf[:0], 0, 0, 0
 	r.frames.Store(0)
+	r.lastCall.Store(0)
 	r.limited.Store(false)
 	r.nonzero.Store(false)
 	r.publishLevel(Level{})
@@ -187,6 +214,7 @@ func (r *Recorder) Start() error {
 	case <-r.limit:
 	default:
 	}
+	r.started = time.Now()
 	if err := r.dev.start(); err != nil {
 		return fmt.Errorf("audio: start capture: %w", err)
 	}
@@ -194,11 +222,45 @@ func (r *Recorder) Start() error {
 	return nil
 }
 
+// paced reports whether the recorder's device delivers in real time (a
+// microphone, not the Push of NewRecorder).
+func (r *Recorder) paced() bool {
+	_, pushed := r.dev.(*pushedDevice)
+	return !pushed
+}
+
+// reopenLocked opens the microphone again if it was lost, in the format
+// it had. r.mu must be held.
+func (r *Recorder) reopenLocked() error {
+	p := r.lost.Load()
+	if p == nil {
+		return nil
+	}
+	if r.dev != nil {
+		_ = r.dev.close()
+		r.dev = nil
+	}
+	dev, err := r.open(r.cfg)
+	if err != nil {
+		return fmt.Errorf("%w, and opening it again failed: %w", *p, err)
+	}
+	if rate, ch := dev.format(); rate != r.rate || ch != r.ch {
+		_ = dev.close()
+		return fmt.Errorf("%w, and it came back as %d Hz %d channels, not %d Hz %d", *p, rate, ch, r.rate, r.ch)
+	}
+	r.dev = dev
+	r.lost.Store(nil)
+	return nil
+}
+
 // Stop ends the recording (push to talk released) and returns it, with
 // the resampler's tail so the last milliseconds are kept. When every
 // sample was zero (a missing microphone permission on macOS looks like
 // this) it returns the recording together with an error wrapping
-// [ErrSilentInput].
+// [ErrSilentInput]. When the microphone has not called back for the last
+// 2 s of the recording (its sound server died, it was unplugged), it
+// returns what was captured with an error wrapping [ErrDeviceLost]; the
+// next Start opens the microphone again.
 func (r *Recorder) Stop() (*Recording, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -215,6 +277,14 @@ func (r *Recorder) Stop() (*Recording, error) {
 		r.buf = AppendInt16(r.buf, tail[:min(len(tail), r.maxLen-len(r.buf))])
 	}
 	c.Samples = slices.Clone(r.buf)
+	took := time.Since(r.started)
+	if quiet := took - time.Duration(r.lastCall.Load()); r.lost.Load() != nil || (r.paced() && quiet > lostAfter) {
+		err := fmt.Errorf("%w: no callback from the microphone in the last %v of a %v recording", ErrDeviceLost, quiet.Round(time.Millisecond), took.Round(time.Millisecond))
+		if !r.lost.CompareAndSwap(nil, &err) {
+			err = *r.lost.Load()
+		}
+		return c, err
+	}
 	if c.Silent {
 		return c, fmt.Errorf("%w (%v captured)", ErrSilentInput, c.Duration())
 	}
@@ -234,12 +304,16 @@ func (r *Recorder) Close() error {
 		r.recording = false
 		err = r.dev.stop()
 	}
+	if r.dev == nil { // lost, and not opened again
+		return err
+	}
 	return errors.Join(err, r.dev.close())
 }
 
 // consume is the capture callback: downmix, resample to 16 kHz into the
 // pre-allocated buffer, meter. Audio thread only.
 func (r *Recorder) consume(in []float32) {
+	r.lastCall.Store(int64(time.Since(r.started))) // r.started is set before the device starts
 	if !r.nonzero.Load() {
 		for _, v := range in {
 			if v != 0 {

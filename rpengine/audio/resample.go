@@ -302,9 +302,19 @@ func (r *Resampler) Delay() time.Duration {
 }
 
 // MaxOutFrames returns an upper bound on the frames one [Resampler.Append]
-// of inFrames frames can emit, for sizing dst.
+// of inFrames frames can emit, for sizing dst: never negative, and never
+// more than math.MaxInt divided by the channel count, so that times the
+// channels it is a valid slice length. A negative inFrames counts as 0;
+// an inFrames whose output would pass that bound returns the bound (no
+// slice of src can hold such an input anyway).
 func (r *Resampler) MaxOutFrames(inFrames int) int {
-	return int((int64(inFrames)*int64(r.l))/int64(r.m)) + 2
+	limit := math.MaxInt / r.channels
+	n := max(inFrames, 0)
+	q, rest := n/r.m, n%r.m    // n*l/m = q*l + rest*l/m, without overflow
+	if q > (limit-2-r.l)/r.l { // then q*l + l + 2 could pass limit
+		return limit
+	}
+	return q*r.l + rest*r.l/r.m + 2
 }
 
 // Append resamples src (interleaved frames) and appends the output frames to

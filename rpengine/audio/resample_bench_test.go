@@ -16,7 +16,7 @@ func BenchmarkResampler(b *testing.B) {
 			if generic {
 				name += "/go"
 			} else if hasDotsAsm {
-				name += "/asm" // AVX2 on amd64, NEON on arm64
+				name += "/asm" // AVX2 on amd64
 			}
 			b.Run(name, func(b *testing.B) {
 				r, err := NewResampler(p.in, p.out, 1)

@@ -192,3 +192,36 @@ func TestResampler_sharedTable(t *testing.T) {
 	c.put(big)
 	testutil.Equal(t, "a large table is not kept", c.get(&Resampler{inRate: 1, outRate: 2}), false)
 }
+
+// Issue #31: MaxOutFrames returned -766 for MaxInt64/2 frames and -3838
+// for -5 at 44.1 to 16 kHz, so a caller sizing a slice with it panicked.
+// It is defined for every input: never negative, clamped so that times the
+// channels it is a valid slice length, and exact enough for small inputs.
+func TestResampler_MaxOutFramesEdges(t *testing.T) {
+	t.Parallel()
+	for _, p := range []ratePair{{44100, 16000}, {48000, 16000}, {16000, 44100}, {44100, 16001}, {1000, 768000}, {768000, 1000}} {
+		for _, ch := range []int{1, 2, 64} {
+			r, err := NewResampler(p.in, p.out, ch)
+			testutil.Success(t, err)
+			limit := math.MaxInt / ch
+			ideal := func(n int) float64 { return float64(n) * float64(p.out) / float64(p.in) }
+			for _, n := range []int{math.MinInt, -5, -1, 0, 1, 441, 1 << 40, math.MaxInt64 / 2, math.MaxInt - 1, math.MaxInt} {
+				got := r.MaxOutFrames(n)
+				name := fmt.Sprintf("%d->%d Hz, %d ch, MaxOutFrames(%d) = %d", p.in, p.out, ch, n, got)
+				switch {
+				case got < 0 || got > limit:
+					t.Fatalf("%s: outside 0..%d", name, limit)
+				case n <= 0 && got != 2:
+					t.Fatalf("%s: want 2, as for no input", name)
+				case n > 0 && got < limit && (float64(got) < ideal(n) || float64(got) > ideal(n)+2+ideal(n)*1e-12):
+					t.Fatalf("%s: want about %.0f + 2", name, ideal(n))
+				case n > 0 && got == limit && ideal(n) < float64(limit)*0.999:
+					t.Fatalf("%s: clamped, but the output %.0f fits", name, ideal(n))
+				}
+				if got*ch < 0 {
+					t.Fatalf("%s: times %d channels overflows", name, ch)
+				}
+			}
+		}
+	}
+}

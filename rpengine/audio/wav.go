@@ -3,6 +3,7 @@ package audio
 import (
 	"errors"
 	"io"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/wav"
 )
@@ -29,24 +30,90 @@ func (w *WAV) Frames() int {
 	return len(w.Samples) / w.Channels
 }
 
-// maxWAVBytes bounds what ReadWAV reads: 1 GiB, far above any speech clip.
-const maxWAVBytes = 1 << 30
+// maxWAVBytes bounds the samples ReadWAV reads, whatever maxDuration
+// says: 256 MiB (30 s of 96 kHz 8-channel 32-bit audio is 92 MB).
+const maxWAVBytes = 256 << 20
 
-// ReadWAV reads a whole WAV file from r (at most 1 GiB) and decodes it with
-// [DecodeWAV].
-func ReadWAV(r io.Reader) (*WAV, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxWAVBytes+1))
+// maxSpeech is the longest speech event RPEngine takes, ReadWAV's default.
+const maxSpeech = 30 * time.Second
+
+// ReadWAV reads a WAV file from r as a stream and decodes it as
+// [DecodeWAV] does, keeping only the samples. maxDuration is the longest
+// audio the caller can use; if it is not positive, 30 s, the longest
+// speech event RPEngine takes (rpengine.ReplyRequest.Speech). A data chunk
+// that declares more than maxDuration (or more than 256 MiB of samples) is
+// refused with a [*FormatError] before a sample is read, and of a streamed
+// file (data size 0xFFFFFFFF, the samples run to the end) at most that
+// many bytes are read: one byte more fails. The chunks before the samples
+// may hold at most 1 MiB, and the fmt chunk must come before the data
+// chunk (a stream cannot go back; [DecodeWAV] takes either order). r is
+// not read past the data chunk.
+func ReadWAV(r io.Reader, maxDuration time.Duration) (*WAV, error) {
+	if maxDuration <= 0 {
+		maxDuration = maxSpeech
+	}
+	cr := &countingReader{r: r}
+	f, n, err := wav.ReadHeader(cr, -1)
 	if err != nil {
-		return nil, err
+		return nil, fromWAVError(err)
 	}
-	if len(data) > maxWAVBytes {
-		return nil, formatErrorf(maxWAVBytes, true, "file larger than %d bytes", maxWAVBytes)
+	frame := int64(f.FrameBytes())
+	limit := min(framesOf(maxDuration, f.SampleRate), maxWAVBytes/frame) * frame
+	if n > limit {
+		return nil, formatErrorf(cr.n-8, false, "the data chunk declares %.1f s (%d bytes at %d Hz): at most %g s (and %d bytes) can be used",
+			float64(n/frame)/float64(f.SampleRate), n, f.SampleRate, maxDuration.Seconds(), maxWAVBytes)
 	}
-	w := new(WAV)
-	if err := DecodeWAV(w, data); err != nil {
+	w := &WAV{SampleRate: f.SampleRate, Channels: f.Channels, BitsPerSample: f.BitsPerSample, Float: f.Float}
+	if err := w.readSamples(cr, n, limit, frame); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// readSamples decodes the data chunk at r, of n bytes, or running to the
+// end of r when n is -1 (then at most limit bytes: more fails). The
+// samples grow with what arrives, not with what the header claims.
+func (w *WAV) readSamples(cr *countingReader, n, limit, frame int64) error {
+	f := wav.File{Format: wav.Format{SampleRate: w.SampleRate, Channels: w.Channels, BitsPerSample: w.BitsPerSample, Float: w.Float}}
+	buf := make([]byte, (32<<10)/frame*frame+frame) // whole frames, at least one
+	start := cr.n
+	want := n
+	if n < 0 {
+		want = limit + 1
+	}
+	for read := int64(0); read < want; {
+		k, err := io.ReadFull(cr, buf[:min(int64(len(buf)), want-read)])
+		read += int64(k)
+		whole := k / int(frame) * int(frame)
+		f.Data = buf[:whole]
+		w.Samples = f.AppendFloat32(w.Samples)
+		switch {
+		case n < 0 && read > limit:
+			return formatErrorf(start+limit, false, "streamed data runs past the %d bytes the caller can use", limit)
+		case err == nil:
+			continue
+		case err != io.EOF && err != io.ErrUnexpectedEOF:
+			return err
+		case n >= 0:
+			return formatErrorf(cr.n, false, "the file ended early: the data chunk claims %d bytes, %d remain", n, read)
+		case k != whole:
+			return formatErrorf(cr.n, false, "data ends inside a %d-byte frame", frame)
+		}
+		return nil
+	}
+	return nil
+}
+
+// countingReader counts the bytes read through it: the offset for errors.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
 }
 
 // DecodeWAV parses the RIFF/WAVE file in data into w, reusing the capacity
