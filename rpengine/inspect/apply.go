@@ -25,11 +25,11 @@ func (in *Inspector) outLocked(t time.Time, m *message, raw json.RawMessage) {
 		}
 		clear(in.chars) // a new session starts with the engine's cache empty
 		in.emitLocked("session", in.sess)
-		in.emitLocked("characters", in.charactersLocked())
+		in.emitCharactersLocked()
 	case "reply.request", "voice.capture.start":
 		in.requestLocked(t, m)
 	case "character.sync":
-		if c := in.cardLocked(t, m); c != nil {
+		if c, _ := in.cardLocked(t, m); c != nil {
 			in.syncs[m.MessageID] = c.Key
 			if len(in.syncs) > maxCharacters {
 				clear(in.syncs) // a sync unanswered for this long was lost
@@ -57,8 +57,8 @@ func (in *Inspector) requestLocked(t time.Time, m *message) {
 		name = "resent"
 	}
 	r.sent = true
-	if c := in.cardLocked(t, m); c != nil {
-		r.view.Card = cardOf(m.Card)
+	if _, cv := in.cardLocked(t, m); cv != nil {
+		r.view.Card = cv
 	}
 	r.view.Prompt = promptOf(m)
 	in.chargeLocked(r, mapBytes(r.view.Prompt))
@@ -83,7 +83,7 @@ func (in *Inspector) inLocked(t time.Time, m *message, wav *segmentAudio) {
 	case "character.synced":
 		if c := in.chars[in.syncs[m.SourceMessageID]]; c != nil {
 			c.Hash, c.Synced = m.TargetHash, true
-			in.emitLocked("characters", in.charactersLocked())
+			in.emitCharactersLocked()
 		}
 		delete(in.syncs, m.SourceMessageID)
 		return
@@ -227,7 +227,7 @@ func (in *Inspector) pointLocked(r *reply, name string, t time.Time, detail stri
 		i--
 	}
 	r.view.Points = slices.Insert(r.view.Points, i, p)
-	in.emitLocked("reply", in.viewLocked(r, false))
+	in.emitReplyLocked(r)
 }
 
 // textLocked appends a delta to r's text, or sets the whole text.
@@ -238,7 +238,7 @@ func (in *Inspector) textLocked(r *reply, s string, whole bool) {
 	}
 	if !in.chargeLocked(r, max(n, 0)) {
 		r.view.AudioShort = "text and audio past MaxReplyBytes were not kept"
-		in.emitLocked("reply", in.viewLocked(r, false))
+		in.emitReplyLocked(r)
 		return
 	}
 	if whole {

@@ -35,7 +35,7 @@ func (in *Inspector) chunkLocked(r *reply, t time.Time, m *message) {
 	s.view.Chunks++
 	if s.view.Chunks < len(s.chunks) {
 		if fresh {
-			in.emitLocked("reply", in.viewLocked(r, false))
+			in.emitReplyLocked(r)
 		}
 		return
 	}
@@ -69,7 +69,7 @@ func (in *Inspector) completeLocked(r *reply, s *segment) {
 	s.view.Complete = true
 	s.view.Samples = len(s.pcm) / 2
 	s.view.Seconds = float64(s.view.Samples) / float64(s.view.SampleRate)
-	in.emitLocked("reply", in.viewLocked(r, false))
+	in.emitReplyLocked(r)
 }
 
 // dropLocked gives up on s's audio, releasing what it held, because of
@@ -86,7 +86,7 @@ func (in *Inspector) dropLocked(r *reply, s *segment, why string) {
 	if why == overBudget {
 		r.view.AudioShort = "audio past MaxReplyBytes was not kept"
 	}
-	in.emitLocked("reply", in.viewLocked(r, false))
+	in.emitReplyLocked(r)
 }
 
 const overBudget = "over MaxReplyBytes"

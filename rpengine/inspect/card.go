@@ -22,11 +22,11 @@ type cardField struct {
 	} `json:"snapshot"`
 }
 
-// cardLocked updates the character m's card names, and returns it (nil
-// when m has no card).
-func (in *Inspector) cardLocked(t time.Time, m *message) *character {
+// cardLocked updates the character whose card m carries, and returns it
+// and the transfer (nil when m has no card).
+func (in *Inspector) cardLocked(t time.Time, m *message) (*character, *cardView) {
 	if len(m.Card) == 0 {
-		return nil
+		return nil, nil
 	}
 	var f cardField
 	_ = json.Unmarshal(m.Card, &f) // what does not decode shows as blank
@@ -50,8 +50,8 @@ func (in *Inspector) cardLocked(t time.Time, m *message) *character {
 	}
 	c.Hash, c.Mode, c.Bytes, c.Synced, c.T = f.TargetHash, f.Mode, len(m.Card), false, ms(t)
 	c.Requests++
-	in.emitLocked("characters", in.charactersLocked())
-	return c
+	in.emitCharactersLocked()
+	return c, &cardView{Mode: f.Mode, Bytes: len(m.Card), HashPrefix: prefix(f.TargetHash), BasePrefix: prefix(f.BaseHash), Ops: len(f.Patch)}
 }
 
 func (in *Inspector) charactersLocked() []character {
@@ -61,13 +61,6 @@ func (in *Inspector) charactersLocked() []character {
 	}
 	slices.SortFunc(cs, func(a, b character) int { return strings.Compare(a.Key, b.Key) })
 	return cs
-}
-
-// cardOf describes a request's card transfer.
-func cardOf(raw json.RawMessage) *cardView {
-	var f cardField
-	_ = json.Unmarshal(raw, &f)
-	return &cardView{Mode: f.Mode, Bytes: len(raw), HashPrefix: prefix(f.TargetHash), BasePrefix: prefix(f.BaseHash), Ops: len(f.Patch)}
 }
 
 func prefix(hash string) string { return hash[:min(12, len(hash))] }

@@ -115,7 +115,7 @@ func elide(msg []byte, m *message) []byte {
 		}
 		return bytes.Clone(msg)
 	}
-	if i := bytes.LastIndex(msg, key); i >= 0 {
+	if i := bytes.Index(msg, key); i >= 0 { // a chunk is flat: its one data member
 		return splice(msg, i+len(key), n)
 	}
 	return bytes.Clone(msg)

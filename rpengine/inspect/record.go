@@ -35,8 +35,11 @@ func (in *Inspector) Write(p []byte) (int, error) {
 		}
 		line := p[:i]
 		if len(in.partial) > 0 {
-			line = appendBounded(in.partial, line)
+			line = appendBounded(in.partial, line) // in.line keeps nothing of it
 			in.partial = in.partial[:0]
+			if cap(in.partial) > 1<<20 {
+				in.partial = nil // after a long line, hold nothing
+			}
 		}
 		if len(line) > maxLineBytes {
 			in.sessionNote(time.Now(), "WARN", "inspector: dropped a recorder line over 9 MiB")

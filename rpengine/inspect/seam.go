@@ -19,7 +19,7 @@ type seamMsg struct {
 	Kind          string `json:"kind"` // reply or capture (reply.submitted)
 	IntegrationID string `json:"integrationId"`
 	CharacterID   string `json:"characterId"`
-	Reason        string `json:"reason"` // reply.waiting: capacity, character or engine
+	Reason        string `json:"reason"` // reply.waiting: capacity, character, queue or engine
 	QueueDepth    int    `json:"queueDepth"`
 	QueueLimit    int    `json:"queueLimit"`
 	InFlight      int    `json:"inFlight"`
@@ -77,6 +77,8 @@ func waitDetail(m seamMsg) string {
 		return "for capacity: queueDepth " + strconv.Itoa(m.QueueDepth) + " + " + strconv.Itoa(m.InFlight) + " in flight of " + strconv.Itoa(m.QueueLimit)
 	case "character":
 		return "for the character's previous request to be accepted"
+	case "queue":
+		return "for earlier requests to be sent"
 	case "engine":
 		return "for an engine session"
 	}

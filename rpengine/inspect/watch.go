@@ -48,6 +48,19 @@ func (in *Inspector) emitLocked(event string, v any) {
 	}
 }
 
+// emitReplyLocked sends r's row to every page (without its text).
+func (in *Inspector) emitReplyLocked(r *reply) {
+	if len(in.watchers) > 0 {
+		in.emitLocked("reply", in.viewLocked(r, false))
+	}
+}
+
+func (in *Inspector) emitCharactersLocked() {
+	if len(in.watchers) > 0 {
+		in.emitLocked("characters", in.charactersLocked())
+	}
+}
+
 // snapshot is the first event of a stream: everything kept.
 type snapshot struct {
 	Session    sessionView `json:"session"`

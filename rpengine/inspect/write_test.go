@@ -3,6 +3,7 @@ package inspect_test
 import (
 	"bufio"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -237,7 +238,8 @@ func TestInspector_watchers(t *testing.T) {
 }
 
 // A page that stops reading is dropped once 8 MiB of events wait for
-// it; its stream ends, so its browser reconnects to a fresh snapshot.
+// it (or a write to it has waited 10 s); its stream ends, so its browser
+// reconnects to a fresh snapshot.
 func TestInspector_slowPage(t *testing.T) {
 	t.Parallel()
 	in := inspect.New(nil)
@@ -255,7 +257,9 @@ func TestInspector_slowPage(t *testing.T) {
 	}
 	write(t, in, rec(2, "in", `{"type":"reply.completed","requestId":"r1"}`))
 	b, err := io.ReadAll(res.Body)
-	testutil.Success(t, err)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // cut at the bound, or by the write deadline first
+		t.Fatal(err)
+	}
 	if n := strings.Count(string(b), "event: text"); n == 600 || strings.Contains(string(b), `"name":"completed"`) {
 		t.Errorf("the page got all %d text events and the last one: it was not dropped", n)
 	}
