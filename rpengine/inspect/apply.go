@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,7 +8,7 @@ import (
 )
 
 // outLocked takes a message the game sent.
-func (in *Inspector) outLocked(t time.Time, m *message, raw json.RawMessage) {
+func (in *Inspector) outLocked(t time.Time, m *message) {
 	if m.Type != "ack" && m.MessageID != "" {
 		if len(in.unacked) == maxUnacked {
 			in.unacked = slices.Delete(in.unacked, 0, 1)
@@ -44,24 +43,22 @@ func (in *Inspector) outLocked(t time.Time, m *message, raw json.RawMessage) {
 
 // requestLocked starts (or resends) a reply row.
 func (in *Inspector) requestLocked(t time.Time, m *message) {
-	r := in.replyLocked(m.RequestID, t)
-	if r.view.Kind == "" {
-		r.view.Kind = "reply"
+	r := in.replyLocked(m.RequestID)
+	if r == nil {
+		return
 	}
+	r.view.Kind, r.view.Character = "reply", m.IntegrationID+"/"+m.CharacterID
 	if m.Type == "voice.capture.start" {
 		r.view.Kind = "capture"
 	}
-	r.view.Character = m.IntegrationID + "/" + m.CharacterID
-	name := "sent"
-	if r.sent {
-		name = "resent"
-	}
-	r.sent = true
 	if _, cv := in.cardLocked(t, m); cv != nil {
 		r.view.Card = cv
 	}
-	r.view.Prompt = promptOf(m)
-	in.chargeLocked(r, mapBytes(r.view.Prompt))
+	name := "resent" // after card_resync_required: same ids, new envelope
+	if !r.sent {
+		name, r.sent, r.view.Prompt = "sent", true, promptOf(m)
+		in.chargeLocked(r, mapBytes(r.view.Prompt))
+	}
 	in.pointLocked(r, name, t, "")
 }
 
@@ -177,13 +174,15 @@ func (in *Inspector) capacityLocked(t time.Time, m *message) {
 }
 
 // replyLocked returns the row of id, creating it (and forgetting the
-// oldest past MaxReplies).
-func (in *Inspector) replyLocked(id string, t time.Time) *reply {
+// oldest past MaxReplies); nil for a message without an id.
+func (in *Inspector) replyLocked(id string) *reply {
+	if id == "" {
+		return nil
+	}
 	if r := in.byID[id]; r != nil {
 		return r
 	}
-	in.order++
-	r := &reply{order: in.order, segs: map[int]*segment{}}
+	r := &reply{segs: map[int]*segment{}}
 	r.view.ID = id
 	in.replies = append(in.replies, r)
 	in.byID[id] = r

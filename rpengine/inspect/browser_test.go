@@ -23,6 +23,7 @@ import (
 	"github.com/gamelink-go/gamelink/internal/testutil"
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/enginetest"
 )
 
 var screenshot = flag.String("screenshot", "", "write the WebSocket case's screenshot of the page to this file (docs/inspector.png: -screenshot ../../docs/inspector.png)")
@@ -68,10 +69,17 @@ func TestBrowser_page(t *testing.T) {
 			speaker, err := mixer.NewSpeaker(nil)
 			testutil.Success(t, err)
 			p.in.AddSpeaker(speaker)
+			// A request the engine fails, for an error row.
+			eopts := &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script {
+				if r.Text == "Break, please." {
+					return enginetest.Script{Error: "request_failed", ErrorMessage: "the model stopped"}
+				}
+				return enginetest.DefaultScript(r)
+			}}
 			if dir == "" {
-				g.dialWS(t, nil)
+				g.dialWS(t, eopts)
 			} else {
-				g.dialMailbox(t, dir, nil)
+				g.dialMailbox(t, dir, eopts)
 			}
 			tab, cancel := chromedp.NewContext(browser)
 			defer cancel()
@@ -135,6 +143,21 @@ func TestBrowser_page(t *testing.T) {
 			waitJS(t, tab, "moved the heard position", fmt.Sprintf(`+%s.dataset.heardMs > %g`, row, first))
 			waitJS(t, tab, "showed the reply heard", `[...`+row+`.querySelectorAll(".segment")].every(s => s.classList.contains("heard") && s.querySelector(".cursor").style.left === "100%")`)
 
+			// An engine error ends its row, beside the reply before it.
+			broken, err := g.srv.Reply(ctx, audioReq(testCard(t), "Break, please."))
+			testutil.Success(t, err)
+			_, err = broken.Wait(ctx)
+			if err == nil {
+				t.Fatal("the broken request succeeded")
+			}
+			brow := fmt.Sprintf(`document.querySelector('.reply[data-id=%q]')`, broken.RequestID())
+			waitJS(t, tab, "showed the error", brow+`?.querySelector(".status").textContent === "error"`)
+			testutil.Equal(t, "error timeline", eval[[]string](t, tab, `[...`+brow+`.querySelectorAll(".timeline li[data-point]")].map(li => li.dataset.point)`),
+				[]string{"sent", "accepted", "error"})
+			if detail := eval[string](t, tab, brow+`.querySelector('.timeline li[data-point="error"]').textContent`); !strings.Contains(detail, "request_failed: the model stopped") {
+				t.Errorf("error point says %q", detail)
+			}
+
 			// The protocol log narrows to one request, then to one type.
 			want := 0
 			for _, e := range p.snapshot(t).Log {
@@ -161,6 +184,7 @@ func TestBrowser_page(t *testing.T) {
 				t.Errorf("chunk JSON: %.500s", js)
 			}
 			selectValue(t, tab, "#log-type", "")
+			selectValue(t, tab, "#log-request", "")
 
 			shot, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
 			testutil.Success(t, err)

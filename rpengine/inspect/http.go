@@ -56,6 +56,10 @@ func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/app.js", "/app.css":
 		http.ServeFileFS(w, r, pageFS, "page"+r.URL.Path)
 	case "/events":
+		if r.Method != http.MethodGet {
+			http.Error(w, "inspect: GET only", http.StatusMethodNotAllowed)
+			return
+		}
 		in.serveEvents(w, r)
 	case "/wav":
 		in.serveWAV(w, r)
@@ -104,15 +108,16 @@ func (in *Inspector) serveWAV(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inspect: no such segment kept", http.StatusNotFound)
 		return
 	}
-	head, err := wav.AppendHeader(nil, wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}, int64(len(pcm)&^1))
+	pcm = pcm[:len(pcm)&^1] // whole samples
+	head, err := wav.AppendHeader(nil, wav.Format{SampleRate: rate, Channels: 1, BitsPerSample: 16}, int64(len(pcm)))
 	if err != nil {
 		http.Error(w, "inspect: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "audio/wav")
-	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(pcm)&^1))
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(pcm)))
 	_, _ = w.Write(head)
-	_, _ = w.Write(pcm[:len(pcm)&^1])
+	_, _ = w.Write(pcm)
 }
 
 // serveEntry serves one protocol log entry's JSON, audio elided.

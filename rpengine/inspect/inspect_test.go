@@ -208,6 +208,15 @@ func TestInspector_ServeHTTP_refuses(t *testing.T) {
 			t.Errorf("%s: body has no %q:\n%.300s", c.name, c.body, body)
 		}
 	}
+	res, err := http.Post(in.URL(p.addr), "text/plain", strings.NewReader("x"))
+	testutil.Success(t, err)
+	res.Body.Close()
+	testutil.Equal(t, "POST", res.StatusCode, 405)
+	req, _ := http.NewRequest("HEAD", "http://"+p.addr+"/events?token="+token, nil)
+	res, err = http.DefaultClient.Do(req)
+	testutil.Success(t, err)
+	res.Body.Close()
+	testutil.Equal(t, "HEAD of the event stream", res.StatusCode, 405)
 	// Not on a loopback listener (nor any TCP one): refused whatever the
 	// Host and token.
 	rec := httptest.NewRecorder()

@@ -45,7 +45,6 @@ type Inspector struct {
 	replies    []*reply
 	byID       map[string]*reply
 	replyBytes int
-	order      int64
 	log        logRing
 	unacked    []pendingOut      // outbound messages not acked yet, oldest first
 	syncs      map[string]string // character.sync messageId: character key

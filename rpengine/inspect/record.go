@@ -96,7 +96,7 @@ func (in *Inspector) line(b []byte) {
 	}
 	in.emitLocked("log", in.log.add(t, l.Dir, m.Type, m.RequestID, len(l.Msg), "", shown))
 	if l.Dir == "out" {
-		in.outLocked(t, &m, l.Msg)
+		in.outLocked(t, &m)
 	} else {
 		in.inLocked(t, &m, &wav)
 	}

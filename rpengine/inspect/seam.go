@@ -53,9 +53,10 @@ func (in *Inspector) seam(t time.Time, l recLine) {
 			in.emitLocked("session", in.sess)
 		}
 	case "reply.submitted":
-		r := in.replyLocked(m.RequestID, t)
-		r.view.Kind, r.view.Character = m.Kind, m.IntegrationID+"/"+m.CharacterID
-		in.pointLocked(r, "submitted", t, "")
+		if r := in.replyLocked(m.RequestID); r != nil {
+			r.view.Kind, r.view.Character = m.Kind, m.IntegrationID+"/"+m.CharacterID
+			in.pointLocked(r, "submitted", t, "")
+		}
 	case "reply.waiting":
 		if r := in.byID[m.RequestID]; r != nil {
 			in.pointLocked(r, "waiting", t, waitDetail(m))

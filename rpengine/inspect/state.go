@@ -111,12 +111,11 @@ type reply struct {
 	view     replyView
 	text     []byte
 	segs     map[int]*segment
-	rate     int   // from reply.audio.start
-	bytes    int   // counted against MaxReplyBytes
-	sent     bool  // reply.request seen
-	gotText  bool  // a text delta seen
-	gotAudio bool  // audio seen
-	order    int64 // creation order
+	rate     int  // from reply.audio.start
+	bytes    int  // counted against MaxReplyBytes
+	sent     bool // reply.request seen
+	gotText  bool // a text delta seen
+	gotAudio bool // audio seen
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
