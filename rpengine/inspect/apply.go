@@ -62,7 +62,8 @@ func (in *Inspector) requestLocked(t time.Time, m *message) {
 	in.pointLocked(r, name, t, "")
 }
 
-// inLocked takes a message the engine sent.
+// inLocked takes a message the engine sent: one switch over the types
+// (docs/rpengine-protocol.md, "Engine to game"), hence its length.
 func (in *Inspector) inLocked(t time.Time, m *message, wav *segmentAudio) {
 	switch m.Type {
 	case "hello":

@@ -241,10 +241,11 @@ func TestInspector_reply(t *testing.T) {
 				dir = filepath.Join(t.TempDir(), "mbx")
 			}
 			g, p := newInspected(t, nil, dir)
+			var eng interface{ Close() error }
 			if dir == "" {
-				g.dialWS(t, nil)
+				eng = g.dialWS(t, nil)
 			} else {
-				g.dialMailbox(t, dir, nil)
+				eng = g.dialMailbox(t, dir, nil)
 			}
 			ctx := ctxT(t)
 			req := audioReq(testCard(t), "Where is the inn?")
@@ -334,6 +335,11 @@ func TestInspector_reply(t *testing.T) {
 				}
 			} else if !strings.Contains(body, `"slotIndex"`) {
 				t.Errorf("segment entry: %.400s", body)
+			}
+			// The engine going away (OnSession: no message says it).
+			if transport == "websocket" {
+				testutil.Success(t, eng.Close())
+				p.waitFor(t, "saw the session end", func(v *view) bool { return v.Session.State == "ended" })
 			}
 		})
 	}
