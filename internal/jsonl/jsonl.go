@@ -11,6 +11,7 @@
 package jsonl
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,27 +41,36 @@ type line struct {
 	T    string          `json:"t"`
 	Dir  Direction       `json:"dir"`
 	Note string          `json:"note,omitempty"`
-	Msg  json.RawMessage `json:"msg,omitempty"`
+	Msg  json.RawMessage `json:"msg,omitempty"` // written by encode after the others
 	Raw  string          `json:"raw,omitempty"`
 }
 
-// encode returns the line recording msg, without its newline.
+// encode returns the line recording msg, without its newline: line's
+// fields in its order, msg compacted in the pass that checks it (the
+// Queue's goroutine runs it for every message, 44 KB for an audio chunk).
 func encode(now time.Time, dir Direction, note string, msg []byte) ([]byte, error) {
 	l := line{T: now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Dir: dir, Note: note}
-	if json.Valid(msg) {
-		l.Msg = msg
-	} else {
-		l.Raw = string(msg)
+	head, err := json.Marshal(l)
+	if err != nil || len(msg) == 0 {
+		return head, err
 	}
-	return json.Marshal(l)
+	b := bytes.NewBuffer(make([]byte, 0, len(head)+len(`,"msg":`)+len(msg)+1))
+	b.Write(head[:len(head)-1])
+	b.WriteString(`,"msg":`)
+	if json.Compact(b, msg) != nil {
+		l.Raw = string(msg)
+		return json.Marshal(l)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Queue records protocol messages as JSON Lines, one Write a line, without
-// the caller ever waiting for the writer: Record encodes the line and
-// queues it, and a goroutine of the Queue's own writes the queued lines
-// in order, so that a connection's reader that records what it reads
-// never waits for a slow io.Writer (issue #17). At most maxBytes of lines
-// wait; past that, lines are dropped and counted, and a line saying how
+// the caller ever waiting for the writer: Record copies the message and
+// queues it, and a goroutine of the Queue's own encodes and writes the
+// queued lines in order, so that a connection's reader that records what
+// it reads never waits for a slow io.Writer (issue #17). At most maxBytes
+// of lines wait; past that, lines are dropped and counted, and a line saying how
 // many is written when there is room again. The first write error is
 // sticky: later lines are not written, and Record returns it. A nil
 // *Queue records nothing. All methods may be called concurrently.
@@ -72,7 +82,7 @@ type Queue struct {
 	done chan struct{} // closed when the goroutine returns
 
 	mu        sync.Mutex // guards following
-	lines     [][]byte
+	lines     []record
 	bytes     int
 	dropped   int
 	unwritten int // lines queued and not written yet, in lines or in the goroutine's hands
@@ -120,14 +130,16 @@ func (q *Queue) Record(dir Direction, msg []byte) error {
 
 // RecordNote is Record with a short note (for example "dropped:
 // duplicate"); msg may be nil.
+//
+// It copies msg and queues it with the time: the goroutine encodes the
+// line, so that what a connection's reader pays to record a message is
+// a copy, not the checks of encoding/json (for a 44 KB audio chunk they
+// cost more than the reader's own decoding; issue #36).
 func (q *Queue) RecordNote(dir Direction, note string, msg []byte) error {
 	if q == nil {
 		return nil
 	}
-	b, err := encode(q.now(), dir, note, msg)
-	if err != nil {
-		return err
-	}
+	r := record{q.now(), dir, note, bytes.Clone(msg)}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
@@ -135,21 +147,33 @@ func (q *Queue) RecordNote(dir Direction, note string, msg []byte) error {
 		return q.err
 	case q.closed:
 		return nil
-	case q.bytes+len(b)+1 > q.max:
+	case q.bytes+r.size() > q.max:
 		q.dropped++
 		return nil
 	}
 	if q.dropped > 0 {
 		q.queueLocked(q.droppedLine())
 	}
-	q.queueLocked(b)
+	q.queueLocked(r)
 	return nil
 }
 
-func (q *Queue) queueLocked(b []byte) {
-	b = append(b, '\n')
-	q.lines = append(q.lines, b)
-	q.bytes += len(b)
+// record is a line waiting to be encoded and written.
+type record struct {
+	t    time.Time
+	dir  Direction
+	note string
+	msg  []byte
+}
+
+// size is about the length of r's line, for the bound.
+func (r record) size() int {
+	return len(r.msg) + len(r.note) + len(`{"t":"2006-01-02T15:04:05.000Z","dir":"out","note":"","msg":}`) + 1
+}
+
+func (q *Queue) queueLocked(r record) {
+	q.lines = append(q.lines, r)
+	q.bytes += r.size()
 	q.unwritten++
 	select {
 	case q.wake <- struct{}{}:
@@ -159,10 +183,10 @@ func (q *Queue) queueLocked(b []byte) {
 
 // droppedLine is the note about lines dropped since the last one; it
 // resets the count. q.mu must be held.
-func (q *Queue) droppedLine() []byte {
-	b, _ := encode(q.now(), "", fmt.Sprintf("recorder: %d lines dropped: the writer was slower than the traffic", q.dropped), nil)
+func (q *Queue) droppedLine() record {
+	r := record{q.now(), "", fmt.Sprintf("recorder: %d lines dropped: the writer was slower than the traffic", q.dropped), nil}
 	q.dropped = 0
-	return b
+	return r
 }
 
 // run writes queued lines until Close.
@@ -182,16 +206,19 @@ func (q *Queue) flush() bool {
 	lines, closed := q.lines, q.closed
 	q.lines, q.bytes = nil, 0
 	if closed && q.dropped > 0 {
-		lines = append(lines, append(q.droppedLine(), '\n'))
+		lines = append(lines, q.droppedLine())
 		q.unwritten++
 	}
 	err := q.err
 	q.mu.Unlock()
-	for _, b := range lines {
+	for _, r := range lines {
 		if err != nil {
 			break
 		}
-		_, err = q.w.Write(b)
+		var b []byte
+		if b, err = encode(r.t, r.dir, r.note, r.msg); err == nil {
+			_, err = q.w.Write(append(b, '\n'))
+		}
 		q.mu.Lock()
 		q.writes++
 		q.unwritten--

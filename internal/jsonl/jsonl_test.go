@@ -54,6 +54,28 @@ func TestQueue_lines(t *testing.T) {
 	}
 }
 
+// Issue #36: the goroutine encodes the lines, each message compacted onto
+// its line (a pretty-printed message stays one line), after the note.
+func TestQueue_compacts(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	q := NewQueue(&buf, MaxQueued)
+	q.now = func() time.Time { return time.Date(2026, 11, 30, 1, 2, 3, 456e6, time.UTC) }
+	q.Start()
+	msg := []byte("{\n  \"type\": \"a <b>\",\n  \"n\": [1, 2]\n}\n")
+	if err := q.RecordNote(In, "late", msg); err != nil {
+		t.Fatal(err)
+	}
+	msg[3] = 'X' // Record copied it
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"t":"2026-11-30T01:02:03.456Z","dir":"in","note":"late","msg":{"type":"a <b>","n":[1,2]}}` + "\n"
+	if buf.String() != want {
+		t.Errorf("line = %s, want %s", buf.String(), want)
+	}
+}
+
 type failWriter struct {
 	mu sync.Mutex
 	n  int

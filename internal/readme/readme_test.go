@@ -112,6 +112,30 @@ func toneMicrophone() (*audio.Recorder, error) {
 		output: "in memory: true true",
 	},
 	{
+		match:   "in := inspect.New(nil) // Recorder, Logger and OnSession feed it; the page's URL carries its token",
+		imports: []string{"io", "net", "net/http", "strings", "github.com/gamelink-go/gamelink/rpengine", "github.com/gamelink-go/gamelink/rpengine/inspect"},
+		before: `debug, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}`,
+		// The page answers, with the token, and refuses without it.
+		after: `if err != nil {
+		return err
+	}
+	defer server.Close()
+	page, err := http.Get(in.URL(debug.Addr().String()))
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(page.Body)
+	refused, err := http.Get("http://" + debug.Addr().String() + "/")
+	if err != nil {
+		return err
+	}
+	fmt.Println("inspector", page.StatusCode, strings.Contains(string(body), "RPEngine inspector"), refused.StatusCode)`,
+		output: "inspector 200 true 403",
+	},
+	{
 		match:   "Mailbox: &rpengine.MailboxOptions{Dir: filepath.Join(saveDir, \"rpengine\"), IntegrationID: \"my-game\"},",
 		imports: []string{"path/filepath", "github.com/gamelink-go/gamelink/rpengine"},
 		before: `saveDir, err := os.MkdirTemp("", "readme-mailbox")
