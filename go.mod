@@ -11,7 +11,6 @@ require (
 	github.com/gowebpki/jcs v1.0.2
 	github.com/rivo/uniseg v0.4.7
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/zeebo/xxh3 v1.1.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
@@ -19,6 +18,5 @@ require (
 
 require (
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
