@@ -148,6 +148,7 @@ type Reply struct {
 	files     segmentTotals // whole segments received (file mode), for reply.audio.completed
 	starting  bool          // the Reply or Capture call still waits for the engine's decision
 	accepted  bool          // reply.accepted arrived
+	anomalies []string      // details of anomalies queued, to log once unlocked
 }
 
 // Reply sends a reply.request and returns its handle once the engine
@@ -613,13 +614,24 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 func (r *Reply) settle() {
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
 	ended := r.ended
+	anomalies := r.anomalies
+	r.anomalies = nil
 	r.mu.Unlock()
+	r.logAnomalies(anomalies)
 	r.wake()
 	if ended {
 		r.sess.removeReply(r)
 	}
 	if slow {
 		r.sess.post(wire.TypeRequestCancel, idPayload{RequestID: r.id})
+	}
+}
+
+// logAnomalies logs the details of the anomalies a step queued, with no
+// lock held: the Logger is the game's code (issue #30).
+func (r *Reply) logAnomalies(details []string) {
+	for _, d := range details {
+		r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", peertext.Clip(d, peertext.LogBytes))
 	}
 }
 
@@ -686,7 +698,7 @@ func (r *Reply) drainLocked() {
 				r.enqueueLocked(Event{Kind: EventAudioEnd})
 			}
 		case stream.OutputAnomaly:
-			r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", peertext.Clip(out.Anomaly.Detail, peertext.LogBytes))
+			r.anomalies = append(r.anomalies, out.Anomaly.Detail) // logged once unlocked (settle)
 			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: out.Anomaly})
 		case stream.OutputEnd:
 			r.final = out.End.Final

@@ -126,14 +126,16 @@ func (r *Reply) segmentsCompleted(e *wire.AudioCompleted) []byte {
 		r.files.final = &c
 		anomalies = r.files.check(e)
 	}
+	var details []string
 	for _, an := range anomalies {
 		if r.ended {
 			break
 		}
-		r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", an.Detail)
+		details = append(details, an.Detail)
 		r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: an})
 	}
 	r.mu.Unlock()
+	r.logAnomalies(details)
 	r.wake()
 	b, _ := wire.Encode(wire.TypeAudioCompleted, "files", "", time.Time{}, struct {
 		RequestID string `json:"requestId"`
