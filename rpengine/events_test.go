@@ -5,7 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -257,4 +260,50 @@ func TestReply_resyncError(t *testing.T) {
 	testutil.ErrorAs(t, err, &re)
 	testutil.ErrorIs(t, err, ErrCardResyncRequired)
 	testutil.Equal(t, "prefixes", strings.Count(err.Error(), "rpengine: ")+strings.Count(err.Error(), "card: "), 2)
+}
+
+// lockProbe is a slog.Handler that, for every record, tries the lock of
+// the reply it watches: a library lock held around the game's Logger is
+// a lock the game's code can deadlock on.
+type lockProbe struct {
+	r    atomic.Pointer[Reply]
+	mu   sync.Mutex
+	held []string // messages logged while the reply's lock was held
+}
+
+func (p *lockProbe) Enabled(context.Context, slog.Level) bool { return true }
+func (p *lockProbe) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p *lockProbe) WithGroup(string) slog.Handler            { return p }
+func (p *lockProbe) Handle(_ context.Context, rec slog.Record) error {
+	r := p.r.Load()
+	if r == nil {
+		return nil
+	}
+	if !r.mu.TryLock() {
+		p.mu.Lock()
+		p.held = append(p.held, rec.Message)
+		p.mu.Unlock()
+		return nil
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// Issue #30: a stream anomaly was logged from inside the reply's lock
+// (Reply.drainLocked), and so were file mode's totals anomalies; the
+// game's Logger is called with no library lock held.
+func TestReply_logsWithoutItsLock(t *testing.T) {
+	t.Parallel()
+	probe := &lockProbe{}
+	u := newUnit(t, &ServerOptions{IdleTimeout: -1, AckTimeout: -1, Logger: slog.New(probe)})
+	r := u.reply(context.Background())
+	probe.r.Store(r)
+	u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 0, "delta": "Hi"})
+	u.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 0, "delta": "Ho"}) // a conflicting delta: an anomaly
+	u.in("reply.completed", map[string]any{"requestId": "r1"})
+	_, err := r.Wait(context.Background())
+	testutil.Success(t, err)
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	testutil.Equal(t, "lines logged under the reply's lock", probe.held, []string(nil))
 }

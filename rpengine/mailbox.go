@@ -637,8 +637,15 @@ func (m *mailbox) endSession(err error) {
 	m.srv.unregister(c, false)
 }
 
-// shutdown ends the session and releases the lock.
+// shutdown ends the session and releases the lock. The folder is closed
+// once the session's writer has stopped: a write it had begun finishes
+// (issue #31: the ack of the last engine message, cut short, was logged
+// as an outbox failure at every exit).
 func (m *mailbox) shutdown() {
+	if c := m.cur; c != nil && c.sess != nil {
+		m.endSession(ErrServerClosed)
+		<-c.sess.w.done
+	}
 	m.endSession(ErrServerClosed)
 	root := m.root.Load()
 	if root == nil {

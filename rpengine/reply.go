@@ -136,7 +136,7 @@ type Reply struct {
 	delivered bool          // the End event was consumed
 	ended     bool
 	err       error
-	final     *wire.TextCompleted
+	final     *stream.Final
 	text      string
 	status    CaptureStatus // a capture's latest
 	speech    bool          // an EventSegment was queued
@@ -148,6 +148,7 @@ type Reply struct {
 	files     segmentTotals // whole segments received (file mode), for reply.audio.completed
 	starting  bool          // the Reply or Capture call still waits for the engine's decision
 	accepted  bool          // reply.accepted arrived
+	anomalies []string      // details of anomalies queued, to log once unlocked
 }
 
 // Reply sends a reply.request and returns its handle once the engine
@@ -408,7 +409,7 @@ func (r *Reply) Wait(ctx context.Context) (*Result, error) {
 	}
 	res := &Result{RequestID: r.id, Text: r.text, CardHash: r.hash}
 	if f := r.final; f != nil {
-		res.Extracted, res.TokenCount = f.ExtractedContent, f.TokenCount
+		res.Extracted, res.TokenCount = f.Extracted, f.TokenCount
 	}
 	return res, nil
 }
@@ -490,28 +491,26 @@ func (r *Reply) finishLocked(err error) {
 }
 
 // handle processes one engine message of this reply; reader goroutine.
+// data is the message, which the reader reuses once handle returns.
 func (r *Reply) handle(typ string, data []byte) {
-	if !r.capture && (typ == wire.TypeCaptureLevel || typ == wire.TypeCaptureState || typ == wire.TypeCaptureTranscript) {
-		r.unexpected(typ + " for a request that is not a voice capture; dropped")
-		return
-	}
-	r.got.Store(true)
-	ev := wire.NewEvent(typ)
-	if ev == nil || typ == wire.TypeRequestError { // request.error is routed by the session
-		if h, ok := r.sess.t.(replyHandler); ok && h.handleReply(r, typ, data) {
+	switch typ {
+	case wire.TypeCaptureLevel, wire.TypeCaptureState, wire.TypeCaptureTranscript:
+		if !r.capture {
+			r.unexpected(typ + " for a request that is not a voice capture; dropped")
 			return
 		}
-		r.sess.log.Debug("rpengine: ignored engine message", "type", peertext.Clip(typ, peertext.LogBytes), "requestId", r.id)
+		r.got.Store(true)
+		ev := wire.NewEvent(typ)
+		if r.decode(typ, data, ev) {
+			r.pushCapture(ev)
+		}
 		return
-	}
-	if err := json.Unmarshal(data, ev); err != nil {
-		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", peertext.Clip(err.Error(), peertext.LogBytes))
-		return
-	}
-	if ac, ok := ev.(*wire.AudioCompleted); ok && wholeSegments(r.sess.t) {
-		ev = r.segmentsCompleted(ac)
-	}
-	if a, ok := ev.(*wire.Accepted); ok {
+	case wire.TypeReplyAccepted:
+		r.got.Store(true)
+		var a wire.Accepted
+		if !r.decode(typ, data, &a) {
+			return
+		}
 		if h, err := card.ParseDigest(a.ResolvedCardHash); err == nil {
 			r.sess.cardAccepted(r.key, r.card, h)
 			r.mu.Lock()
@@ -521,8 +520,36 @@ func (r *Reply) handle(typ string, data []byte) {
 			r.sess.log.Warn("rpengine: reply.accepted with a bad resolvedCardHash", "requestId", r.id, "resolvedCardHash", peertext.Clip(a.ResolvedCardHash, peertext.LogBytes))
 		}
 		r.decide()
+	case wire.TypeAudioCompleted:
+		r.got.Store(true)
+		if wholeSegments(r.sess.t) {
+			var ac wire.AudioCompleted
+			if r.decode(typ, data, &ac) {
+				r.assemble(typ, r.segmentsCompleted(&ac))
+			}
+			return
+		}
+	case wire.TypeTextDelta, wire.TypeTextCompleted, wire.TypeAudioStart, wire.TypeAudioChunk,
+		wire.TypeReplyCompleted, wire.TypeReplyCancelled:
+		r.got.Store(true)
+	default:
+		r.got.Store(true)
+		if h, ok := r.sess.t.(replyHandler); ok && h.handleReply(r, typ, data) {
+			return
+		}
+		r.sess.log.Debug("rpengine: ignored engine message", "type", peertext.Clip(typ, peertext.LogBytes), "requestId", r.id)
+		return
 	}
-	r.push(ev)
+	r.assemble(typ, data)
+}
+
+// decode unmarshals a message of type typ into v, or logs why it cannot.
+func (r *Reply) decode(typ string, data []byte, v any) bool {
+	if err := json.Unmarshal(data, v); err != nil {
+		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", peertext.Clip(err.Error(), peertext.LogBytes))
+		return false
+	}
+	return true
 }
 
 // unexpected reports an engine message that has no place in this request
@@ -546,30 +573,10 @@ func (r *Reply) unexpected(detail string) {
 	}
 }
 
-// handleChunk processes a reply.audio.chunk the session decoded already
-// (session.decodeHeader), with its data pcm when that was decoded too;
-// reader goroutine. The assembler keeps no reference to c, which the
-// session reuses for the next chunk.
-func (r *Reply) handleChunk(c *wire.AudioChunk, pcm []byte) {
-	r.got.Store(true)
-	r.pushPCM(c, pcm)
-}
-
-// lend gives the chunk decoder the place of chunk h's samples in the
-// reply's assembler (see session.lendChunk); reader goroutine.
-func (r *Reply) lend(h *wire.ChunkHead, n int) []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ended {
-		return nil
-	}
-	return wire.Lend(r.asm, h, n)
-}
-
-// handleError processes a request.error for this reply; reader goroutine.
-// A capacity_exceeded or card_resync_required before reply.accepted goes
-// back to the Reply call, which retries.
-func (r *Reply) handleError(f *wire.Failed) {
+// handleError processes a request.error for this reply, data; reader
+// goroutine. A capacity_exceeded or card_resync_required before
+// reply.accepted goes back to the Reply call, which retries.
+func (r *Reply) handleError(f *wire.Failed, data []byte) {
 	r.got.Store(true)
 	rerr := &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: r.id, SourceMessageID: f.SourceMessageID}
 	switch {
@@ -581,7 +588,7 @@ func (r *Reply) handleError(f *wire.Failed) {
 	r.mu.Lock()
 	r.source = f.SourceMessageID
 	r.mu.Unlock()
-	r.push(f)
+	r.assemble(wire.TypeRequestError, data)
 }
 
 // pushSegment queues a whole audio segment that a transport assembled
@@ -595,12 +602,22 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 		return
 	}
 	r.spoke = true
-	r.touchLocked(nil)
+	r.touchLocked(true)
 	r.files.add(seg)
 	r.enqueueLocked(Event{Kind: EventSegment, Segment: seg})
+	r.settle()
+}
+
+// settle ends a step that r.mu is held for: it releases the lock, wakes
+// the consumers, and, when the step ended the reply, removes it from the
+// session (and cancels it on the engine for a slow consumer).
+func (r *Reply) settle() {
 	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
 	ended := r.ended
+	anomalies := r.anomalies
+	r.anomalies = nil
 	r.mu.Unlock()
+	r.logAnomalies(anomalies)
 	r.wake()
 	if ended {
 		r.sess.removeReply(r)
@@ -610,53 +627,57 @@ func (r *Reply) pushSegment(seg stream.Segment) {
 	}
 }
 
-// push feeds one event through the assembler and queues its outputs.
-func (r *Reply) push(ev wire.Event) { r.pushPCM(ev, nil) }
+// logAnomalies logs the details of the anomalies a step queued, with no
+// lock held: the Logger is the game's code (issue #30).
+func (r *Reply) logAnomalies(details []string) {
+	for _, d := range details {
+		r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", peertext.Clip(d, peertext.LogBytes))
+	}
+}
 
-// pushPCM is push of a chunk whose data pcm was decoded already (nil:
-// the assembler decodes it).
-func (r *Reply) pushPCM(ev wire.Event, pcm []byte) {
+// pushCapture takes a voice capture's level, state or transcript.
+func (r *Reply) pushCapture(ev wire.Event) {
 	r.mu.Lock()
 	if r.ended {
 		r.mu.Unlock()
 		return
 	}
-	r.touchLocked(ev)
-	switch ev.(type) {
-	case *wire.TextDelta, *wire.AudioStart, *wire.TextCompleted:
-		r.spoke = true
-	}
+	r.touchLocked(true)
+	st := &r.status
 	switch e := ev.(type) {
 	case *wire.CaptureLevel:
-		st := &r.status
 		st.Elapsed, st.Peak, st.RMS = seconds(e.Seconds), e.Peak, e.RMS
-		r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
 	case *wire.CaptureState:
 		r.spoke = r.spoke || e.State == "speech_ended"
-		st := &r.status
 		st.State, st.Message, st.AutoEnd, st.Elapsed = e.State, e.Message, e.AutoEndEnabled, seconds(e.Seconds)
-		r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
 	case *wire.CaptureTranscript:
 		r.spoke = true
-		r.status.Transcript, r.status.Language = e.Text, e.Language
-		r.enqueueLocked(Event{Kind: EventCapture, Capture: r.status})
-	default:
-		if tc, ok := ev.(*wire.TextCompleted); ok {
-			r.final = tc
-		}
-		wire.Assemble(r.asm, ev, pcm) // decoded once, by the reader
-		r.drainLocked()
+		st.Transcript, st.Language = e.Text, e.Language
 	}
-	slow := r.ended && errors.Is(r.err, ErrSlowConsumer)
-	ended := r.ended
-	r.mu.Unlock()
-	r.wake()
-	if ended {
-		r.sess.removeReply(r)
+	r.enqueueLocked(Event{Kind: EventCapture, Capture: *st})
+	r.settle()
+}
+
+// assemble feeds the reply's message of type typ, data, to its assembler
+// and queues what comes out.
+func (r *Reply) assemble(typ string, data []byte) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
 	}
-	if slow {
-		r.sess.post(wire.TypeRequestCancel, idPayload{RequestID: r.id})
+	r.touchLocked(typ != wire.TypeReplyAccepted)
+	switch typ {
+	case wire.TypeTextDelta, wire.TypeAudioStart, wire.TypeTextCompleted:
+		r.spoke = true
 	}
+	if err := r.asm.Push(data); err != nil {
+		r.mu.Unlock()
+		r.sess.log.Warn("rpengine: dropped malformed engine message", "type", typ, "requestId", r.id, "reason", peertext.Clip(err.Error(), peertext.LogBytes))
+		return
+	}
+	r.drainLocked()
+	r.settle()
 }
 
 func (r *Reply) drainLocked() {
@@ -677,9 +698,10 @@ func (r *Reply) drainLocked() {
 				r.enqueueLocked(Event{Kind: EventAudioEnd})
 			}
 		case stream.OutputAnomaly:
-			r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", peertext.Clip(out.Anomaly.Detail, peertext.LogBytes))
+			r.anomalies = append(r.anomalies, out.Anomaly.Detail) // logged once unlocked (settle)
 			r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: out.Anomaly})
 		case stream.OutputEnd:
+			r.final = out.End.Final
 			r.finishLocked(r.endError(out.End))
 		}
 	}
@@ -723,12 +745,10 @@ func (r *Reply) enqueueLocked(ev Event) {
 	r.queue = append(r.queue, ev)
 }
 
-// touchLocked resets the idle timer for a message of this reply; any
-// message but reply.accepted means the engine is producing it.
-func (r *Reply) touchLocked(ev wire.Event) {
-	if _, ok := ev.(*wire.Accepted); !ok {
-		r.active = true
-	}
+// touchLocked resets the idle timer for a message of this reply; active
+// says the engine is producing it (any message but reply.accepted).
+func (r *Reply) touchLocked(active bool) {
+	r.active = r.active || active
 	r.resetIdleLocked()
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
@@ -49,10 +48,6 @@ type session struct {
 	// overflowed says the writer's queue overflowed (reported once).
 	overflowed sync.Once
 
-	// chunks and chunk decode reply.audio.chunk messages (see
-	// decodeHeader); reader goroutine only.
-	chunks wire.ChunkDecoder
-	chunk  wire.AudioChunk
 	// longID says an absurd messageId was reported; reader goroutine only.
 	longID bool
 
@@ -100,7 +95,6 @@ func newSession(srv *Server, t transport, info SessionInfo) *session {
 		accepted: make(map[card.Key]acceptance),
 		planner:  card.NewPlanner(srv.opts.Planner),
 	}
-	s.chunks.Lend = s.lendChunk
 	return s
 }
 
@@ -280,135 +274,62 @@ func (s *session) snapshot() SessionInfo {
 // receive handles one inbound message after the handshake. It is called
 // by the transport's reader goroutine only.
 func (s *session) receive(data []byte) {
-	s.handle(data, s.decodeHeader(data))
+	env, err := wire.DecodeEnvelope(data)
+	s.handle(data, env, err)
 }
 
 // receiveText is receive for a transport whose messages must be valid
 // UTF-8 (WebSocket text frames): it reports false, and handles nothing,
-// when data is not. A reply.audio.chunk that the chunk decoder took was
-// checked byte by byte already, so its 44 KB are not read again.
+// when data is not. A message the envelope decoder read as plain JSON
+// text was checked byte by byte already, so an audio chunk's 44 KB are
+// not read again.
 func (s *session) receiveText(data []byte) bool {
-	in := s.decodeHeader(data)
-	if !in.checked && !utf8.Valid(data) {
+	env, err := wire.DecodeEnvelope(data)
+	if !env.Checked && !utf8.Valid(data) {
 		return false
 	}
-	s.handle(data, in)
+	s.handle(data, env, err)
 	return true
 }
 
-// inbound is an engine message as decodeHeader decoded it.
-type inbound struct {
-	h   wire.Header // the envelope (a chunk's MessageID and SessionID are in id and sid)
-	err error       // why the envelope was refused
-	// A reply.audio.chunk that the chunk decoder took: the chunk, its
-	// data when it was decoded too (wire.ChunkDecoder.PCM), its
-	// messageId and sessionId (nil when absent or null), aliasing the
-	// message, and that every byte of the message was checked.
-	chunk   *wire.AudioChunk
-	pcm     []byte
-	id, sid []byte
-	checked bool
-}
-
-// messageID returns the message's messageId.
-func (in *inbound) messageID() string {
-	if in.chunk != nil {
-		return string(in.id)
-	}
-	return in.h.MessageID
-}
-
-// handle processes a decoded inbound message.
-func (s *session) handle(data []byte, in inbound) {
+// handle processes an inbound message whose envelope is env, or err when
+// it was refused. env aliases data, which the reader reuses.
+func (s *session) handle(data []byte, env wire.Envelope, err error) {
 	s.srv.rec.Record(jsonl.In, data)
-	h := in.h
-	if in.err != nil {
-		s.log.Warn("rpengine: dropped engine message", "reason", peertext.Clip(in.err.Error(), peertext.LineBytes))
+	if err != nil {
+		s.log.Warn("rpengine: dropped engine message", "reason", peertext.Clip(err.Error(), peertext.LineBytes))
 		return
 	}
-	if sid, ok := in.sessionID(); ok && sid != s.info.ID {
-		s.log.Warn("rpengine: dropped engine message for another session", "type", peertext.Clip(h.Type, peertext.LogBytes),
-			"messageId", peertext.Clip(in.messageID(), peertext.LogBytes), "sessionId", peertext.Clip(sid, peertext.LogBytes))
+	typ := wire.TypeOf(env.Type)
+	if env.SessionID != nil && string(env.SessionID) != s.info.ID {
+		s.log.Warn("rpengine: dropped engine message for another session", "type", peertext.Clip(typ, peertext.LogBytes),
+			"messageId", peertext.Clip(string(env.MessageID), peertext.LogBytes), "sessionId", peertext.Clip(string(env.SessionID), peertext.LogBytes))
 		return
 	}
-	if len(h.MessageID)+len(in.id) > maxMessageIDBytes && !s.longID {
+	if len(env.MessageID) > maxMessageIDBytes && !s.longID {
 		// Accepted (the engine decides what an id is) and remembered by
 		// digest like any other; said once, as an engine sending such ids
 		// is broken or hostile (issue #16).
 		s.longID = true
-		s.log.Warn("rpengine: engine sent a messageId over 256 bytes; said once per session", "type", peertext.Clip(h.Type, peertext.LogBytes),
-			"bytes", len(h.MessageID)+len(in.id), "messageId", peertext.Clip(in.messageID(), peertext.LogBytes))
+		s.log.Warn("rpengine: engine sent a messageId over 256 bytes; said once per session", "type", peertext.Clip(typ, peertext.LogBytes),
+			"bytes", len(env.MessageID), "messageId", peertext.Clip(string(env.MessageID), peertext.LogBytes))
 	}
 	s.mu.Lock()
 	if s.ended != nil {
 		s.mu.Unlock()
 		return
 	}
-	var dup bool
-	if in.chunk != nil {
-		dup = s.window.SeenBytes(in.id)
-	} else {
-		dup = s.window.Seen(h.MessageID)
-	}
+	dup := s.window.SeenBytes(env.MessageID)
 	s.mu.Unlock()
-	if h.Type != wire.TypeAck && s.acks {
-		if in.chunk != nil {
-			s.sendAck(wire.AppendAck(s.w.buffer(), in.id, dup, s.info.ID, time.Now()))
-		} else {
-			s.sendAck(wire.AppendAck(s.w.buffer(), h.MessageID, dup, s.info.ID, time.Now()))
-		}
+	if typ != wire.TypeAck && s.acks {
+		s.sendAck(wire.AppendAck(s.w.buffer(), env.MessageID, dup, s.info.ID, time.Now()))
 	}
 	if dup {
-		s.log.Debug("rpengine: duplicate engine message dropped", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(in.messageID(), peertext.LogBytes))
+		s.log.Debug("rpengine: duplicate engine message dropped", "type", peertext.Clip(typ, peertext.LogBytes), "messageId", peertext.Clip(string(env.MessageID), peertext.LogBytes))
 		return
 	}
 	s.touchWaiting()
-	s.dispatch(h, in.chunk, in.pcm, data)
-}
-
-// sessionID returns the message's sessionId, if it has one. Comparing it
-// (sid != s.info.ID) does not allocate.
-func (in *inbound) sessionID() (string, bool) {
-	if in.chunk != nil {
-		return unsafe.String(unsafe.SliceData(in.sid), len(in.sid)), in.sid != nil
-	}
-	if in.h.SessionID == nil {
-		return "", false
-	}
-	return *in.h.SessionID, true
-}
-
-// decodeHeader decodes an engine message's envelope. reply.audio.chunk,
-// nearly all the bytes of a spoken reply, goes through wire.ChunkDecoder,
-// which checks the same envelope and decodes the chunk whole without
-// encoding/json (bench/: encoding/json was about half the CPU of a reply
-// over loopback), and with AVX2 its data too, straight into the samples
-// of the reply's assembler (lendChunk); in.chunk is then that chunk,
-// valid until the next message. Anything else, or anything that decoder
-// refuses, goes through wire.DecodeHeader, whose errors are the ones
-// logged.
-func (s *session) decodeHeader(data []byte) inbound {
-	if len(data) <= wire.MaxMessageBytes {
-		if env, err := s.chunks.Decode(&s.chunk, data); err == nil {
-			return inbound{h: wire.Header{Type: wire.TypeAudioChunk, RequestID: &s.chunk.RequestID},
-				chunk: &s.chunk, pcm: s.chunks.PCM(), id: env.MessageID, sid: env.SessionID, checked: env.Checked}
-		}
-	}
-	h, err := wire.DecodeHeader(data)
-	return inbound{h: h, err: err}
-}
-
-// lendChunk is the chunk decoder's Lend: the place in the samples of the
-// reply the chunk belongs to where its data goes (see stream's lend).
-// Reader goroutine.
-func (s *session) lendChunk(h *wire.ChunkHead, n int) []byte {
-	s.mu.Lock()
-	r := s.replies[string(h.RequestID)]
-	s.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	return r.lend(h, n)
+	s.dispatch(typ, env.RequestID, data)
 }
 
 // touchWaiting tells every reply the engine has not started yet that the
@@ -426,14 +347,13 @@ func (s *session) touchWaiting() {
 	}
 }
 
-// dispatch routes one new engine message. chunk is the decoded message
-// when it is a reply.audio.chunk that decodeHeader decoded already, and
-// pcm its data when that was decoded too.
-func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, pcm []byte, data []byte) {
-	switch h.Type {
+// dispatch routes one new engine message of type typ; requestID aliases
+// data.
+func (s *session) dispatch(typ string, requestID, data []byte) {
+	switch typ {
 	case wire.TypeAck:
 		var a wire.Ack
-		if s.decode(h, data, &a) {
+		if s.decode(typ, data, &a) {
 			s.onAck(a)
 		}
 	case wire.TypeHello:
@@ -441,7 +361,7 @@ func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, pcm []byte, da
 		s.t.close(closePolicy, "second hello on one connection")
 	case wire.TypeCapacity:
 		var c capacity
-		if s.decode(h, data, &c) {
+		if s.decode(typ, data, &c) {
 			c.Known = true
 			s.mu.Lock()
 			s.capacity = c
@@ -451,34 +371,33 @@ func (s *session) dispatch(h wire.Header, chunk *wire.AudioChunk, pcm []byte, da
 		}
 	case wire.TypeCharacterSynced:
 		var m syncedPayload
-		if s.decode(h, data, &m) {
+		if s.decode(typ, data, &m) {
 			s.onSynced(m)
 		}
 	case wire.TypeRequestError:
 		var f wire.Failed
-		if s.decode(h, data, &f) {
-			s.onError(&f)
+		if s.decode(typ, data, &f) {
+			s.onError(&f, data)
 		}
 	default:
-		if h.RequestID == nil || *h.RequestID == "" {
-			s.log.Debug("rpengine: ignored engine message", "type", peertext.Clip(h.Type, peertext.LogBytes))
+		if len(requestID) == 0 {
+			s.log.Debug("rpengine: ignored engine message", "type", peertext.Clip(typ, peertext.LogBytes))
 			return
 		}
-		if r := s.reply(*h.RequestID); r != nil {
-			if chunk != nil {
-				r.handleChunk(chunk, pcm)
-			} else {
-				r.handle(h.Type, data)
-			}
+		s.mu.Lock()
+		r := s.replies[string(requestID)]
+		s.mu.Unlock()
+		if r != nil {
+			r.handle(typ, data)
 			return
 		}
-		s.log.Debug("rpengine: engine message for no pending request", "type", peertext.Clip(h.Type, peertext.LogBytes), "requestId", peertext.Clip(*h.RequestID, peertext.LogBytes))
+		s.log.Debug("rpengine: engine message for no pending request", "type", peertext.Clip(typ, peertext.LogBytes), "requestId", peertext.Clip(string(requestID), peertext.LogBytes))
 	}
 }
 
-func (s *session) decode(h wire.Header, data []byte, v any) bool {
+func (s *session) decode(typ string, data []byte, v any) bool {
 	if err := json.Unmarshal(data, v); err != nil {
-		s.log.Warn("rpengine: dropped malformed engine message", "type", peertext.Clip(h.Type, peertext.LogBytes), "messageId", peertext.Clip(h.MessageID, peertext.LogBytes),
+		s.log.Warn("rpengine: dropped malformed engine message", "type", peertext.Clip(typ, peertext.LogBytes),
 			"reason", peertext.Clip(err.Error(), peertext.LogBytes))
 		return false
 	}
@@ -501,10 +420,10 @@ func (s *session) onAck(a wire.Ack) {
 // sourceMessageId to a sync or reply, and otherwise (invalid_payload,
 // which carries neither) to the oldest message the engine has not acked:
 // over one ordered connection that is the one it refused.
-func (s *session) onError(f *wire.Failed) {
+func (s *session) onError(f *wire.Failed, data []byte) {
 	if f.RequestID != nil && *f.RequestID != "" {
 		if r := s.reply(*f.RequestID); r != nil {
-			r.handleError(f)
+			r.handleError(f, data)
 			return
 		}
 	}

@@ -3,6 +3,7 @@ package rpengine
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
@@ -110,7 +111,7 @@ func (t *segmentTotals) check(e *wire.AudioCompleted) []stream.Anomaly {
 // returns what the assembler is given instead, an empty
 // reply.audio.completed, which ends its (empty) audio as the real one
 // would. A repeat is compared with the first. Reader goroutine.
-func (r *Reply) segmentsCompleted(e *wire.AudioCompleted) *wire.AudioCompleted {
+func (r *Reply) segmentsCompleted(e *wire.AudioCompleted) []byte {
 	r.mu.Lock()
 	var anomalies []stream.Anomaly
 	if f := r.files.final; f != nil {
@@ -125,14 +126,19 @@ func (r *Reply) segmentsCompleted(e *wire.AudioCompleted) *wire.AudioCompleted {
 		r.files.final = &c
 		anomalies = r.files.check(e)
 	}
+	var details []string
 	for _, an := range anomalies {
 		if r.ended {
 			break
 		}
-		r.sess.log.Debug("rpengine: reply stream anomaly", "requestId", r.id, "detail", an.Detail)
+		details = append(details, an.Detail)
 		r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: an})
 	}
 	r.mu.Unlock()
+	r.logAnomalies(details)
 	r.wake()
-	return &wire.AudioCompleted{RequestID: e.RequestID}
+	b, _ := wire.Encode(wire.TypeAudioCompleted, "files", "", time.Time{}, struct {
+		RequestID string `json:"requestId"`
+	}{e.RequestID})
+	return b
 }

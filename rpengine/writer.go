@@ -25,6 +25,7 @@ type writer struct {
 	t       transport
 	timeout time.Duration // WriteTimeout: how long a full queue may stay full; <= 0 for ever
 	wake    chan struct{} // one slot: something was queued, or stop
+	done    chan struct{} // closed when run returns: nothing more is written
 
 	mu     sync.Mutex // guards following
 	queue  []outbound
@@ -67,11 +68,12 @@ func (e *writeError) Error() string { return e.err.Error() }
 func (e *writeError) Unwrap() error { return e.err }
 
 func newWriter(t transport, timeout time.Duration) *writer {
-	return &writer{t: t, timeout: timeout, wake: make(chan struct{}, 1)}
+	return &writer{t: t, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // run writes queued messages until stop. It is the writer's goroutine.
 func (w *writer) run() {
+	defer close(w.done)
 	var batch []outbound
 	for range w.wake {
 		w.mu.Lock()

@@ -71,11 +71,6 @@ func NewAssembler(opts *Options) (*Assembler, error) {
 	return a, nil
 }
 
-func init() {
-	wire.Assemble = func(a any, ev wire.Event, pcm []byte) { a.(*Assembler).pushEvent(ev, pcm) }
-	wire.Lend = func(a any, h *wire.ChunkHead, n int) []byte { return a.(*Assembler).lend(h, n) }
-}
-
 // Push feeds one message of the reply: the text of an engine message
 // (one WebSocket text message, or one mailbox file), envelope included.
 // A message that is not a valid envelope (docs/rpengine-protocol.md,
@@ -113,9 +108,9 @@ func (a *Assembler) Push(msg []byte) error {
 	return nil
 }
 
-// pushEvent feeds one decoded message (package rpengine's reader decodes
-// each message once and pushes it through wire.Assemble); pcm is the
-// decoded data of a chunk, or nil (see wire.Assemble).
+// pushEvent feeds one decoded message; pcm is the data of a chunk as
+// the chunk decoder decoded it (wire.ChunkDecoder.PCM), or nil when
+// pushChunk must decode it.
 func (a *Assembler) pushEvent(ev wire.Event, pcm []byte) {
 	if a.done {
 		a.stats.Late++

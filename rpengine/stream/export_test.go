@@ -2,8 +2,7 @@ package stream
 
 import "github.com/gamelink-go/gamelink/rpengine/internal/wire"
 
-// PushEvent pushes a decoded message, as rpengine's reader does (through
-// wire.Assemble): the tests build messages as values.
+// PushEvent pushes a decoded message: the tests build messages as values.
 func (a *Assembler) PushEvent(ev wire.Event) { a.pushEvent(ev, nil) }
 
 // Held reports what a holds back, for the bounded-memory checks of the

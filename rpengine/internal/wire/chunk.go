@@ -30,7 +30,7 @@ type ChunkEnvelope struct {
 
 // ChunkDecoder decodes the raw text of reply.audio.chunk messages (a flat
 // envelope, docs/rpengine-protocol.md "Envelope" and "Engine to game")
-// into [AudioChunk] without allocating, for the reader of a connection: a
+// into [AudioChunk] without allocating, for the stream assembler: a
 // 32 KiB chunk is about 44 KB of JSON, almost all of it base64, and
 // encoding/json spends most of its time copying and checking that string.
 // Its result is exactly what encoding/json gives for the same text (a

@@ -3,6 +3,9 @@ package wire
 import (
 	"reflect"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
 // headerSeeds are messages for DecodeHeader's two paths: the plain shape
@@ -59,6 +62,56 @@ func TestDecodeHeader_fastPathAllocs(t *testing.T) {
 		data := []byte(s)
 		if n := testing.AllocsPerRun(20, func() { _, _ = DecodeHeader(data) }); n > 2 {
 			t.Errorf("%s: %v allocations, want at most 2", s, n)
+		}
+	}
+}
+
+// DecodeEnvelope finds what DecodeHeader decodes, as views, with the same
+// error, and allocates nothing on the scanner's path (an audio chunk
+// included): the connection's reader routes every message with it.
+func FuzzDecodeEnvelope(f *testing.F) {
+	for _, s := range headerSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add(chunk)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		env, err := DecodeEnvelope(data)
+		h, herr := DecodeHeader(data)
+		if (err == nil) != (herr == nil) || err != nil && err.Error() != herr.Error() {
+			t.Fatalf("%q: error %v, DecodeHeader's %v", data, err, herr)
+		}
+		if err != nil {
+			return
+		}
+		opt := func(p *string) any {
+			if p == nil {
+				return nil
+			}
+			return *p
+		}
+		view := func(b []byte) any {
+			if b == nil {
+				return nil
+			}
+			return string(b)
+		}
+		got := []any{string(env.Type), string(env.MessageID), view(env.SessionID), view(env.RequestID)}
+		want := []any{h.Type, h.MessageID, opt(h.SessionID), opt(h.RequestID)}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %q, DecodeHeader's %q", data, got, want)
+		}
+		if env.Checked && !utf8.Valid(data) {
+			t.Fatalf("%q: checked, but not valid UTF-8", data)
+		}
+	})
+}
+
+func TestDecodeEnvelope_allocs(t *testing.T) {
+	testutil.SkipAllocs(t)
+	for _, s := range append(headerSeeds[:7], string(chunk)) {
+		data := []byte(s)
+		if n := testing.AllocsPerRun(20, func() { _, _ = DecodeEnvelope(data) }); n != 0 {
+			t.Errorf("%.80s: %v allocations, want none", s, n)
 		}
 	}
 }

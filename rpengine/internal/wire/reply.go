@@ -42,21 +42,6 @@ func NewEvent(typ string) Event {
 	return nil
 }
 
-// Assemble feeds a message decoded already to a *stream.Assembler, a.
-// Package stream sets it at init. The stream package takes raw messages
-// only (its Assembler.Push), and rpengine's reader, which decodes each
-// message once to route it, hands the decoded message on through this,
-// so that nothing is decoded twice on the audio path. pcm, for a
-// *AudioChunk, is its data as ChunkDecoder.PCM returned it, or nil when
-// the assembler must decode ev.Data.
-var Assemble func(a any, ev Event, pcm []byte)
-
-// Lend asks a *stream.Assembler, a, for the place where the samples of
-// the chunk h will go, for a ChunkDecoder's Lend: the data is then
-// decoded straight into the samples of its segment. Package stream sets
-// it at init.
-var Lend func(a any, h *ChunkHead, n int) []byte
-
 // Accepted is reply.accepted: the engine queued the request.
 type Accepted struct {
 	RequestID        string `json:"requestId"`

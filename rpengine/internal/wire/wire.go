@@ -55,6 +55,36 @@ const (
 	TypeCaptureTranscript = "voice.capture.transcript"
 )
 
+// TypeOf returns typ as a string: one of the Type constants, without
+// allocating, or a copy of an unknown type.
+func TypeOf(typ []byte) string {
+	switch string(typ) {
+	case TypeAck:
+		return TypeAck
+	case TypeAudioChunk:
+		return TypeAudioChunk
+	case TypeTextDelta:
+		return TypeTextDelta
+	case TypeCapacity:
+		return TypeCapacity
+	case TypeHello:
+		return TypeHello
+	case TypeReplyAccepted:
+		return TypeReplyAccepted
+	case TypeTextCompleted:
+		return TypeTextCompleted
+	case TypeAudioStart:
+		return TypeAudioStart
+	case TypeAudioCompleted:
+		return TypeAudioCompleted
+	case TypeReplyCompleted:
+		return TypeReplyCompleted
+	case TypeCaptureLevel:
+		return TypeCaptureLevel
+	}
+	return string(typ)
+}
+
 // Header is the envelope part of a message, plus the fields the router
 // needs. Payload fields are decoded separately from the same bytes.
 type Header struct {
@@ -95,6 +125,41 @@ func DecodeHeader(data []byte) (Header, error) {
 		return decodeHeaderJSON(data)
 	}
 	return f.toHeader(), checkEnvelope(f.protocol, f.version, f.typ, f.messageID, f.timestamp)
+}
+
+// Envelope is the envelope of one message as DecodeEnvelope finds it:
+// views into the message's text, valid as long as it is.
+type Envelope struct {
+	Type, MessageID []byte
+	// SessionID and RequestID are nil when absent or null.
+	SessionID, RequestID []byte
+	// Checked says that every byte of the message was read as plain JSON
+	// text: it is valid UTF-8 (a reader need not check again).
+	Checked bool
+}
+
+// DecodeEnvelope is DecodeHeader without copying: the fields it returns
+// alias msg, and a message of the plain shape engines send (an audio
+// chunk included, whatever its size) costs no allocation. The reader of a
+// connection routes every message with it.
+func DecodeEnvelope(msg []byte) (Envelope, error) {
+	if len(msg) > MaxMessageBytes {
+		return Envelope{}, fmt.Errorf("%w: %d bytes", ErrTooBig, len(msg))
+	}
+	f := rawFields{header: true}
+	if f.scan(msg) {
+		return Envelope{Type: f.typ, MessageID: f.messageID, SessionID: f.sessionID, RequestID: f.requestID, Checked: true},
+			checkEnvelope(f.protocol, f.version, f.typ, f.messageID, f.timestamp)
+	}
+	h, err := decodeHeaderJSON(msg)
+	env := Envelope{Type: []byte(h.Type), MessageID: []byte(h.MessageID)}
+	if h.SessionID != nil {
+		env.SessionID = []byte(*h.SessionID)
+	}
+	if h.RequestID != nil {
+		env.RequestID = []byte(*h.RequestID)
+	}
+	return env, err
 }
 
 // toHeader copies the envelope fields the scanner found into a Header:
