@@ -31,6 +31,9 @@ func TestMailbox_createdPrivate(t *testing.T) {
 	_, err = r.Wait(ctxT(t))
 	testutil.Success(t, err)
 	eng.Close()
+	// Stopped first: a running server keeps writing (acks under a
+	// temporary name, renamed into place) while the folder is walked.
+	testutil.Success(t, l.srv.Close())
 	if _, ok := modeOf(t, dir); !ok {
 		t.Log("modes not checked: Windows has none (the ACL is checked by TestMailbox_notPrivate)")
 		return
