@@ -107,6 +107,9 @@
 //
 // -v, or the environment variable RPENGINE_DEMO_DEBUG set to anything,
 // turns on debug logs (the server's and the simulated engine's).
+// --inspect ADDR serves the inspector page (docs/inspector.md) on that
+// loopback address (127.0.0.1:0 picks a free port; any other host exits
+// 2) and prints its URL, token included, at start.
 //
 // The hidden flag --sim-faults (for tests) makes the simulated engine
 // misbehave: error=CODE, delay=DURATION, disconnect-after=N, cancel=REASON,

@@ -28,6 +28,7 @@ type config struct {
 	sceneFile     string
 	directiveFile string
 	recordFile    string
+	inspect       string // --inspect: the inspector page's loopback address
 	verbose       bool
 	say           string
 	wavFile       string
@@ -80,6 +81,8 @@ func newFlagSet(c *config) *flag.FlagSet {
 	fs.StringVar(&c.wavFile, "wav", "", "send the WAV file `FILE.wav` as the player's speech (WAV only: PCM 8-32 bit or float, any rate and channels; with --say, in the same event)")
 	fs.StringVar(&c.outFile, "out", "", "write the reply's speech to `FILE.wav` (44.1 kHz mono PCM16, as received)")
 	fs.StringVar(&c.recordFile, "record", "", "record every message in and out, with timestamps, to `FILE.jsonl` (for bug reports)")
+	fs.StringVar(&c.inspect, "inspect", "", "serve the inspector page (each reply's timeline, text and speech, the protocol log) on the loopback `ADDR`, "+
+		"such as 127.0.0.1:0 (a free port), and print its URL, token included")
 	fs.BoolVar(&c.verbose, "v", false, "debug logs on stderr (also RPENGINE_DEMO_DEBUG=1)")
 	fs.Var(&c.simFaults, "sim-faults", "") // for tests: no usage text, so usage does not list it
 	return fs
@@ -156,7 +159,7 @@ var flagGroups = []struct {
 	{"Character and scene", []string{"card", "character-id", "integration-id", "player", "scene", "directive"}},
 	{"Replies", []string{"voice", "lang", "text-only", "no-playback"}},
 	{"Scripted turn", []string{"say", "wav", "out"}},
-	{"Debugging", []string{"record", "v"}},
+	{"Debugging", []string{"record", "inspect", "v"}},
 }
 
 const usageIntro = `rpengine-demo: talk to a character from a terminal, through RPEngine.

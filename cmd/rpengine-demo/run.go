@@ -25,6 +25,7 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
 	"github.com/gamelink-go/gamelink/rpengine/enginetest"
+	"github.com/gamelink-go/gamelink/rpengine/inspect"
 )
 
 // Exit codes of the scripted contract.
@@ -51,6 +52,8 @@ type app struct {
 	serving   context.Context         // ends when the server stops; its cause is a *serverFailed on error
 	fail      context.CancelCauseFunc // ends serving
 	tap       *tap
+	inspector *inspect.Inspector // --inspect, or nil
+	pageURL   string             // the inspector's, token included
 	card      *loadedCard
 	charID    string
 	prompt    *rpengine.Prompt // --scene and --directive
@@ -128,7 +131,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 // and returns exitOK or the exit code of what failed (already explained on
 // stderr). a.close must be called either way.
 func (a *app) setup() int {
-	for _, step := range []func() error{a.loadInputs, a.openFiles, a.startServer, a.startSim} {
+	for _, step := range []func() error{a.loadInputs, a.startInspector, a.openFiles, a.startServer, a.startSim} {
 		if err := step(); err != nil {
 			var f *serverFailed
 			if !errors.As(err, &f) { // already shown
@@ -246,6 +249,22 @@ func (a *app) openFiles() error {
 	return nil
 }
 
+// startInspector serves the inspector page on the --inspect address; it
+// stops at exit, after the server.
+func (a *app) startInspector() error {
+	if a.cfg.inspect == "" {
+		return nil
+	}
+	in := inspect.New(nil)
+	url, stop, err := inspect.Serve(in, a.cfg.inspect)
+	if err != nil {
+		return fmt.Errorf("--inspect: %w", err)
+	}
+	a.inspector, a.pageURL = in, url
+	a.onClose(stop)
+	return nil
+}
+
 // startServer starts the library's server: on the loopback port, or on
 // the --mailbox folder.
 func (a *app) startServer() error {
@@ -260,6 +279,10 @@ func (a *app) startServer() error {
 			a.serverStopped(err)
 			fail(&serverFailed{err})
 		},
+	}
+	if in := a.inspector; in != nil {
+		opts.Recorder, opts.Logger = io.MultiWriter(in, a.tap), in.Logger(a.log)
+		opts.OnSession = func(info rpengine.SessionInfo, ended bool) { in.OnSession(info, ended); a.onSession(info, ended) }
 	}
 	var l net.Listener
 	if dir := a.cfg.mailbox; dir != "" {
@@ -418,6 +441,9 @@ func (a *app) banner() {
 	if !sim {
 		c.Printf("rpengine-demo: %s, start the engine there, and enable the microphone in RPEngine if you want /browser-mic.", open)
 	}
+	if a.pageURL != "" {
+		c.Printf("rpengine-demo: inspector page: %s", a.pageURL)
+	}
 	c.Printf("rpengine-demo: character %q (card %s, id %s)", a.card.card.Name(), a.card.source, a.charID)
 	a.cardNotes(a.card)
 }
@@ -467,6 +493,9 @@ func (a *app) openPlayback() {
 		return
 	}
 	a.output, a.player = o, p
+	if a.inspector != nil {
+		a.inspector.AddSpeaker(p)
+	}
 	a.watchDevice(o)
 }
 

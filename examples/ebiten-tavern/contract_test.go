@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/png"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
 // The automated contract, run as a player would: one turn with the
@@ -23,7 +30,7 @@ func TestContract(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the contract builds and runs the game")
 	}
-	contract(t, nil)
+	contract(t, nil, nil)
 }
 
 // Issue #32: on a machine without a sound device (ALSA's configuration
@@ -38,24 +45,59 @@ func TestContract_noSoundDevice(t *testing.T) {
 	if err := os.WriteFile(none, []byte("# no devices\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stderr := contract(t, []string{"ALSA_CONFIG_PATH=" + none, "PULSE_SERVER=unix:/nonexistent", "JACK_NO_START_SERVER=1"})
+	stderr := contract(t, []string{"ALSA_CONFIG_PATH=" + none, "PULSE_SERVER=unix:/nonexistent", "JACK_NO_START_SERVER=1"}, nil)
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ebiten-tavern: no sound device, so no sound") {
 		t.Errorf("stderr is not the one line that says there is no sound:\n%s", stderr)
 	}
 }
 
-// contract runs the contract's command with env added, checks what it
-// wrote, and returns its stderr.
-func contract(t *testing.T, env []string) (stderr string) {
+// Issue #36: with --inspect the game serves the inspector page and prints
+// its URL at start; while the reply plays, the page opens (and without
+// its token is refused), and its event stream shows the reply's row, its
+// text and where the speaker is in it. The contract holds all the same.
+func TestContract_inspect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the contract builds and runs the game")
+	}
+	contract(t, nil, func(stderr *testutil.SyncBuffer, exited <-chan struct{}) {
+		page := waitPage(t, stderr, exited)
+		if code := get(t, page.String()); code != http.StatusOK {
+			t.Errorf("the page: HTTP %d, want 200", code)
+		}
+		if code := get(t, "http://"+page.Host+"/?token=0123456789abcdef"); code != http.StatusForbidden {
+			t.Errorf("a wrong token: HTTP %d, want 403", code)
+		}
+		events := *page
+		events.Path = "/events"
+		watchReply(t, events.String(), "You said: Hello there")
+	}, "--inspect", "127.0.0.1:0")
+}
+
+// contract runs the contract's command with env and args added, calls
+// during (unless nil) while it runs with its stderr so far and a channel
+// closed when it exits, checks what it wrote, and returns its stderr.
+func contract(t *testing.T, env []string, during func(stderr *testutil.SyncBuffer, exited <-chan struct{}), args ...string) (stderr string) {
 	t.Helper()
 	shot := filepath.Join(t.TempDir(), "out.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "run", ".", "--engine", "sim", "--say", "Hello there", "--screenshot", shot, "--exit-after-reply")
+	cmd := exec.CommandContext(ctx, "go", append([]string{"run", ".", "--engine", "sim", "--say", "Hello there", "--screenshot", shot, "--exit-after-reply"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, errb bytes.Buffer
+	var stdout bytes.Buffer
+	var errb testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &errb
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var err error
+	go func() { err = cmd.Wait(); close(exited) }()
+	defer func() { cancel(); <-exited }() // a failed during kills it
+	if during != nil {
+		during(&errb, exited)
+	}
+	<-exited
+	if err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, errb.String())
 	}
 	t.Logf("stdout: %s", stdout.String())
@@ -103,6 +145,7 @@ func TestCommandLine_noDisplay(t *testing.T) {
 		{[]string{"--help"}, 0, "\n  --engine MODE\n", ""},
 		{[]string{"-h"}, 0, "\n  --say TEXT\n", ""},
 		{[]string{"--bogus"}, 2, "", "ebiten-tavern: unknown flag --bogus; run 'ebiten-tavern --help' for usage"},
+		{[]string{"--inspect", "0.0.0.0:6060"}, 2, "", `ebiten-tavern: --inspect "0.0.0.0:6060": want a loopback address`}, // Issue #36
 		{[]string{"--engine", "sim"}, 1, "", "ebiten-tavern: no display"},
 	} {
 		cmd := exec.Command(bin, tc.args...)
@@ -183,4 +226,91 @@ func (f fields) int(t *testing.T, key string) int {
 		t.Fatalf("%s=%q: %v", key, f[key], err)
 	}
 	return n
+}
+
+var pageRE = regexp.MustCompile(`ebiten-tavern: inspector page: (http://127\.0\.0\.1:\d+/\?token=\S+)\n`)
+
+// waitPage waits for the inspector's URL on stderr.
+func waitPage(t *testing.T, stderr *testutil.SyncBuffer, exited <-chan struct{}) *url.URL {
+	t.Helper()
+	for {
+		if m := pageRE.FindStringSubmatch(stderr.String()); m != nil {
+			u, err := url.Parse(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the game exited without printing the inspector's URL:\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func get(t *testing.T, u string) int {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// watchReply reads the inspector's event stream at u until a reply with
+// a row has text containing want and the speaker's heard position in it,
+// and fails if the stream ends first (the game exited).
+func watchReply(t *testing.T, u, want string) {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	rows, text, heard := map[string]bool{}, map[string]string{}, map[string]bool{}
+	type reply struct{ ID, Text string }
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 16<<20)
+	event := ""
+	for sc.Scan() {
+		if e, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			event = e
+			continue
+		}
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || !strings.Contains(" snapshot reply text heard ", " "+event+" ") {
+			continue
+		}
+		var v struct {
+			Replies []reply // snapshot
+			reply           // reply, text and heard
+			Whole   bool
+		}
+		if err := json.Unmarshal([]byte(data), &v); err != nil {
+			t.Fatalf("event %s: %v", event, err)
+		}
+		switch event {
+		case "snapshot":
+			for _, r := range v.Replies {
+				rows[r.ID], text[r.ID] = true, r.Text
+			}
+		case "reply":
+			rows[v.ID] = true
+		case "text":
+			if !v.Whole {
+				v.Text = text[v.ID] + v.Text
+			}
+			text[v.ID] = v.Text
+		case "heard":
+			heard[v.ID] = true
+		}
+		for id := range rows {
+			if heard[id] && strings.Contains(text[id], want) {
+				return
+			}
+		}
+	}
+	t.Fatalf("the event stream ended (%v) before a reply said %q and was heard: rows %v, text %q, heard %v", sc.Err(), want, rows, text, heard)
 }

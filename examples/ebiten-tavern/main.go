@@ -6,6 +6,7 @@
 //	go run .                    # real RPEngine: open the address the scene shows
 //	go run . --engine sim       # fully offline, a simulated engine
 //	go run . --mailbox DIR      # the file mailbox instead of a socket
+//	go run . --inspect 127.0.0.1:0  # also serve the inspector page, and print its URL
 //
 // Type a line and press Enter, or hold Tab and speak (push to talk);
 // Esc interrupts her. The reply's subtitles stream in as the text arrives,
@@ -74,12 +75,15 @@ func run(cfg *config) int {
 	for _, r := range ch.repairs {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: card repaired on load: %s\n", r)
 	}
-	k, err := openLink(cfg.Port, cfg.Mailbox)
+	k, err := openLink(cfg.Port, cfg.Mailbox, cfg.Inspect)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ebiten-tavern: %v\n", err)
 		return exitUsage
 	}
 	defer k.close()
+	if k.pageURL != "" {
+		fmt.Fprintf(os.Stderr, "ebiten-tavern: inspector page: %s\n", k.pageURL)
+	}
 	if cfg.Engine == "sim" {
 		eng, err := dialSim(k, cfg.Mailbox, ch)
 		if err != nil {
@@ -101,6 +105,7 @@ func run(cfg *config) int {
 		return exitFailed
 	}
 	defer v.close()
+	k.hear(v.speaker)
 
 	g := newGame(cfg, ch, k, v)
 	ebiten.SetWindowSize(screenW, screenH)

@@ -140,6 +140,9 @@ func TestParseFlags(t *testing.T) {
 		{"--wait", "0s"},
 		{"--voice", "Z9"},
 		{"hello"},
+		{"--inspect", "0.0.0.0:0"}, // Issue #36: loopback only
+		{"--inspect", ":6060"},
+		{"--inspect", "127.0.0.1"},
 	} {
 		var out bytes.Buffer
 		if _, err := flags.Parse(args, &out); err == nil || out.Len() > 0 {
@@ -155,6 +158,11 @@ func TestParseFlags(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^\s+-[a-z][a-z-]+`).MatchString(out.String()) {
 		t.Errorf("the usage shows a flag with one dash:\n%s", out.String())
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:6060", "[::1]:0"} {
+		if c, err := flags.Parse([]string{"--inspect", addr}, io.Discard); err != nil || c.Inspect != addr {
+			t.Errorf("--inspect %s: %+v, %v", addr, c, err)
+		}
 	}
 	if _, err := flags.Parse([]string{"--bogus"}, io.Discard); err == nil || !strings.Contains(err.Error(), "bogus") {
 		t.Errorf("--bogus: %v, want it named", err)
@@ -200,7 +208,7 @@ func newTavern(t *testing.T, faults *enginetest.Faults) *tavern {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := openLink(0, "")
+	k, err := openLink(0, "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

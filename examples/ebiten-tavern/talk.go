@@ -15,6 +15,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/rpengine"
 	"github.com/gamelink-go/gamelink/rpengine/audio"
+	"github.com/gamelink-go/gamelink/rpengine/inspect"
 )
 
 // integrationID names this game to the engine (and in the mailbox's
@@ -30,6 +31,10 @@ const defaultPort = rpengine.DefaultPort
 type link struct {
 	srv     *rpengine.Server
 	mailbox string // the mailbox folder, or ""
+
+	inspector     *inspect.Inspector // --inspect, or nil
+	pageURL       string             // the inspector page's, token included
+	stopInspector func()
 }
 
 // linkState is what the scene shows of the connection.
@@ -44,23 +49,45 @@ type linkState struct {
 }
 
 // openLink starts the server on the loopback port (0 picks a free one), or
-// on the mailbox folder when mailbox is not "".
-func openLink(port int, mailbox string) (*link, error) {
+// on the mailbox folder when mailbox is not "", and the inspector page on
+// the loopback address inspectAddr unless it is "".
+func openLink(port int, mailbox, inspectAddr string) (*link, error) {
+	k := &link{mailbox: mailbox}
 	opts := &rpengine.ServerOptions{ServerVersion: "gamelink ebiten-tavern", Logger: quietLogger(), Addr: "127.0.0.1:" + strconv.Itoa(port)}
 	if mailbox != "" {
 		opts.Mailbox = &rpengine.MailboxOptions{Dir: mailbox, IntegrationID: integrationID, DisplayName: "The Drowned Lantern"}
 	}
-	srv, err := rpengine.NewServer(opts)
-	if err != nil {
-		return nil, err
+	if inspectAddr != "" {
+		in := inspect.New(nil)
+		url, stop, err := inspect.Serve(in, inspectAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--inspect: %w", err)
+		}
+		k.inspector, k.pageURL, k.stopInspector = in, url, stop
+		opts.Recorder, opts.Logger, opts.OnSession = in, in.Logger(opts.Logger), in.OnSession
 	}
-	if err := srv.Start(); err != nil { // bound (or the folder set up) when it returns
-		if mailbox == "" {
+	srv, err := rpengine.NewServer(opts)
+	if err == nil {
+		err = srv.Start() // bound (or the folder set up) when it returns
+		if err != nil && mailbox == "" {
 			err = fmt.Errorf("port %d: %w (another game may be listening there; try --port 0)", port, err)
+		}
+	}
+	if err != nil {
+		if k.stopInspector != nil {
+			k.stopInspector()
 		}
 		return nil, err
 	}
-	return &link{srv: srv, mailbox: mailbox}, nil
+	k.srv = srv
+	return k, nil
+}
+
+// hear shows sp's heard position on the inspector page, if there is one.
+func (k *link) hear(sp *audio.Speaker) {
+	if k.inspector != nil {
+		k.inspector.AddSpeaker(sp)
+	}
 }
 
 // socketURL is the address an engine dials (the simulated one, here).
@@ -71,6 +98,9 @@ func (k *link) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_ = k.srv.Shutdown(ctx)
+	if k.stopInspector != nil {
+		k.stopInspector()
+	}
 }
 
 // state reads the connection's state; it is cheap enough for every frame.

@@ -214,7 +214,8 @@ var oneDash = regexp.MustCompile(`(^|[\s\[(])-[a-zA-Z][a-zA-Z0-9-]+`)
 
 // Issue #32 (item 11): a file a flag names that cannot be written, or
 // read as what the flag takes, exits 2 with a line naming the flag, and
-// nothing on stdout.
+// nothing on stdout. Issue #36: so does an --inspect address that is not
+// loopback.
 func TestFileFlags(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -234,6 +235,8 @@ func TestFileFlags(t *testing.T) {
 		{"rpcard", "-o", []string{"fix", "../../testdata/cards/v1.json", "-o", unwritable}, ""},
 		{"rpengine-demo", "--out", []string{"--engine", "sim", "--say", "hi", "--out", unwritable}, ""},
 		{"rpengine-demo", "--wav", []string{"--engine", "sim", "--wav", notWAV}, "give a WAV file"},
+		{"rpengine-demo", "--inspect", []string{"--engine", "sim", "--inspect", "0.0.0.0:0"}, "not a loopback address"},
+		{"rpengine-demo", "--inspect", []string{"--engine", "sim", "--mailbox", filepath.Join(dir, "mailbox"), "--inspect", ":6060"}, "not a loopback address"},
 	} {
 		t.Run(tc.name+tc.flag, func(t *testing.T) {
 			t.Parallel()

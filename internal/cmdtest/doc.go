@@ -8,8 +8,9 @@
 //   - an unknown flag exits 2 with one line on standard error that names
 //     the flag as it was typed and says "run '<cmd> --help' for usage";
 //   - a file a flag names that cannot be written (--record, rpcard's -o)
-//     or read as what the flag takes (--wav takes a WAV file only) exits
-//     2, with a line naming the flag;
+//     or read as what the flag takes (--wav takes a WAV file only), or an
+//     --inspect address that is not loopback, exits 2, with a line naming
+//     the flag;
 //   - no line a user reads carries a timestamp;
 //   - the end of standard input ends an interactive command with exit
 //     status 0.

@@ -8,7 +8,7 @@
 // spec's package initialisation order), and its init answers --help, a
 // mistake in the command line and a missing display, then exits, before
 // Ebitengine's init runs. It must not import the library (rpengine needs
-// net/http, which Ebitengine does not).
+// net/http, which Ebitengine does not; net it needs, for X11).
 package flags
 
 import (
@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -37,6 +38,7 @@ type Config struct {
 	ExitAfter  bool
 	Wait       time.Duration
 	Verbose    bool
+	Inspect    string // the inspector page's loopback address, or ""
 }
 
 // Command is the command line, read by init; nil in a test binary, whose
@@ -103,6 +105,8 @@ func Parse(args []string, stdout io.Writer) (*Config, error) {
 	fs.StringVar(&c.Screenshot, "screenshot", "", "write the scene to `FILE.png` once the reply has been heard")
 	fs.BoolVar(&c.ExitAfter, "exit-after-reply", false, "exit once the reply has been heard (and the screenshot written)")
 	fs.DurationVar(&c.Wait, "wait", 2*time.Minute, "with --exit-after-reply, how long to wait for the engine and its reply")
+	fs.StringVar(&c.Inspect, "inspect", "", "serve the inspector page (each reply's timeline, text and speech, the protocol log) "+
+		"on the loopback `ADDR`, such as 127.0.0.1:0 (a free port), and print its URL, token included")
 	fs.BoolVar(&c.Verbose, "v", false, "debug logs on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,6 +130,9 @@ func Parse(args []string, stdout io.Writer) (*Config, error) {
 		return nil, fmt.Errorf("--voice %q: want F1-F5 or M1-M5", c.Voice)
 	case c.Wait <= 0:
 		return nil, fmt.Errorf("--wait %v: want a positive duration", c.Wait)
+	case c.Inspect != "" && !loopback(c.Inspect):
+		return nil, fmt.Errorf("--inspect %q: want a loopback address, 127.0.0.1:PORT, localhost:PORT or [::1]:PORT "+
+			"(port 0 picks a free one): the page shows the player's words and voice", c.Inspect)
 	}
 	if c.Engine == "sim" && !set["port"] {
 		c.Port = 0
@@ -146,6 +153,15 @@ func typed(err error, args []string) error {
 		}
 	}
 	return fmt.Errorf("unknown flag -%s", name)
+}
+
+// loopback reports whether addr is a loopback HOST:PORT, as the
+// inspector's Serve takes it (it checks too; here a mistake is answered
+// before Ebitengine starts).
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return err == nil && (host == "localhost" || ip != nil && ip.IsLoopback())
 }
 
 // validVoice reports whether v is one of the engine's voices, F1-F5 and
