@@ -113,22 +113,20 @@ func toneMicrophone() (*audio.Recorder, error) {
 	},
 	{
 		match:   "in := inspect.New(nil) // Recorder, Logger and OnSession feed it; the page's URL carries its token",
-		imports: []string{"io", "net", "net/http", "strings", "github.com/gamelink-go/gamelink/rpengine", "github.com/gamelink-go/gamelink/rpengine/inspect"},
-		before: `debug, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}`,
+		imports: []string{"io", "net/http", "strings", "github.com/gamelink-go/gamelink/rpengine", "github.com/gamelink-go/gamelink/rpengine/inspect"},
 		// The page answers, with the token, and refuses without it.
 		after: `if err != nil {
 		return err
 	}
+	defer stop()
 	defer server.Close()
-	page, err := http.Get(in.URL(debug.Addr().String()))
+	page, err := http.Get(url)
 	if err != nil {
 		return err
 	}
 	body, _ := io.ReadAll(page.Body)
-	refused, err := http.Get("http://" + debug.Addr().String() + "/")
+	host, _, _ := strings.Cut(strings.TrimPrefix(url, "http://"), "/")
+	refused, err := http.Get("http://" + host + "/")
 	if err != nil {
 		return err
 	}
