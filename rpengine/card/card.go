@@ -92,7 +92,8 @@ var scratches = sync.Pool{New: func() any {
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
-// checkSize refuses data over MaxSize before it is read.
+// checkSize refuses data over MaxSize before it is read: every function
+// that takes bytes calls it first (issue #34).
 func checkSize(data []byte, what string) error {
 	if len(data) <= MaxSize {
 		return nil
@@ -211,8 +212,12 @@ func (c *Card) Name() string {
 // document src to dst and returns the extended buffer. It accepts any JSON
 // value at the root and rejects what RFC 8785 rejects (duplicate keys,
 // invalid UTF-8, lone surrogates, numbers beyond the IEEE-754 double range)
-// with a *[ParseError]. src is not modified or retained.
+// with a *[ParseError], and a document over [MaxSize] before reading it
+// with one that matches [ErrTooLarge]. src is not modified or retained.
 func AppendCanonical(dst, src []byte) ([]byte, error) {
+	if err := checkSize(src, "document"); err != nil {
+		return dst, err
+	}
 	out, err := jcs.Append(dst, src, nil)
 	if err != nil {
 		return dst, parseError(err)

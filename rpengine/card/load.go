@@ -15,12 +15,16 @@ import "bytes"
 // the repaired document and its [Card.Hash] is the hash of those bytes,
 // which the engine computes too.
 //
-// Only a card the engine would still refuse is an error: malformed JSON
+// Only a card the engine would still refuse is an error: a document over
+// [MaxSize] (an error matching [ErrTooLarge], before it is read), malformed JSON
 // or PNG (a *[ParseError] or a PNG error), or a *[ValidationError] listing
 // the rules that no repair can satisfy without changing content (a blank
 // name, a value of the wrong type). The card is then nil; the notes say
 // what was repaired before the violations were found.
 func Load(data []byte) (*Card, []Change, error) {
+	if err := checkSize(data, "document"); err != nil {
+		return nil, nil, err
+	}
 	if bytes.HasPrefix(data, pngSignature) {
 		var err error
 		if data, err = ExtractPNG(data); err != nil {

@@ -21,8 +21,12 @@ var ErrNoCard = errors.New("card: the PNG holds no character card (no tEXt chunk
 // its decoded spec field, not the chunk name: pass the result to
 // [Repair] to read a V3 card as V2, or to [Parse]. The PNG's structure
 // and every chunk's CRC are checked; a malformed file gets an error saying
-// where.
+// where. A file over [MaxSize] is refused before it is read, with an
+// error matching [ErrTooLarge].
 func ExtractPNG(png []byte) ([]byte, error) {
+	if err := checkSize(png, "PNG"); err != nil {
+		return nil, err
+	}
 	if !bytes.HasPrefix(png, pngSignature) {
 		return nil, errors.New("card: not a PNG file (bad signature)")
 	}

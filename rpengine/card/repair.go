@@ -24,8 +24,12 @@ func (c Change) String() string { return c.Pointer + ": " + c.Message }
 // otherwise: a value of the wrong type or a blank name is left alone, and
 // the returned error is then the remaining *[ValidationError] (with the
 // repaired card, so the caller can show both). Member order is kept; the
-// output is compact JSON.
+// output is compact JSON. A document over [MaxSize] is refused before it
+// is read, with an error matching [ErrTooLarge].
 func Repair(data []byte) (*Card, []Change, error) {
+	if err := checkSize(data, "document"); err != nil {
+		return nil, nil, err
+	}
 	var bom []Change
 	if bytes.HasPrefix(data, utf8BOM) {
 		data = data[len(utf8BOM):]
