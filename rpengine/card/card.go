@@ -59,11 +59,9 @@ func Parse(data []byte) (*Card, error) {
 	defer scratches.Put(sc)
 	sc.unsafe = false
 	canon, err := jcs.Append(sc.buf[:0], data, &sc.opts)
+	sc.buf = canon
 	if err != nil {
 		return nil, parseError(err)
-	}
-	if cap(canon) <= 2*MaxSize {
-		sc.buf = canon
 	}
 	c := &Card{digest: sha256.Sum256(canon), unsafe: sc.unsafe, violations: validate(canon), raw: bytes.Clone(data)}
 	if bytes.Equal(canon, data) {
@@ -81,7 +79,7 @@ type scratch struct {
 	unsafe bool // a number is not hash-safe
 }
 
-var scratches = sync.Pool{New: func() any {
+var scratches = sync.Pool{New: func() any { // its buffer is bounded, as Parse input is, by MaxSize
 	sc := new(scratch)
 	sc.opts.Number = func(lit []byte) error {
 		sc.unsafe = sc.unsafe || !hashSafe(lit)

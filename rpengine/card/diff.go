@@ -298,7 +298,7 @@ func (g *differ) object(xs, ys int) (xe, ye int, done bool) {
 // elements lists the starts and ends of the elements from position i of
 // an array up to its end, and returns the position after the ']'.
 func (g *differ) elements(doc []byte, i int) ([][2]int, int) {
-	var out [][2]int
+	out := make([][2]int, 0, 8)
 	for doc[i] != ']' && !g.over {
 		e := g.skip(doc, i)
 		out = append(out, [2]int{i, e})

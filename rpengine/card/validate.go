@@ -1,6 +1,7 @@
 package card
 
 import (
+	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type rule struct {
 type rules struct {
 	list   []rule
 	fields []string
+	words  []uint64 // of fields (nameWord)
 	idx    [][]int
 }
 
@@ -51,6 +53,7 @@ func newRules(list ...rule) *rules {
 	slices.Sort(rs.fields)
 	rs.fields = slices.Compact(rs.fields)
 	for _, f := range rs.fields {
+		rs.words = append(rs.words, nameWord([]byte(f)))
 		var idx []int
 		for i, r := range list {
 			if r.field == f {
@@ -79,6 +82,27 @@ var (
 		{field: "constant", want: 't'}, {field: "secondary_keys", want: 'S'},
 		{field: "position", must: `must be "before_char" or "after_char"`, text: []string{`"before_char"`, `"after_char"`}}})...)
 )
+
+// kindOf is kind as a table.
+var kindOf = func() (t [256]byte) {
+	for b := range t {
+		t[b] = kind([]byte{byte(b)}, 0)
+	}
+	return t
+}()
+
+// nameWord returns the first 8 bytes of name, big endian, zero padded:
+// words order as their names' first 8 bytes do.
+func nameWord(name []byte) uint64 {
+	if len(name) >= 8 {
+		return binary.BigEndian.Uint64(name)
+	}
+	var w uint64
+	for k, c := range name {
+		w |= uint64(c) << (56 - 8*k)
+	}
+	return w
+}
 
 func kinds(want byte, required bool, fields ...string) []rule {
 	var out []rule
@@ -120,12 +144,14 @@ func (v *validator) object(s int, at string, rs *rules) int {
 		// The members and the fields are both in order (the canonical
 		// form sorts members; an escaped name is no field and sorts
 		// among them as its text does): a merge finds each rule's value.
+		// Names are compared by their first 8 bytes mostly.
 		ke := skipString(doc, i)
 		name, vs, end := doc[i+1:ke-1], ke+1, 0
-		for j < len(rs.fields) && rs.fields[j] < string(name) {
+		w := nameWord(name)
+		for j < len(rs.fields) && (rs.words[j] < w || rs.words[j] == w && rs.fields[j] < string(name)) {
 			j++
 		}
-		if j < len(rs.fields) && rs.fields[j] == string(name) {
+		if j < len(rs.fields) && rs.words[j] == w && rs.fields[j] == string(name) {
 			for _, k := range rs.idx[j] {
 				r := &rs.list[k]
 				vals[k] = vs
@@ -146,7 +172,9 @@ func (v *validator) object(s int, at string, rs *rules) int {
 	end := i + 1
 	nested := len(v.out)
 	for i := range rs.list {
-		v.check(at, &rs.list[i], vals[i])
+		if x, r := vals[i], &rs.list[i]; x == 0 || r.want != kindOf[doc[x]] || r.text != nil { // else the common case: of the kind wanted
+			v.check(at, r, x)
+		}
 	}
 	if nested > mark && len(v.out) > nested { // the object's own first
 		v.out = append(v.out[:mark], slices.Concat(v.out[nested:], v.out[mark:nested])...)

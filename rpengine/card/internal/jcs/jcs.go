@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // MaxDepth bounds the nesting of arrays and objects, so that hostile input
@@ -49,7 +48,6 @@ func Append(dst, src []byte, opts *Options) ([]byte, error) {
 	if opts != nil {
 		p.number = opts.Number
 	}
-	p.valid8 = utf8.Valid(src)
 	i := p.value(p.space(0))
 	if i >= 0 && p.space(i) != len(src) {
 		p.fail(p.space(i), "unexpected data after the JSON value")
@@ -83,7 +81,6 @@ const maxPooled = 1 << 16
 type parser struct {
 	src, out []byte
 	pend     int  // src[pend:] follows out in the output
-	valid8   bool // src is valid UTF-8: strings need no check of their own
 	esc      bool // the string read last had an escape
 	number   func([]byte) error
 	err      *SyntaxError
