@@ -26,6 +26,7 @@ type Card struct {
 	digest     Digest
 	unsafe     bool        // holds a number the engine may canonicalize differently
 	violations []Violation // of the V2 rules
+	portrait   []byte      // the PNG Load read it from, without the card
 
 	// The canonical form, made on first use (a patch needs it; a card
 	// that is canonical as parsed has it in raw): keeping it from Parse
@@ -52,8 +53,11 @@ func Parse(data []byte) (*Card, error) {
 	if bytes.HasPrefix(data, utf8BOM) {
 		return nil, &ParseError{Msg: "the document starts with a UTF-8 byte order mark, which JSON text must not have (Repair removes it)"}
 	}
-	if i := space(data, 0); i == len(data) || data[i] != '{' {
-		return nil, &ParseError{Msg: "a card must be a JSON object"}
+	switch i := space(data, 0); {
+	case i == len(data):
+		return nil, &ParseError{Msg: "empty input"}
+	case data[i] != '{':
+		return nil, &ParseError{Offset: i, Msg: "a card must be a JSON object"}
 	}
 	sc := scratches.Get().(*scratch)
 	defer scratches.Put(sc)
@@ -128,10 +132,11 @@ func (c *Card) index() index {
 // size is the memory the card holds for its bytes, counting the
 // canonical form a patch makes as held.
 func (c *Card) size() int {
+	n := len(c.raw) + len(c.portrait)
 	if cn := c.canonical(); &cn[0] != &c.raw[0] {
-		return len(c.raw) + len(cn)
+		n += len(cn)
 	}
-	return len(c.raw)
+	return n
 }
 
 // Bytes returns the card's JSON document as parsed. The caller must not

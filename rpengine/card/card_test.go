@@ -45,7 +45,10 @@ func TestParse_errors(t *testing.T) {
 		{"number out of range", `{"a":{"b":1e400}}`, "/a/b", "out of the IEEE-754"},
 		{"root array", `[1]`, "", "must be a JSON object"},
 		{"root string", `"x"`, "", "must be a JSON object"},
-		{"empty", ``, "", "must be a JSON object"},
+		{"empty", ``, "", "empty input"}, // Issue #32
+		{"white space", " \n", "", "empty input"},
+		{"truncated in a string", `{"data":{"name":"Cut`, "/data/name", "unexpected end of input"}, // Issue #32
+		{"truncated after a comma", `{"spec":"chara_card_v2",`, "", "unexpected end of input"},
 		{"trailing data", `{} {}`, "", "after the JSON value"},
 		{"truncated", `{"a":[1,`, "/a/1", "unexpected end"},
 		{"raw control character", "{\"a\":\"x\ny\"}", "/a", "control character"},

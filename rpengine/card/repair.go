@@ -9,8 +9,9 @@ import (
 // what.
 type Change struct{ Pointer, Message string }
 
-// String formats a change as "pointer: message".
-func (c Change) String() string { return c.Pointer + ": " + c.Message }
+// String formats a change as "pointer: message", the pointer "" of the
+// root as "(root)" (issue #32: a V1 upgrade read ": upgraded ...").
+func (c Change) String() string { return rootOr(c.Pointer) + ": " + c.Message }
 
 // Repair turns what real tools export into a card the engine accepts and
 // reports each change it made. It removes a UTF-8 byte order mark,

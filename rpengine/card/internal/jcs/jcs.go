@@ -186,8 +186,18 @@ func (p *parser) compare(a, b *member) int {
 	return 1
 }
 
-// fail records the first error, at offset i, and returns -1.
+// fail records the first error, at offset i, and returns -1. Any error at
+// the end of the input is that the input ended: a truncated document says
+// so, not what it was looking for there.
 func (p *parser) fail(i int, msg string) int {
+	if i >= len(p.src) {
+		msg = "unexpected end of input"
+	}
+	return p.record(i, msg)
+}
+
+// record records the first error, at offset i, and returns -1.
+func (p *parser) record(i int, msg string) int {
 	if p.err == nil {
 		p.err = &SyntaxError{Offset: i, Pointer: p.pointer(), Msg: msg}
 	}
@@ -410,7 +420,7 @@ func (p *parser) close(r, base, f, i int) bool {
 	for k := 1; k < len(o); k++ {
 		if string(p.name(&ms[o[k-1]])) == string(p.name(&ms[o[k]])) {
 			p.frames[f].index = base + int(o[k])
-			p.fail(i, "duplicate key "+strconv.Quote(string(p.name(&ms[o[k]]))))
+			p.record(i, "duplicate key "+strconv.Quote(string(p.name(&ms[o[k]]))))
 			return false
 		}
 	}
