@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
@@ -106,7 +107,7 @@ func (p *patcher) split(t *piece, k int) (*piece, *piece) {
 		return t.fix(), b
 	default: // inside the run: two runs, the second with a priority of its own
 		m := k - nl
-		right := p.newPiece(piece{src: t.src, lo: t.lo + int32(m), hi: t.hi, pri: rand.Uint32()})
+		right := alloc(&p.pieces, piece{src: t.src, lo: t.lo + int32(m), hi: t.hi, pri: rand.Uint32()})
 		l, r := t.l, t.r
 		t.hi, t.l, t.r = t.lo+int32(m), nil, nil
 		return merge(l, t.fix()), merge(right.fix(), r)
@@ -127,8 +128,11 @@ func merge(a, b *piece) *piece {
 	return b.fix()
 }
 
-// itemKey returns the unescaped name of item i of the run t.
+// itemKey returns the unescaped name of item i of t.
 func (t *piece) itemKey(i int) []byte {
+	if t.src == nil {
+		return []byte(t.key)
+	}
 	s, _ := t.item(i)
 	return name(t.src.src, s, skipString(t.src.src, s))
 }
@@ -138,36 +142,16 @@ func (t *piece) itemKey(i int) []byte {
 func rank(t *piece, key []byte) (int, bool) {
 	r := 0
 	for t != nil {
-		if t.src == nil {
-			switch c := jcs.Compare(key, []byte(t.key)); {
-			case c < 0:
-				t = t.l
-			case c == 0:
-				return r + count(t.l), true
-			default:
-				r += count(t.l) + 1
-				t = t.r
-			}
-			continue
-		}
-		if jcs.Compare(key, t.itemKey(0)) < 0 {
+		switch n := t.own(); {
+		case jcs.Compare(key, t.itemKey(0)) < 0:
 			t = t.l
-			continue
-		}
-		if jcs.Compare(key, t.itemKey(t.own()-1)) > 0 {
-			r += count(t.l) + t.own()
+		case jcs.Compare(key, t.itemKey(n-1)) > 0:
+			r += count(t.l) + n
 			t = t.r
-			continue
+		default: // in t: a binary search of its items
+			i := sort.Search(n, func(i int) bool { return jcs.Compare(t.itemKey(i), key) >= 0 })
+			return r + count(t.l) + i, jcs.Compare(t.itemKey(i), key) == 0
 		}
-		lo, hi := 0, t.own()
-		for lo < hi {
-			if m := (lo + hi) / 2; jcs.Compare(t.itemKey(m), key) < 0 {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		return r + count(t.l) + lo, jcs.Compare(t.itemKey(lo), key) == 0
 	}
 	return r, false
 }
@@ -185,24 +169,15 @@ type patcher struct {
 	values []value
 }
 
-func (p *patcher) newPiece(x piece) *piece {
-	if len(p.pieces) == 0 {
-		p.pieces = make([]piece, 64)
+// alloc returns a new T, x, from the block of T's slab.
+func alloc[T any](slab *[]T, x T) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, 64)
 	}
-	t := &p.pieces[0]
-	p.pieces = p.pieces[1:]
+	t := &(*slab)[0]
+	*slab = (*slab)[1:]
 	*t = x
 	return t
-}
-
-func (p *patcher) newValue(x value) *value {
-	if len(p.values) == 0 {
-		p.values = make([]value, 64)
-	}
-	v := &p.values[0]
-	p.values = p.values[1:]
-	*v = x
-	return v
 }
 
 func newPatcher(doc []byte, big index, limit int) *patcher {
@@ -247,7 +222,7 @@ func (p *patcher) open(v *value) *container {
 	}
 	if offs != nil {
 		src := &source{src: b, at: v.at, offs: append(offs, int32(i+1))}
-		c.root = p.newPiece(piece{src: src, hi: int32(len(offs)), pri: rand.Uint32()}).fix()
+		c.root = alloc(&p.pieces, piece{src: src, hi: int32(len(offs)), pri: rand.Uint32()}).fix()
 	}
 	v.c, v.raw = c, nil
 	return c
@@ -270,7 +245,7 @@ func (p *patcher) single(c *container, i int) *piece {
 		if src.at >= 0 {
 			at = src.at + s
 		}
-		m.val, m.src = p.newValue(value{raw: src.src[s:e], at: at}), nil
+		m.val, m.src = alloc(&p.values, value{raw: src.src[s:e], at: at}), nil
 	}
 	c.root = merge(merge(a, m), rest)
 	return m
@@ -306,34 +281,28 @@ func child(c *container, tok string) (int, bool, error) {
 	return i, i < n, nil
 }
 
-// walk returns the containers from the root to the parent of the value
-// at toks (toks not empty).
-func (p *patcher) walk(toks []string) ([]*container, error) {
-	chain := p.chain[:0]
+// locate walks to the parent of the value at toks (not empty) and returns
+// the containers from the root to it, and the position of the value in
+// it and whether it is there.
+func (p *patcher) locate(toks []string) (chain []*container, i int, found bool, err error) {
+	chain = p.chain[:0]
 	defer func() { p.chain = chain }()
 	v := p.root
 	for k, tok := range toks {
 		c := p.open(v)
 		if c == nil {
-			if k == len(toks)-1 {
-				return nil, fmt.Errorf("%w: parent is not a container", errPathMissing)
-			}
-			return nil, fmt.Errorf("%w: %q is inside a scalar", errPathMissing, tok)
+			return nil, 0, false, fmt.Errorf("%w: %q is inside a scalar", errPathMissing, tok)
 		}
 		chain = append(chain, c)
-		if k == len(toks)-1 {
-			return chain, nil
+		if i, found, err = child(c, tok); err != nil || k == len(toks)-1 {
+			return chain, i, found, err
 		}
-		i, ok, err := child(c, tok)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("%w: no member %q", errPathMissing, tok)
+		if !found {
+			return nil, 0, false, fmt.Errorf("%w: no member %q", errPathMissing, tok)
 		}
 		v = p.single(c, i).val
 	}
-	return chain, nil
+	return chain, i, found, nil
 }
 
 // get returns the value at toks.
@@ -341,19 +310,14 @@ func (p *patcher) get(toks []string) (*value, error) {
 	if len(toks) == 0 {
 		return p.root, nil
 	}
-	chain, err := p.walk(toks)
-	if err != nil {
+	chain, i, found, err := p.locate(toks)
+	switch {
+	case err != nil:
 		return nil, err
+	case !found:
+		return nil, fmt.Errorf("%w: no member %q", errPathMissing, toks[len(toks)-1])
 	}
-	c, tok := chain[len(chain)-1], toks[len(toks)-1]
-	i, ok, err := child(c, tok)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: no member %q", errPathMissing, tok)
-	}
-	return p.single(c, i).val, nil
+	return p.single(chain[len(chain)-1], i).val, nil
 }
 
 // grow adds delta bytes to every container of chain and checks the
@@ -377,18 +341,12 @@ func (p *patcher) add(toks []string, v *value, replace bool) error {
 		p.root = v
 		return nil
 	}
-	chain, err := p.walk(toks)
+	chain, i, found, err := p.locate(toks)
 	if err != nil {
 		return err
 	}
 	c, tok := chain[len(chain)-1], toks[len(toks)-1]
-	if replace && !c.obj && tok == "-" {
-		return fmt.Errorf("%w: '-' names no element", errPathMissing)
-	}
-	i, found, err := child(c, tok)
 	switch {
-	case err != nil:
-		return err
 	case found && (c.obj || replace):
 		m := p.single(c, i)
 		if err := p.grow(chain, v.size()-m.val.size()); err != nil {
@@ -407,7 +365,7 @@ func (p *patcher) add(toks []string, v *value, replace bool) error {
 		return err
 	}
 	a, b := p.split(c.root, i)
-	m := p.newPiece(piece{val: v, pri: rand.Uint32(), n: 1})
+	m := alloc(&p.pieces, piece{val: v, pri: rand.Uint32(), n: 1})
 	if c.obj {
 		m.key = tok
 	}
@@ -420,18 +378,14 @@ func (p *patcher) remove(toks []string) (*value, error) {
 	if len(toks) == 0 {
 		return nil, fmt.Errorf("%w: cannot remove the root", errPatchInvalid)
 	}
-	chain, err := p.walk(toks)
-	if err != nil {
+	chain, i, found, err := p.locate(toks)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	c, tok := chain[len(chain)-1], toks[len(toks)-1]
-	i, found, err := child(c, tok)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
+	case !found:
 		return nil, fmt.Errorf("%w: nothing to remove", errPathMissing)
 	}
+	c := chain[len(chain)-1]
 	m := p.single(c, i)
 	delta := itemSize(m.key, c.obj, m.val)
 	if count(c.root) > 1 {
@@ -448,7 +402,7 @@ func (p *patcher) remove(toks []string) (*value, error) {
 func (p *patcher) apply(op *patchOp) error {
 	switch op.Op {
 	case "add", "replace":
-		return p.add(op.path, p.newValue(value{raw: op.Value, at: -1}), op.Op == "replace")
+		return p.add(op.path, alloc(&p.values, value{raw: op.Value, at: -1}), op.Op == "replace")
 	case "remove":
 		_, err := p.remove(op.path)
 		return err
@@ -470,7 +424,7 @@ func (p *patcher) apply(op *patchOp) error {
 		if v.c != nil {
 			return p.add(op.path, &value{raw: p.write(nil, v), at: -1}, false)
 		}
-		return p.add(op.path, p.newValue(value{raw: v.raw, at: v.at}), false)
+		return p.add(op.path, alloc(&p.values, value{raw: v.raw, at: v.at}), false)
 	}
 	if isPrefix(op.from, op.path) {
 		if len(op.from) == len(op.path) {

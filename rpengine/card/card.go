@@ -28,13 +28,12 @@ type Card struct {
 	violations []Violation // of the V2 rules
 	portrait   []byte      // the PNG Load read it from, without the card
 
-	// The canonical form, made on first use (a patch needs it; a card
-	// that is canonical as parsed has it in raw): keeping it from Parse
-	// would make every card twice its size.
-	canonOnce sync.Once
-	canon     []byte
-	bigOnce   sync.Once
-	big       index // of canon
+	// The canonical form and its index, made on first use (a patch needs
+	// them; a card canonical as parsed has the form in raw): kept from
+	// Parse, every card would be twice its size.
+	once  sync.Once
+	canon []byte
+	big   index
 }
 
 // Parse checks data and returns the card it holds. data is copied. It
@@ -112,28 +111,26 @@ func parseError(err error) error {
 	return &ParseError{Pointer: se.Pointer, Offset: se.Offset, Msg: se.Msg}
 }
 
-// canonical returns the card's RFC 8785 form. The caller must not modify
-// it.
-func (c *Card) canonical() []byte {
-	c.canonOnce.Do(func() {
+// canonical returns the card's RFC 8785 form, which the caller must not
+// modify, and its index.
+func (c *Card) canonical() ([]byte, index) {
+	c.once.Do(func() {
 		if c.canon == nil {
 			c.canon, _ = jcs.Append(nil, c.raw, nil) // Parse accepted raw
 		}
+		c.big = indexOf(c.canon)
 	})
-	return c.canon
-}
-
-// index returns the index of the card's canonical form.
-func (c *Card) index() index {
-	c.bigOnce.Do(func() { c.big = indexOf(c.canonical()) })
-	return c.big
+	return c.canon, c.big
 }
 
 // size is the memory the card holds for its bytes, counting the
-// canonical form a patch makes as held.
+// canonical form a patch makes as held; 0 for nil. A Planner counts it.
 func (c *Card) size() int {
+	if c == nil {
+		return 0
+	}
 	n := len(c.raw) + len(c.portrait)
-	if cn := c.canonical(); &cn[0] != &c.raw[0] {
+	if cn, _ := c.canonical(); &cn[0] != &c.raw[0] {
 		n += len(cn)
 	}
 	return n
@@ -196,11 +193,11 @@ func (c *Card) Name() string {
 	doc := c.raw
 	var name string
 	items(doc, space(doc, 0), func(root item) int {
-		if !is(doc, root.ks, root.ke, "data") || doc[root.vs] != '{' {
+		if text(doc, root.ks, root.ke) != "data" || doc[root.vs] != '{' {
 			return 0
 		}
 		items(doc, root.vs, func(it item) int {
-			if is(doc, it.ks, it.ke, "name") && doc[it.vs] == '"' {
+			if text(doc, it.ks, it.ke) == "name" && doc[it.vs] == '"' {
 				name = text(doc, it.vs, skipString(doc, it.vs))
 				return -1
 			}

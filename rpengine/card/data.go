@@ -2,6 +2,7 @@ package card
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -100,6 +101,8 @@ func New(d Data) (_ *Card, err error) {
 	return c, nil
 }
 
+// orEmpty and objOrEmpty return their argument, or an empty one for nil:
+// the format wants [] and {} there.
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -122,169 +125,84 @@ func (c *Card) Data() Data {
 	var d Data
 	doc := c.raw
 	items(doc, space(doc, 0), func(root item) int {
-		if is(doc, root.ks, root.ke, "data") && doc[root.vs] == '{' {
-			return d.decode(doc, root.vs)
+		if text(doc, root.ks, root.ke) == "data" && doc[root.vs] == '{' {
+			return decodeInto(reflect.ValueOf(&d).Elem(), doc, root.vs)
 		}
 		return 0
 	})
 	return d
 }
 
-// decode reads the data object at doc[s] and returns its end.
-func (d *Data) decode(doc []byte, s int) int {
+// decodeInto reads the object at doc[s] into the struct v (Data, Book or
+// Entry), by the names of its fields' json tags, and returns its end.
+func decodeInto(v reflect.Value, doc []byte, s int) int {
 	return items(doc, s, func(it item) int {
-		i := it.vs
-		switch text(doc, it.ks, it.ke) {
-		case "name":
-			d.Name = strAt(doc, i)
-		case "description":
-			d.Description = strAt(doc, i)
-		case "personality":
-			d.Personality = strAt(doc, i)
-		case "scenario":
-			d.Scenario = strAt(doc, i)
-		case "first_mes":
-			d.FirstMessage = strAt(doc, i)
-		case "mes_example":
-			d.MessageExamples = strAt(doc, i)
-		case "creator_notes":
-			d.CreatorNotes = strAt(doc, i)
-		case "system_prompt":
-			d.SystemPrompt = strAt(doc, i)
-		case "post_history_instructions":
-			d.PostHistoryInstructions = strAt(doc, i)
-		case "alternate_greetings":
-			d.AlternateGreetings = strsAt(doc, i)
-		case "tags":
-			d.Tags = strsAt(doc, i)
-		case "creator":
-			d.Creator = strAt(doc, i)
-		case "character_version":
-			d.CharacterVersion = strAt(doc, i)
-		case "extensions":
-			d.Extensions = objAt(doc, i)
-		case "character_book":
-			if doc[i] == '{' {
-				d.CharacterBook = new(Book)
-				return d.CharacterBook.decode(doc, i)
+		name := text(doc, it.ks, it.ke)
+		for i := range v.NumField() {
+			if tag, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); tag == name {
+				return decodeValue(v.Field(i), doc, it.vs)
 			}
 		}
 		return 0
 	})
 }
 
-// decode reads the lorebook at doc[s] and returns its end.
-func (b *Book) decode(doc []byte, s int) int {
-	return items(doc, s, func(it item) int {
-		i := it.vs
-		switch text(doc, it.ks, it.ke) {
-		case "name":
-			b.Name = strAt(doc, i)
-		case "description":
-			b.Description = strAt(doc, i)
-		case "scan_depth":
-			b.ScanDepth = numAt(doc, i)
-		case "token_budget":
-			b.TokenBudget = numAt(doc, i)
-		case "recursive_scanning":
-			b.RecursiveScanning = boolAt(doc, i)
-		case "extensions":
-			b.Extensions = objAt(doc, i)
-		case "entries":
-			if doc[i] == '[' {
-				return items(doc, i, func(el item) int {
-					b.Entries = append(b.Entries, Entry{})
-					if doc[el.vs] == '{' {
-						return b.Entries[len(b.Entries)-1].decode(doc, el.vs)
-					}
-					return 0
-				})
-			}
+// decodeValue reads the value at doc[i] into f when it is of f's kind,
+// and returns its end, or 0.
+func decodeValue(f reflect.Value, doc []byte, i int) int {
+	switch k := kind(doc, i); f.Interface().(type) {
+	case string:
+		if k == '"' {
+			f.SetString(text(doc, i, skipString(doc, i)))
 		}
-		return 0
-	})
-}
-
-// decode reads the lorebook entry at doc[s] and returns its end.
-func (e *Entry) decode(doc []byte, s int) int {
-	return items(doc, s, func(it item) int {
-		i := it.vs
-		switch text(doc, it.ks, it.ke) {
-		case "keys":
-			e.Keys = strsAt(doc, i)
-		case "content":
-			e.Content = strAt(doc, i)
-		case "extensions":
-			e.Extensions = objAt(doc, i)
-		case "enabled":
-			e.Enabled = boolAt(doc, i)
-		case "insertion_order":
-			e.InsertionOrder = numAt(doc, i)
-		case "case_sensitive":
-			e.CaseSensitive = boolAt(doc, i)
-		case "name":
-			e.Name = strAt(doc, i)
-		case "priority":
-			e.Priority = numAt(doc, i)
-		case "id":
-			e.ID = numAt(doc, i)
-		case "comment":
-			e.Comment = strAt(doc, i)
-		case "selective":
-			e.Selective = boolAt(doc, i)
-		case "secondary_keys":
-			e.SecondaryKeys = strsAt(doc, i)
-		case "constant":
-			e.Constant = boolAt(doc, i)
-		case "position":
-			e.Position = strAt(doc, i)
+	case int:
+		n, _ := strconv.ParseFloat(string(doc[i:skipValue(doc, i)]), 64)
+		f.SetInt(int64(n))
+	case bool:
+		f.SetBool(doc[i] == 't')
+	case []string:
+		if k == '[' {
+			out := []string{}
+			end := items(doc, i, func(it item) int {
+				if doc[it.vs] == '"' {
+					out = append(out, text(doc, it.vs, skipString(doc, it.vs)))
+				}
+				return 0
+			})
+			f.Set(reflect.ValueOf(out))
+			return end
 		}
-		return 0
-	})
-}
-
-// The readers of the value at doc[i] when it is of the kind wanted, else
-// of its zero.
-
-func strAt(doc []byte, i int) string {
-	if doc[i] != '"' {
-		return ""
-	}
-	return text(doc, i, skipString(doc, i))
-}
-
-func strsAt(doc []byte, i int) []string {
-	if doc[i] != '[' {
-		return nil
-	}
-	out := []string{}
-	items(doc, i, func(it item) int {
-		if doc[it.vs] == '"' {
-			out = append(out, strAt(doc, it.vs))
+	case map[string]any: // extensions: each value its JSON text
+		if k == '{' {
+			out := map[string]any{}
+			end := items(doc, i, func(it item) int {
+				e := skipValue(doc, it.vs)
+				out[text(doc, it.ks, it.ke)] = json.RawMessage(doc[it.vs:e:e])
+				return e
+			})
+			f.Set(reflect.ValueOf(out))
+			return end
 		}
-		return 0
-	})
-	return out
-}
-
-func numAt(doc []byte, i int) int {
-	f, _ := strconv.ParseFloat(string(doc[i:skipValue(doc, i)]), 64)
-	return int(f)
-}
-
-func boolAt(doc []byte, i int) bool { return doc[i] == 't' }
-
-func objAt(doc []byte, i int) map[string]any {
-	if doc[i] != '{' {
-		return nil
+	case *Book:
+		if k == '{' {
+			f.Set(reflect.ValueOf(new(Book)))
+			return decodeInto(f.Elem(), doc, i)
+		}
+	case []Entry:
+		if k == '[' {
+			var es []Entry
+			end := items(doc, i, func(it item) int {
+				es = append(es, Entry{})
+				if doc[it.vs] == '{' {
+					return decodeInto(reflect.ValueOf(&es[len(es)-1]).Elem(), doc, it.vs)
+				}
+				return 0
+			})
+			f.Set(reflect.ValueOf(es))
+			return end
+		}
 	}
-	out := map[string]any{}
-	items(doc, i, func(it item) int {
-		e := skipValue(doc, it.vs)
-		out[text(doc, it.ks, it.ke)] = json.RawMessage(doc[it.vs:e:e])
-		return e
-	})
-	return out
+	return 0
 }
 
 // Substitute replaces in text the macros card authors write for, as

@@ -215,3 +215,6 @@ func valueAt(v any, path string) any {
 	}
 	return v
 }
+
+// splitPointer splits an RFC 6901 pointer into unescaped tokens.
+func splitPointer(p string) ([]string, bool) { return appendTokens(nil, p) }

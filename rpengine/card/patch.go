@@ -141,30 +141,15 @@ func (op *patchOp) check(toks *[]string) error {
 // cannot grow the document past MaxSize. Its time is linear in the sizes
 // of doc and patch, times the logarithm of the number of operations.
 func ApplyPatch(doc, patch []byte) ([]byte, error) {
-	if err := checkSize(doc, "document"); err != nil {
-		errd.Wrap(&err, "card: apply patch")
-		return nil, err
-	}
-	if err := checkSize(patch, "patch"); err != nil {
-		errd.Wrap(&err, "card: apply patch")
-		return nil, err
-	}
-	// The canonical forms are scratch: the result is a copy.
-	docBuf, patchBuf := getBuf(), getBuf()
+	docBuf, patchBuf := getBuf(), getBuf() // scratch: the result is a copy
 	defer putBuf(docBuf)
 	defer putBuf(patchBuf)
-	cdoc, err := jcs.Append((*docBuf)[:0], doc, nil)
-	*docBuf = cdoc
+	cdoc, err := canonicalScratch(docBuf, doc, "document")
 	if err != nil {
-		err = parseError(err)
-		errd.Wrap(&err, "card: apply patch: document") // "card: " said once
 		return nil, err
 	}
-	cpatch, err := jcs.Append((*patchBuf)[:0], patch, nil) // refuses duplicate members in operations
-	*patchBuf = cpatch
+	cpatch, err := canonicalScratch(patchBuf, patch, "patch") // refuses duplicate members in operations
 	if err != nil {
-		err = parseError(err)
-		errd.Wrap(&err, "card: apply patch: patch")
 		return nil, err
 	}
 	ops, err := decodePatch(cpatch)
@@ -176,6 +161,19 @@ func ApplyPatch(doc, patch []byte) ([]byte, error) {
 		big = indexOf(cdoc)
 	}
 	return applyOps(nil, cdoc, big, ops)
+}
+
+// canonicalScratch canonicalizes data, an input of ApplyPatch, into buf.
+func canonicalScratch(buf *[]byte, data []byte, what string) (_ []byte, err error) {
+	defer errd.Wrap(&err, "card: apply patch: "+what) // "card: " said once
+	if err := checkSize(data, what); err != nil {
+		return nil, err
+	}
+	*buf, err = jcs.Append((*buf)[:0], data, nil)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return *buf, nil
 }
 
 // applyOps appends to dst the result of ops applied to the canonical

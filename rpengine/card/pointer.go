@@ -13,13 +13,9 @@ func escapeToken(s string) string {
 	return tokenEscaper.Replace(s)
 }
 
-// splitPointer splits an RFC 6901 pointer into unescaped tokens. It
-// rejects a pointer that does not start with '/' and a '~' not followed by
-// '0' or '1'.
-func splitPointer(p string) ([]string, bool) { return appendTokens(nil, p) }
-
-// appendTokens appends the tokens of the pointer p to dst and returns the
-// extended slice.
+// appendTokens appends the unescaped tokens of the RFC 6901 pointer p to
+// dst and returns the extended slice. It rejects a pointer that does not
+// start with '/' and a '~' not followed by '0' or '1'.
 func appendTokens(dst []string, p string) ([]string, bool) {
 	if p == "" {
 		return dst, true

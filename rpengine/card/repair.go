@@ -145,7 +145,7 @@ func (r *repairer) book(book *node) {
 		r.fill(e, ep, "keys", &node{kind: '['}, "[]")
 		r.fill(e, ep, "content", strNode(""), `""`)
 		r.fill(e, ep, "extensions", &node{kind: '{'}, "{}")
-		r.fill(e, ep, "enabled", &node{kind: 't'}, "true (entries are enabled unless they say otherwise)")
-		r.fill(e, ep, "insertion_order", &node{kind: nodeNumber, text: "0"}, "0")
+		r.fill(e, ep, "enabled", &node{kind: 't', text: "true"}, "true (entries are enabled unless they say otherwise)")
+		r.fill(e, ep, "insertion_order", &node{kind: '0', text: "0"}, "0")
 	}
 }

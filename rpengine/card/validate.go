@@ -1,7 +1,6 @@
 package card
 
 import (
-	"encoding/binary"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,31 +35,17 @@ type rule struct {
 	inner, each *rules
 }
 
-// rules are the rules of an object, in the engine's order, and their
-// fields in order with the indexes of the rules of each.
+// rules are the rules of an object, in the engine's order, and the
+// indexes of the rules of each field.
 type rules struct {
-	list   []rule
-	fields []string
-	words  []uint64 // of fields (nameWord)
-	idx    [][]int
+	list    []rule
+	byField map[string][]int
 }
 
 func newRules(list ...rule) *rules {
-	rs := &rules{list: list}
-	for _, r := range list {
-		rs.fields = append(rs.fields, r.field)
-	}
-	slices.Sort(rs.fields)
-	rs.fields = slices.Compact(rs.fields)
-	for _, f := range rs.fields {
-		rs.words = append(rs.words, nameWord([]byte(f)))
-		var idx []int
-		for i, r := range list {
-			if r.field == f {
-				idx = append(idx, i)
-			}
-		}
-		rs.idx = append(rs.idx, idx)
+	rs := &rules{list: list, byField: map[string][]int{}}
+	for i, r := range list {
+		rs.byField[r.field] = append(rs.byField[r.field], i)
 	}
 	return rs
 }
@@ -90,19 +75,6 @@ var kindOf = func() (t [256]byte) {
 	}
 	return t
 }()
-
-// nameWord returns the first 8 bytes of name, big endian, zero padded:
-// words order as their names' first 8 bytes do.
-func nameWord(name []byte) uint64 {
-	if len(name) >= 8 {
-		return binary.BigEndian.Uint64(name)
-	}
-	var w uint64
-	for k, c := range name {
-		w |= uint64(c) << (56 - 8*k)
-	}
-	return w
-}
 
 func kinds(want byte, required bool, fields ...string) []rule {
 	var out []rule
@@ -139,27 +111,17 @@ func (v *validator) object(s int, at string, rs *rules) int {
 	var buf [16]int
 	vals := buf[:len(rs.list)] // where each rule's value starts; 0: absent
 	mark := len(v.out)
-	i, j := s+1, 0 // canonical: no white space
+	i := s + 1 // canonical: no white space
 	for doc[i] != '}' {
-		// The members and the fields are both in order (the canonical
-		// form sorts members; an escaped name is no field and sorts
-		// among them as its text does): a merge finds each rule's value.
-		// Names are compared by their first 8 bytes mostly.
 		ke := skipString(doc, i)
-		name, vs, end := doc[i+1:ke-1], ke+1, 0
-		w := nameWord(name)
-		for j < len(rs.fields) && (rs.words[j] < w || rs.words[j] == w && rs.fields[j] < string(name)) {
-			j++
-		}
-		if j < len(rs.fields) && rs.words[j] == w && rs.fields[j] == string(name) {
-			for _, k := range rs.idx[j] {
-				r := &rs.list[k]
-				vals[k] = vs
-				if r.inner != nil && doc[vs] == '{' {
-					end = v.object(vs, at+"/"+r.field, r.inner)
-				} else if r.each != nil && doc[vs] == '[' {
-					end = v.each(vs, at+"/"+r.field, r.each)
-				}
+		vs, end := ke+1, 0
+		for _, k := range rs.byField[string(doc[i+1:ke-1])] { // an escaped name is no field
+			r := &rs.list[k]
+			vals[k] = vs
+			if r.inner != nil && doc[vs] == '{' {
+				end = v.object(vs, at+"/"+r.field, r.inner)
+			} else if r.each != nil && doc[vs] == '[' {
+				end = v.each(vs, at+"/"+r.field, r.each)
 			}
 		}
 		if end == 0 {
