@@ -128,11 +128,8 @@ func merge(a, b *piece) *piece {
 	return b.fix()
 }
 
-// itemKey returns the unescaped name of item i of t.
+// itemKey returns the unescaped name of item i of the run t.
 func (t *piece) itemKey(i int) []byte {
-	if t.src == nil {
-		return []byte(t.key)
-	}
 	s, _ := t.item(i)
 	return name(t.src.src, s, skipString(t.src.src, s))
 }
@@ -142,15 +139,22 @@ func (t *piece) itemKey(i int) []byte {
 func rank(t *piece, key []byte) (int, bool) {
 	r := 0
 	for t != nil {
-		switch n := t.own(); {
-		case jcs.Compare(key, t.itemKey(0)) < 0:
+		n := t.own()
+		cmp := func(i int) int { // key against item i of t
+			if t.src == nil {
+				return jcs.Compare(key, t.key)
+			}
+			return jcs.Compare(key, t.itemKey(i))
+		}
+		switch {
+		case cmp(0) < 0:
 			t = t.l
-		case jcs.Compare(key, t.itemKey(n-1)) > 0:
+		case cmp(n-1) > 0:
 			r += count(t.l) + n
 			t = t.r
 		default: // in t: a binary search of its items
-			i := sort.Search(n, func(i int) bool { return jcs.Compare(t.itemKey(i), key) >= 0 })
-			return r + count(t.l) + i, jcs.Compare(t.itemKey(i), key) == 0
+			i := sort.Search(n, func(i int) bool { return cmp(i) <= 0 })
+			return r + count(t.l) + i, cmp(i) == 0
 		}
 	}
 	return r, false

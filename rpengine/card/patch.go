@@ -28,7 +28,7 @@ func decodePatch(patch []byte) ([]patchOp, error) {
 	}
 	ops := make([]patchOp, 0, min(bytes.Count(patch, []byte{'{'}), len(patch)/24)) // each at least {"op":"","path":""}
 	var err error
-	var toks []string
+	toks := make([]string, 0, min(bytes.Count(patch, []byte{'/'}), len(patch)/4)) // each token after a '/'
 	items(patch, 0, func(it item) int {
 		op := patchOp{}
 		i := len(ops)

@@ -232,7 +232,7 @@ func Unquote(dst, body []byte) []byte {
 // order; the two differ only where a character at or above U+10000 (lead
 // byte 0xF0 to 0xF4, a surrogate pair in UTF-16) meets one in U+E000 to
 // U+FFFF (lead byte 0xEE or 0xEF): the former sorts first in UTF-16.
-func Compare(a, b []byte) int {
+func Compare[A, B ~string | ~[]byte](a A, b B) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i < n && a[i] == b[i] {
