@@ -15,8 +15,7 @@ type Card struct {
 
 // NonceLen is the width of the "bench_nonce" string in every generated
 // card's data.extensions: benchmarks of the cold path rewrite its digits
-// so that each hash sees bytes it never saw (defeating the memo) at no
-// cost.
+// so that each hash sees bytes it never saw, at no cost.
 const NonceLen = 12
 
 // Cards returns the three benchmark cards, generated deterministically:

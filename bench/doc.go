@@ -10,7 +10,8 @@
 //
 //   - BenchmarkHash: card.Parse (canonical RFC 8785 hash) of generated small
 //     (~2 KB), typical (~10 KB, lorebook) and large (~1 MB, 2000-entry
-//     lorebook) cards, cold (bytes never seen) and memoized, against
+//     lorebook) cards, cold (bytes never seen) and Card.Hash of a parsed
+//     card, against
 //     gowebpki/jcs.Transform + SHA-256, SHA-256 alone over the canonical
 //     bytes (the floor) and, from bench/run, Node.js with the npm
 //     canonicalize package (bench/node).
@@ -30,6 +31,11 @@
 //   - BenchmarkLoopback: rpengine.Server and an enginetest engine over
 //     loopback WebSocket: chunk send to samples queued (p50/p99), and
 //     chunk messages per second.
+//   - BenchmarkScale<Name>: how a path's cost grows with its input, with
+//     sub-benchmarks n=<N> at n, 4n and 16n; bench/report prints
+//     t(16n)/t(n) for each (target: at most 20). scale_card_test.go has
+//     card.ApplyPatch of n operations and card.Diff of n-element arrays;
+//     a package adds its own in scale_<pkg>_test.go.
 //
 // Besides ns/op every benchmark reports cpu-ns/op, the process's CPU time
 // (user + system, all threads, garbage collector included) per operation:

@@ -10,20 +10,19 @@ import (
 )
 
 // nonces numbers the cold parses of the process: every one of them,
-// across -count runs and cards, must be bytes the memo has not seen (a
-// sequence restarted at each run made later runs hit the memo).
+// across -count runs and cards, is bytes never parsed before (card keeps
+// no cache of parses since issue #30, and none can help).
 var nonces atomic.Uint64
 
 // BenchmarkHash measures the card hash (SHA-256 of the RFC 8785 form) on
 // the three generated cards:
 //
 //   - cold: card.Parse of bytes it has never seen (the nonce digits change
-//     every iteration, so its memo always misses): copy, canonicalization
-//     (with the Character Card V2 check) and SHA-256. One parse before the
-//     loop grows the pooled scratch, a once-per-process cost; card_B is
-//     the card's size, to which the report holds B/op;
-//   - memo-parse: card.Parse of bytes seen before (memo hit: xxh3 + copy);
-//   - memo-hash: Card.Hash of a parsed card (the digest is kept);
+//     every iteration): copy, canonicalization, the Character Card V2
+//     rules on the canonical form, and SHA-256. One parse before the loop
+//     grows the pooled scratch, a once-per-process cost; card_B is the
+//     card's size, to which the report holds B/op;
+//   - hash: Card.Hash of a parsed card (the digest is kept);
 //   - jcs: the reference, gowebpki/jcs.Transform then sha256.Sum256;
 //   - sha256: SHA-256 alone over the canonical bytes, the floor.
 //
@@ -53,23 +52,7 @@ func BenchmarkHash(b *testing.B) {
 			cpu.report(b)
 			b.ReportMetric(float64(len(doc)), "card_B")
 		})
-		b.Run(c.Name+"/memo-parse", func(b *testing.B) {
-			if _, err := card.Parse(c.JSON); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(c.JSON)))
-			b.ReportAllocs()
-			cpu := startCPU()
-			for b.Loop() {
-				p, err := card.Parse(c.JSON)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_ = p.Hash()
-			}
-			cpu.report(b)
-		})
-		b.Run(c.Name+"/memo-hash", func(b *testing.B) {
+		b.Run(c.Name+"/hash", func(b *testing.B) {
 			p, err := card.Parse(c.JSON)
 			if err != nil {
 				b.Fatal(err)

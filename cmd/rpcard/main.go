@@ -1,13 +1,16 @@
 // Command rpcard validates, hashes, diffs, patches, repairs and extracts
 // Character Card V2 files, for modders and scripts.
 //
-//	rpcard validate FILE...        every violation with its JSON Pointer
-//	rpcard hash [--force] FILE     the card's RFC 8785 SHA-256, 64 hex
-//	rpcard diff BASE TARGET        the verified RFC 6902 patch
-//	rpcard apply BASE PATCH        the patched document
-//	rpcard fix FILE [-o OUT]       the repaired card; changes on stderr
-//	rpcard extract CARD.png        the card JSON embedded in a PNG
+//	rpcard validate [--strict] FILE...  every violation with its JSON Pointer
+//	rpcard hash [--force] FILE          the card's RFC 8785 SHA-256, 64 hex
+//	rpcard diff BASE TARGET             the verified RFC 6902 patch
+//	rpcard apply BASE PATCH             the patched document
+//	rpcard fix FILE [-o OUT]            the repaired card; changes on stderr
+//	rpcard extract CARD.png             the card JSON embedded in a PNG
 //
+// validate, hash and diff read a card as card.Load does, as a game does:
+// the repairs that keep its meaning are made, and each is said on stderr;
+// validate --strict applies the engine's rules to the file as it is.
 // FILE may be "-" for stdin, a JSON file or a PNG card. Flags may come
 // before or after the command and the operands; after "--" everything is
 // an operand. --help prints the usage on stdout. A command-line mistake is
@@ -36,11 +39,14 @@ import (
 const usage = `usage: rpcard COMMAND [flags] FILE...
 
 commands:
-  validate FILE...        check the Character Card V2 rules the engine enforces;
-                          prints every violation with its JSON Pointer
+  validate [--strict] FILE...
+                          check the Character Card V2 rules the engine enforces;
+                          prints every violation with its JSON Pointer; --strict
+                          checks the file as it is, without the repairs a game
+                          makes on load
   hash [--force] FILE     print the card's hash (SHA-256 of RFC 8785 JSON, 64 hex);
                           refuses invalid or not hash-safe cards unless --force,
-                          which hashes any well-formed JSON document
+                          which hashes any well-formed JSON document as it is
   diff BASE TARGET        print the verified RFC 6902 patch from BASE to TARGET
   apply BASE PATCH        print BASE with the RFC 6902 PATCH applied (canonical JSON)
   fix FILE [-o OUT]       repair a card (V1 and Pygmalion cards upgraded as SillyTavern
@@ -49,8 +55,11 @@ commands:
                           stderr; writes nothing when the card stays invalid
   extract CARD.png        print the card JSON embedded in a PNG
 
-FILE may be "-" for stdin, a .json file or a .png card. Flags may come before
-or after the command and the operands; after -- everything is an operand.
+validate, hash and diff read a card as a game's card.Load does: the repairs
+that keep its meaning (V1 and V3 cards, missing fields, lorebook extensions)
+are made, each said on stderr. FILE may be "-" for stdin, a .json file or a
+.png card. Flags may come before or after the command and the operands; after
+-- everything is an operand.
 
 exit status: 0 ok, 1 invalid input of any kind, 2 usage error (a bad flag or
 command, or an -o file that cannot be written)
@@ -77,7 +86,7 @@ var errUnwritable = errors.New("cannot be written")
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	force          bool
+	force, strict  bool
 	out            string
 }
 
@@ -85,6 +94,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	fs := cmdline.NewFlagSet("rpcard")
 	fs.BoolVar(&e.force, "force", false, "hash any well-formed JSON document")
+	fs.BoolVar(&e.strict, "strict", false, "validate the file as it is, without the repairs made on load")
 	fs.StringVar(&e.out, "o", "", "write the repaired card to this file")
 	operands, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) || (err == nil && len(operands) > 0 && operands[0] == "help") {
@@ -156,7 +166,7 @@ func (e *env) dispatch(cmd string, ops []string) error {
 		return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 	case n < 0 && len(ops) == 0, n > 0 && len(ops) != n:
 		return fmt.Errorf("%w: %s takes %s", errUsage, cmd, map[int]string{-1: "one or more files", 1: "one file", 2: "two files"}[n])
-	case e.force && cmd != "hash", e.out != "" && cmd != "fix":
+	case e.force && cmd != "hash", e.out != "" && cmd != "fix", e.strict && cmd != "validate":
 		return fmt.Errorf("%w: flag not valid for %s", errUsage, cmd)
 	}
 	switch cmd {
@@ -179,10 +189,9 @@ func (e *env) dispatch(cmd string, ops []string) error {
 // card limit.
 const maxInput = 64 << 20
 
-// read returns the JSON in the named file: stdin for "-", the embedded
-// card for a PNG (a file named .png, or any input with the PNG signature).
-// Its errors say what to do next.
-func (e *env) read(name string) ([]byte, error) {
+// readFile returns the bytes of the named file, stdin for "-". Its errors
+// say what to do next.
+func (e *env) readFile(name string) ([]byte, error) {
 	r := e.stdin
 	if name != "-" {
 		f, err := os.Open(name)
@@ -202,12 +211,52 @@ func (e *env) read(name string) ([]byte, error) {
 	if len(b) > maxInput {
 		return nil, fmt.Errorf("%s: larger than the %d MiB rpcard reads; is it really a card?", name, maxInput>>20)
 	}
-	if bytes.HasPrefix(b, []byte("\x89PNG")) || strings.EqualFold(filepath.Ext(name), ".png") {
+	return b, nil
+}
+
+// isPNG reports whether the named file is to be read as a PNG: a .png
+// name, or the PNG signature.
+func isPNG(name string, b []byte) bool {
+	return bytes.HasPrefix(b, []byte("\x89PNG")) || strings.EqualFold(filepath.Ext(name), ".png")
+}
+
+// read returns the JSON in the named file: the embedded card for a PNG.
+func (e *env) read(name string) ([]byte, error) {
+	b, err := e.readFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if isPNG(name, b) {
 		if b, err = card.ExtractPNG(b); err != nil {
 			return nil, fmt.Errorf("%s: %w; %s", name, err, pngHint(err))
 		}
 	}
 	return b, nil
+}
+
+// load reads the named card as card.Load does and says on stderr what it
+// repaired. A card Load refuses is its error, with what to do next.
+func (e *env) load(name string) (*card.Card, error) {
+	b, err := e.readFile(name)
+	if err != nil {
+		return nil, err
+	}
+	if isPNG(name, b) && !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		_, err := card.ExtractPNG(b) // a .png name with something else inside
+		return nil, fmt.Errorf("%s: %w; %s", name, err, pngHint(err))
+	}
+	c, notes, err := card.Load(b)
+	for _, n := range notes {
+		fmt.Fprintf(e.stderr, "%s: repaired on load: %s\n", name, n)
+	}
+	var pe *card.ParseError
+	switch {
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("%s: %w; %s", name, err, parseHint)
+	case err != nil && bytes.HasPrefix(b, []byte("\x89PNG")) && !errors.As(err, new(*card.ValidationError)):
+		return nil, fmt.Errorf("%s: %w; %s", name, err, pngHint(err))
+	}
+	return c, err
 }
 
 // pngHint says what to do about a PNG that holds no readable card.
@@ -224,43 +273,37 @@ func pngHint(err error) string {
 // parseHint says what to do about a document Parse refused.
 const parseHint = "fix the JSON there in a text editor (rpcard fix cannot repair malformed JSON)"
 
-func (e *env) parse(name string) (*card.Card, error) {
-	b, err := e.read(name)
-	if err != nil {
-		return nil, err
-	}
-	c, err := card.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w; %s", name, err, parseHint)
-	}
-	return c, nil
-}
-
 func (e *env) validate(names []string) error {
 	bad := 0
 	for _, name := range names {
-		b, err := e.read(name)
+		var b []byte
 		var c *card.Card
-		if err == nil {
-			if c, err = card.Parse(b); err != nil {
-				err = fmt.Errorf("%s: %w; %s", name, err, parseHint)
+		var err error
+		if e.strict { // the engine's rules on the file as it is
+			if b, err = e.read(name); err == nil {
+				if c, err = card.Parse(b); err != nil {
+					err = fmt.Errorf("%s: %w; %s", name, err, parseHint)
+				} else {
+					err = c.Validate()
+				}
 			}
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "%v\n", err)
-			bad++
-			continue
+		} else {
+			c, err = e.load(name)
 		}
 		var ve *card.ValidationError
-		if err := c.Validate(); errors.As(err, &ve) {
+		switch {
+		case errors.As(err, &ve):
 			for _, v := range ve.Violations {
-				fmt.Fprintf(e.stdout, "%s: %s: %s\n", name, pointerOrRoot(v.Pointer), v.Message)
+				fmt.Fprintf(e.stdout, "%s: %s\n", name, v)
 			}
-			fmt.Fprintf(e.stderr, "%s: %s\n", name, repairHint(name, b, len(ve.Violations)))
+			fmt.Fprintf(e.stderr, "%s: %s\n", name, repairHint(name, b, len(ve.Violations), e.strict))
 			bad++
-			continue
+		case err != nil:
+			fmt.Fprintf(e.stderr, "%v\n", err)
+			bad++
+		default:
+			fmt.Fprintf(e.stdout, "%s: valid\n", name)
 		}
-		fmt.Fprintf(e.stdout, "%s: valid\n", name)
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %s invalid", bad, plural(len(names), "file"))
@@ -268,9 +311,13 @@ func (e *env) validate(names []string) error {
 	return nil
 }
 
-// repairHint says what to do about a card that breaks n rules: run
-// rpcard fix when it repairs them all, else edit what it cannot repair.
-func repairHint(name string, b []byte, n int) string {
+// repairHint says what to do about a card that breaks n rules: as it is
+// (strict), run rpcard fix when it repairs them all; else edit what no
+// repair can fix.
+func repairHint(name string, b []byte, n int, strict bool) string {
+	if !strict {
+		return "hint: edit the values named above by hand (no repair changes content), then validate again"
+	}
 	_, changes, err := card.Repair(b)
 	var ve *card.ValidationError
 	switch {
@@ -317,12 +364,13 @@ func (e *env) hash(name string) error {
 		fmt.Fprintln(e.stdout, hex.EncodeToString(sum[:]))
 		return nil
 	}
-	c, err := e.parse(name)
+	c, err := e.load(name)
+	var ve *card.ValidationError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("%s: %w; `rpcard validate %s` says what to change, --force hashes the document as it is", name, err, name)
+	}
 	if err != nil {
 		return err
-	}
-	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%s: %w; `rpcard validate %s` says what to change, --force hashes the document as it is", name, err, name)
 	}
 	if err := c.CheckNumbers(); err != nil {
 		return fmt.Errorf("%s: %w (--force hashes it anyway)", name, err)
@@ -333,11 +381,11 @@ func (e *env) hash(name string) error {
 }
 
 func (e *env) diff(baseName, targetName string) error {
-	base, err := e.parse(baseName)
+	base, err := e.load(baseName)
 	if err != nil {
 		return err
 	}
-	target, err := e.parse(targetName)
+	target, err := e.load(targetName)
 	if err != nil {
 		return err
 	}
@@ -433,9 +481,15 @@ func writeFile(name string, data []byte) (err error) {
 }
 
 func (e *env) extract(name string) error {
-	b, err := e.read(name)
+	b, err := e.readFile(name)
 	if err != nil {
 		return err
+	}
+	if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		return fmt.Errorf("%s: not a PNG file; extract reads the card inside a PNG (a JSON file already is its card)", name)
+	}
+	if b, err = card.ExtractPNG(b); err != nil {
+		return fmt.Errorf("%s: %w; %s", name, err, pngHint(err))
 	}
 	if !json.Valid(b) {
 		return fmt.Errorf("%s: the embedded card is not valid JSON", name)

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gowebpki/jcs"
 )
 
@@ -63,6 +64,15 @@ func rpcard(t *testing.T, stdin string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// loadedHash is the hash of the card in file as card.Load reads it.
+func loadedHash(t *testing.T, file string) string {
+	b, err := os.ReadFile(file)
+	testutil.Success(t, err)
+	c, _, err := card.Load(b)
+	testutil.Success(t, err)
+	return c.Hash().String()
+}
+
 func oracleHash(t *testing.T, doc []byte) string {
 	c, err := jcs.Transform(doc)
 	testutil.Success(t, err)
@@ -99,11 +109,21 @@ func TestRpcard(t *testing.T) {
 		{name: "validate ok", args: []string{"validate", cards + "full.json", cards + "minimal.json"}, code: 0, inStdout: "full.json: valid"},
 		{name: "validate violations", args: []string{"validate", cards + "invalid-content.json"}, code: 1, inStdout: "invalid-content.json: /data/character_book/entries/0/position: must be"},
 		{name: "validate duplicate key", args: []string{"validate", cards + "malformed-duplicate-key.json"}, code: 1, inStderr: `duplicate key "name" at "/data/name"`},
-		{name: "validate unparsable", args: []string{"validate", cards + "malformed-truncated.json"}, code: 1, inStderr: "unterminated string"},
+		{name: "validate unparsable", args: []string{"validate", cards + "malformed-truncated.json"}, code: 1, inStderr: "unexpected end of input"}, // Issue #32
+		// Issue #32: validate, hash and diff read a card as card.Load does,
+		// and say what they repaired; --strict keeps the engine's rules.
+		{name: "validate repairs as Load", args: []string{"validate", cards + "broken-book-extensions.json"}, code: 0,
+			stdout: cards + "broken-book-extensions.json: valid\n", inStderr: "broken-book-extensions.json: repaired on load: /data/character_book/extensions: added missing required field"},
+		{name: "validate --strict", args: []string{"validate", "--strict", cards + "broken-book-extensions.json"}, code: 1,
+			inStdout: "/data/character_book/extensions: is required", inStderr: "rpcard fix " + cards + "broken-book-extensions.json -o fixed.json` repairs this card"},
+		{name: "strict for another command", args: []string{"hash", "--strict", cards + "full.json"}, code: 2, inStderr: "not valid for hash"},
+		{name: "hash repairs as Load", args: []string{"hash", cards + "broken-v3.json"}, code: 0, stdout: loadedHash(t, cards+"broken-v3.json") + "\n",
+			inStderr: `repaired on load: /spec: read a V3 card as V2`},
 		{name: "validate missing file", args: []string{"validate", "nope.json"}, code: 1, inStderr: "nope.json"},
 		{name: "hash", args: []string{"hash", cards + "full.json"}, code: 0, stdout: oracleHash(t, full) + "\n"},
 		{name: "hash stdin", stdin: string(full), args: []string{"hash", "-"}, code: 0, stdout: oracleHash(t, full) + "\n"},
-		{name: "hash invalid card", args: []string{"hash", cards + "v1.json"}, code: 1, inStderr: "--force"},
+		{name: "hash invalid card", args: []string{"hash", cards + "invalid-content.json"}, code: 1, inStderr: "--force"},
+		{name: "hash a V1 card", args: []string{"hash", cards + "v1.json"}, code: 0, stdout: loadedHash(t, cards+"v1.json") + "\n", inStderr: "(root): upgraded a V1 card"},
 		{name: "hash not hash-safe", stdin: unsafeCard, args: []string{"hash", "-"}, code: 1, inStderr: `number 0.5 at "/data/extensions/w"`},
 		{name: "hash --force after operand", stdin: unsafeCard, args: []string{"hash", "-", "--force"}, code: 0, stdout: oracleHash(t, []byte(unsafeCard)) + "\n"},
 		{name: "hash --force any document", stdin: `[3, {"b":1,"a":2}]`, args: []string{"hash", "--force", "-"}, code: 0, stdout: oracleHash(t, []byte(`[3,{"a":2,"b":1}]`)) + "\n"},
@@ -116,7 +136,7 @@ func TestRpcard(t *testing.T) {
 		{name: "fix one violation", stdin: `{"name":"T","description":7}`, args: []string{"fix", "-"}, code: 1,
 			inStderr: "-: 1 violation that rpcard fix cannot repair without changing content; edit those values by hand"},
 		{name: "fix malformed", args: []string{"fix", cards + "malformed-duplicate-key.json"}, code: 1, inStderr: "duplicate key"},
-		{name: "extract from json", args: []string{"extract", cards + "minimal.json"}, code: 0, inStdout: `"name": "Ari"`},
+		{name: "extract from json", args: []string{"extract", cards + "minimal.json"}, code: 1, inStderr: "not a PNG file; extract reads the card inside a PNG"}, // Issue #32
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,8 +244,8 @@ func TestRpcard_fixFailsCleanly(t *testing.T) {
 			t.Errorf("%v: %q", args, r.stderr)
 		}
 	}
-	// A card rpcard fix does repair gets the suggestion.
-	r = rpcard(t, "", "validate", cards+"v1.json")
+	// A card rpcard fix does repair gets the suggestion (checked as it is).
+	r = rpcard(t, "", "validate", "--strict", cards+"v1.json")
 	if !strings.Contains(r.stderr, "rpcard fix "+cards+"v1.json -o fixed.json` repairs this card") || !strings.Contains(r.stderr, "1 of 1 file invalid") {
 		t.Fatalf("stderr %q", r.stderr)
 	}
@@ -293,6 +313,20 @@ func TestRpcard_png(t *testing.T) {
 	}
 	v := rpcard(t, "", "validate", file)
 	testutil.Equal(t, "validate a PNG", v.stdout, file+": valid\n")
+	// Issue #32: a PNG with a ccv3 chunk (a V3 card) is read as Load reads
+	// it, and --strict checks the chunk's JSON as it is.
+	v3 := bytes.Replace(card, []byte(`"chara_card_v2"`), []byte(`"chara_card_v3"`), 1)
+	ccv3 := filepath.Join(t.TempDir(), "ccv3.png")
+	testutil.Success(t, os.WriteFile(ccv3, pngWithChunks(card, v3), 0o644))
+	v = rpcard(t, "", "validate", ccv3)
+	testutil.Equal(t, "validate a ccv3 PNG", v.stdout, ccv3+": valid\n")
+	if !strings.Contains(v.stderr, "repaired on load: /spec: read a V3 card as V2") {
+		t.Errorf("stderr %q", v.stderr)
+	}
+	v = rpcard(t, "", "validate", "--strict", ccv3)
+	if v.code != 1 || !strings.Contains(v.stdout, `/spec: must be "chara_card_v2"`) {
+		t.Errorf("strict: %d %q", v.code, v.stdout)
+	}
 	v1, err := os.ReadFile(cards + "v1.json")
 	testutil.Success(t, err)
 	v1png := filepath.Join(t.TempDir(), "v1.png")
@@ -336,7 +370,10 @@ func TestRpcard_operands(t *testing.T) {
 
 // pngWith builds a minimal PNG (signature, IHDR, tEXt chara, IEND); the
 // extractor reads chunks, not pixels.
-func pngWith(card []byte) []byte {
+func pngWith(card []byte) []byte { return pngWithChunks(card, nil) }
+
+// pngWithChunks is pngWith with a ccv3 chunk too, when ccv3 is not nil.
+func pngWithChunks(card, ccv3 []byte) []byte {
 	chunk := func(typ string, body []byte) []byte {
 		b := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
 		b = append(b, typ...)
@@ -346,5 +383,8 @@ func pngWith(card []byte) []byte {
 	out := []byte("\x89PNG\r\n\x1a\n")
 	out = append(out, chunk("IHDR", []byte{0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0})...)
 	out = append(out, chunk("tEXt", append([]byte("chara\x00"), base64.StdEncoding.EncodeToString(card)...))...)
+	if ccv3 != nil {
+		out = append(out, chunk("tEXt", append([]byte("ccv3\x00"), base64.StdEncoding.EncodeToString(ccv3)...))...)
+	}
 	return append(out, chunk("IEND", nil)...)
 }

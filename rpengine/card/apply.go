@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
@@ -43,61 +44,73 @@ type container struct {
 	size int // bytes of the container's canonical form
 }
 
-// piece is a node of a container's treap: a run of the source's items,
-// src[offs[0]:offs[len(offs)-1]-1] (item i starts at offs[i] and ends a
-// byte before offs[i+1]), or one item (offs nil): val, and key for a
-// member.
+// source is the items of a container as read: its bytes (at offset at
+// of the document, or -1), item i from offs[i] to a byte before
+// offs[i+1].
+type source struct {
+	src  []byte
+	at   int
+	offs []int32
+}
+
+// piece is a node of a container's treap: the items lo to hi-1 of src, or
+// one item (src nil): val, and key for a member. 64 bytes: the treap of a
+// long list stays in the caches longer.
 type piece struct {
-	src    []byte
-	at     int // offset of src in the document, or -1
-	offs   []int32
+	src    *source
+	lo, hi int32
 	key    string
 	val    *value
-	n      int // items in the subtree
+	n      int32 // items in the subtree
 	pri    uint32
 	l, r   *piece
-	keyBuf []byte
 }
 
 func count(t *piece) int {
 	if t == nil {
 		return 0
 	}
-	return t.n
+	return int(t.n)
 }
 
 // own is how many items t holds itself.
 func (t *piece) own() int {
-	if t.offs == nil {
+	if t.src == nil {
 		return 1
 	}
-	return len(t.offs) - 1
+	return int(t.hi - t.lo)
 }
 
 func (t *piece) fix() *piece {
-	t.n = count(t.l) + t.own() + count(t.r)
+	t.n = int32(count(t.l) + t.own() + count(t.r))
 	return t
 }
 
+// item returns where item i of the run t starts and ends.
+func (t *piece) item(i int) (s, e int) {
+	return int(t.src.offs[int(t.lo)+i]), int(t.src.offs[int(t.lo)+i+1]) - 1
+}
+
 // split splits t into its first k items and the rest.
-func split(t *piece, k int) (*piece, *piece) {
+func (p *patcher) split(t *piece, k int) (*piece, *piece) {
 	if t == nil {
 		return nil, nil
 	}
 	switch nl := count(t.l); {
 	case k <= nl:
-		a, b := split(t.l, k)
+		a, b := p.split(t.l, k)
 		t.l = b
 		return a, t.fix()
 	case k >= nl+t.own():
-		a, b := split(t.r, k-nl-t.own())
+		a, b := p.split(t.r, k-nl-t.own())
 		t.r = a
 		return t.fix(), b
-	default: // inside the run: two runs of one heap position
+	default: // inside the run: two runs, the second with a priority of its own
 		m := k - nl
-		right := &piece{src: t.src, at: t.at, offs: t.offs[m:], pri: t.pri, r: t.r}
-		t.offs, t.r = t.offs[:m+1], nil
-		return t.fix(), right.fix()
+		right := alloc(&p.pieces, piece{src: t.src, lo: t.lo + int32(m), hi: t.hi, pri: rand.Uint32()})
+		l, r := t.l, t.r
+		t.hi, t.l, t.r = t.lo+int32(m), nil, nil
+		return merge(l, t.fix()), merge(right.fix(), r)
 	}
 }
 
@@ -117,13 +130,8 @@ func merge(a, b *piece) *piece {
 
 // itemKey returns the unescaped name of item i of the run t.
 func (t *piece) itemKey(i int) []byte {
-	s := int(t.offs[i])
-	e := skipString(t.src, s)
-	if body := t.src[s+1 : e-1]; bytes.IndexByte(body, '\\') < 0 {
-		return body
-	}
-	t.keyBuf = jcs.Unquote(t.keyBuf[:0], t.src[s+1:e-1])
-	return t.keyBuf
+	s, _ := t.item(i)
+	return name(t.src.src, s, skipString(t.src.src, s))
 }
 
 // rank returns the position of the member named key in the object's
@@ -131,36 +139,23 @@ func (t *piece) itemKey(i int) []byte {
 func rank(t *piece, key []byte) (int, bool) {
 	r := 0
 	for t != nil {
-		if t.offs == nil {
-			switch c := jcs.Compare(key, []byte(t.key)); {
-			case c < 0:
-				t = t.l
-			case c == 0:
-				return r + count(t.l), true
-			default:
-				r += count(t.l) + 1
-				t = t.r
+		n := t.own()
+		cmp := func(i int) int { // key against item i of t
+			if t.src == nil {
+				return jcs.Compare(key, t.key)
 			}
-			continue
+			return jcs.Compare(key, t.itemKey(i))
 		}
-		if jcs.Compare(key, t.itemKey(0)) < 0 {
+		switch {
+		case cmp(0) < 0:
 			t = t.l
-			continue
-		}
-		if jcs.Compare(key, t.itemKey(t.own()-1)) > 0 {
-			r += count(t.l) + t.own()
+		case cmp(n-1) > 0:
+			r += count(t.l) + n
 			t = t.r
-			continue
+		default: // in t: a binary search of its items
+			i := sort.Search(n, func(i int) bool { return cmp(i) <= 0 })
+			return r + count(t.l) + i, cmp(i) == 0
 		}
-		lo, hi := 0, t.own()
-		for lo < hi {
-			if m := (lo + hi) / 2; jcs.Compare(t.itemKey(m), key) < 0 {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
-		return r + count(t.l) + lo, jcs.Compare(t.itemKey(lo), key) == 0
 	}
 	return r, false
 }
@@ -170,6 +165,23 @@ type patcher struct {
 	root  *value
 	limit int   // largest document allowed after an operation
 	big   index // of the document, or nil
+	chain []*container
+
+	// Pieces and values are made in blocks: the collector then sees one
+	// object per block, where an operation made two or three.
+	pieces []piece
+	values []value
+}
+
+// alloc returns a new T, x, from the block of T's slab.
+func alloc[T any](slab *[]T, x T) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, 64)
+	}
+	t := &(*slab)[0]
+	*slab = (*slab)[1:]
+	*t = x
+	return t
 }
 
 func newPatcher(doc []byte, big index, limit int) *patcher {
@@ -213,7 +225,8 @@ func (p *patcher) open(v *value) *container {
 		}
 	}
 	if offs != nil {
-		c.root = (&piece{src: b, at: v.at, offs: append(offs, int32(i+1)), pri: rand.Uint32()}).fix()
+		src := &source{src: b, at: v.at, offs: append(offs, int32(i+1))}
+		c.root = alloc(&p.pieces, piece{src: src, hi: int32(len(offs)), pri: rand.Uint32()}).fix()
 	}
 	v.c, v.raw = c, nil
 	return c
@@ -222,20 +235,21 @@ func (p *patcher) open(v *value) *container {
 // single isolates item i of the container as a piece of its own and
 // returns it.
 func (p *patcher) single(c *container, i int) *piece {
-	a, b := split(c.root, i)
-	m, rest := split(b, 1)
-	if m.offs != nil {
-		s, e := int(m.offs[0]), int(m.offs[1])-1
+	a, b := p.split(c.root, i)
+	m, rest := p.split(b, 1)
+	if m.src != nil {
+		src := m.src
+		s, e := m.item(0)
 		if c.obj {
-			ke := skipString(m.src, s)
-			m.key = text(m.src, s, ke)
+			ke := skipString(src.src, s)
+			m.key = text(src.src, s, ke)
 			s = ke + 1
 		}
 		at := -1
-		if m.at >= 0 {
-			at = m.at + s
+		if src.at >= 0 {
+			at = src.at + s
 		}
-		m.val, m.offs = &value{raw: m.src[s:e], at: at}, nil
+		m.val, m.src = alloc(&p.values, value{raw: src.src[s:e], at: at}), nil
 	}
 	c.root = merge(merge(a, m), rest)
 	return m
@@ -271,33 +285,28 @@ func child(c *container, tok string) (int, bool, error) {
 	return i, i < n, nil
 }
 
-// walk returns the containers from the root to the parent of the value
-// at toks (toks not empty).
-func (p *patcher) walk(toks []string) ([]*container, error) {
-	var chain []*container
+// locate walks to the parent of the value at toks (not empty) and returns
+// the containers from the root to it, and the position of the value in
+// it and whether it is there.
+func (p *patcher) locate(toks []string) (chain []*container, i int, found bool, err error) {
+	chain = p.chain[:0]
+	defer func() { p.chain = chain }()
 	v := p.root
 	for k, tok := range toks {
 		c := p.open(v)
 		if c == nil {
-			if k == len(toks)-1 {
-				return nil, fmt.Errorf("%w: parent is not a container", errPathMissing)
-			}
-			return nil, fmt.Errorf("%w: %q is inside a scalar", errPathMissing, tok)
+			return nil, 0, false, fmt.Errorf("%w: %q is inside a scalar", errPathMissing, tok)
 		}
 		chain = append(chain, c)
-		if k == len(toks)-1 {
-			return chain, nil
+		if i, found, err = child(c, tok); err != nil || k == len(toks)-1 {
+			return chain, i, found, err
 		}
-		i, ok, err := child(c, tok)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, fmt.Errorf("%w: no member %q", errPathMissing, tok)
+		if !found {
+			return nil, 0, false, fmt.Errorf("%w: no member %q", errPathMissing, tok)
 		}
 		v = p.single(c, i).val
 	}
-	return chain, nil
+	return chain, i, found, nil
 }
 
 // get returns the value at toks.
@@ -305,19 +314,14 @@ func (p *patcher) get(toks []string) (*value, error) {
 	if len(toks) == 0 {
 		return p.root, nil
 	}
-	chain, err := p.walk(toks)
-	if err != nil {
+	chain, i, found, err := p.locate(toks)
+	switch {
+	case err != nil:
 		return nil, err
+	case !found:
+		return nil, fmt.Errorf("%w: no member %q", errPathMissing, toks[len(toks)-1])
 	}
-	c, tok := chain[len(chain)-1], toks[len(toks)-1]
-	i, ok, err := child(c, tok)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w: no member %q", errPathMissing, tok)
-	}
-	return p.single(c, i).val, nil
+	return p.single(chain[len(chain)-1], i).val, nil
 }
 
 // grow adds delta bytes to every container of chain and checks the
@@ -341,18 +345,12 @@ func (p *patcher) add(toks []string, v *value, replace bool) error {
 		p.root = v
 		return nil
 	}
-	chain, err := p.walk(toks)
+	chain, i, found, err := p.locate(toks)
 	if err != nil {
 		return err
 	}
 	c, tok := chain[len(chain)-1], toks[len(toks)-1]
-	if replace && !c.obj && tok == "-" {
-		return fmt.Errorf("%w: '-' names no element", errPathMissing)
-	}
-	i, found, err := child(c, tok)
 	switch {
-	case err != nil:
-		return err
 	case found && (c.obj || replace):
 		m := p.single(c, i)
 		if err := p.grow(chain, v.size()-m.val.size()); err != nil {
@@ -370,8 +368,8 @@ func (p *patcher) add(toks []string, v *value, replace bool) error {
 	if err := p.grow(chain, delta); err != nil {
 		return err
 	}
-	a, b := split(c.root, i)
-	m := &piece{val: v, pri: rand.Uint32(), n: 1}
+	a, b := p.split(c.root, i)
+	m := alloc(&p.pieces, piece{val: v, pri: rand.Uint32(), n: 1})
 	if c.obj {
 		m.key = tok
 	}
@@ -384,26 +382,22 @@ func (p *patcher) remove(toks []string) (*value, error) {
 	if len(toks) == 0 {
 		return nil, fmt.Errorf("%w: cannot remove the root", errPatchInvalid)
 	}
-	chain, err := p.walk(toks)
-	if err != nil {
+	chain, i, found, err := p.locate(toks)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	c, tok := chain[len(chain)-1], toks[len(toks)-1]
-	i, found, err := child(c, tok)
-	if err != nil {
-		return nil, err
-	}
-	if !found {
+	case !found:
 		return nil, fmt.Errorf("%w: nothing to remove", errPathMissing)
 	}
+	c := chain[len(chain)-1]
 	m := p.single(c, i)
 	delta := itemSize(m.key, c.obj, m.val)
 	if count(c.root) > 1 {
 		delta++ // a comma
 	}
 	_ = p.grow(chain, -delta)
-	a, b := split(c.root, i)
-	_, b = split(b, 1)
+	a, b := p.split(c.root, i)
+	_, b = p.split(b, 1)
 	c.root = merge(a, b)
 	return m.val, nil
 }
@@ -412,7 +406,7 @@ func (p *patcher) remove(toks []string) (*value, error) {
 func (p *patcher) apply(op *patchOp) error {
 	switch op.Op {
 	case "add", "replace":
-		return p.add(op.path, &value{raw: op.Value, at: -1}, op.Op == "replace")
+		return p.add(op.path, alloc(&p.values, value{raw: op.Value, at: -1}), op.Op == "replace")
 	case "remove":
 		_, err := p.remove(op.path)
 		return err
@@ -434,7 +428,7 @@ func (p *patcher) apply(op *patchOp) error {
 		if v.c != nil {
 			return p.add(op.path, &value{raw: p.write(nil, v), at: -1}, false)
 		}
-		return p.add(op.path, &value{raw: v.raw, at: v.at}, false)
+		return p.add(op.path, alloc(&p.values, value{raw: v.raw, at: v.at}), false)
 	}
 	if isPrefix(op.from, op.path) {
 		if len(op.from) == len(op.path) {
@@ -474,8 +468,10 @@ func (p *patcher) write(dst []byte, v *value) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		if t.offs != nil {
-			dst = append(dst, t.src[t.offs[0]:t.offs[len(t.offs)-1]-1]...)
+		if t.src != nil {
+			s, _ := t.item(0)
+			_, e := t.item(t.own() - 1)
+			dst = append(dst, t.src.src[s:e]...)
 		} else {
 			if c.obj {
 				dst = append(jcs.AppendString(dst, t.key), ':')

@@ -26,14 +26,14 @@ type Card struct {
 	digest     Digest
 	unsafe     bool        // holds a number the engine may canonicalize differently
 	violations []Violation // of the V2 rules
+	portrait   []byte      // the PNG Load read it from, without the card
 
-	// The canonical form, made on first use (a patch needs it; a card
-	// that is canonical as parsed has it in raw): keeping it from Parse
-	// would make every card twice its size.
-	canonOnce sync.Once
-	canon     []byte
-	bigOnce   sync.Once
-	big       index // of canon
+	// The canonical form and its index, made on first use (a patch needs
+	// them; a card canonical as parsed has the form in raw): kept from
+	// Parse, every card would be twice its size.
+	once  sync.Once
+	canon []byte
+	big   index
 }
 
 // Parse checks data and returns the card it holds. data is copied. It
@@ -52,18 +52,19 @@ func Parse(data []byte) (*Card, error) {
 	if bytes.HasPrefix(data, utf8BOM) {
 		return nil, &ParseError{Msg: "the document starts with a UTF-8 byte order mark, which JSON text must not have (Repair removes it)"}
 	}
-	if i := space(data, 0); i == len(data) || data[i] != '{' {
-		return nil, &ParseError{Msg: "a card must be a JSON object"}
+	switch i := space(data, 0); {
+	case i == len(data):
+		return nil, &ParseError{Msg: "empty input"}
+	case data[i] != '{':
+		return nil, &ParseError{Offset: i, Msg: "a card must be a JSON object"}
 	}
 	sc := scratches.Get().(*scratch)
 	defer scratches.Put(sc)
 	sc.unsafe = false
 	canon, err := jcs.Append(sc.buf[:0], data, &sc.opts)
+	sc.buf = canon
 	if err != nil {
 		return nil, parseError(err)
-	}
-	if cap(canon) <= 2*MaxSize {
-		sc.buf = canon
 	}
 	c := &Card{digest: sha256.Sum256(canon), unsafe: sc.unsafe, violations: validate(canon), raw: bytes.Clone(data)}
 	if bytes.Equal(canon, data) {
@@ -81,7 +82,7 @@ type scratch struct {
 	unsafe bool // a number is not hash-safe
 }
 
-var scratches = sync.Pool{New: func() any {
+var scratches = sync.Pool{New: func() any { // its buffer is bounded, as Parse input is, by MaxSize
 	sc := new(scratch)
 	sc.opts.Number = func(lit []byte) error {
 		sc.unsafe = sc.unsafe || !hashSafe(lit)
@@ -92,7 +93,8 @@ var scratches = sync.Pool{New: func() any {
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
-// checkSize refuses data over MaxSize before it is read.
+// checkSize refuses data over MaxSize before it is read: every function
+// that takes bytes calls it first (issue #34).
 func checkSize(data []byte, what string) error {
 	if len(data) <= MaxSize {
 		return nil
@@ -109,30 +111,29 @@ func parseError(err error) error {
 	return &ParseError{Pointer: se.Pointer, Offset: se.Offset, Msg: se.Msg}
 }
 
-// canonical returns the card's RFC 8785 form. The caller must not modify
-// it.
-func (c *Card) canonical() []byte {
-	c.canonOnce.Do(func() {
+// canonical returns the card's RFC 8785 form, which the caller must not
+// modify, and its index.
+func (c *Card) canonical() ([]byte, index) {
+	c.once.Do(func() {
 		if c.canon == nil {
 			c.canon, _ = jcs.Append(nil, c.raw, nil) // Parse accepted raw
 		}
+		c.big = indexOf(c.canon)
 	})
-	return c.canon
-}
-
-// index returns the index of the card's canonical form.
-func (c *Card) index() index {
-	c.bigOnce.Do(func() { c.big = indexOf(c.canonical()) })
-	return c.big
+	return c.canon, c.big
 }
 
 // size is the memory the card holds for its bytes, counting the
-// canonical form a patch makes as held.
+// canonical form a patch makes as held; 0 for nil. A Planner counts it.
 func (c *Card) size() int {
-	if cn := c.canonical(); &cn[0] != &c.raw[0] {
-		return len(c.raw) + len(cn)
+	if c == nil {
+		return 0
 	}
-	return len(c.raw)
+	n := len(c.raw) + len(c.portrait)
+	if cn, _ := c.canonical(); &cn[0] != &c.raw[0] {
+		n += len(cn)
+	}
+	return n
 }
 
 // Bytes returns the card's JSON document as parsed. The caller must not
@@ -192,11 +193,11 @@ func (c *Card) Name() string {
 	doc := c.raw
 	var name string
 	items(doc, space(doc, 0), func(root item) int {
-		if !is(doc, root.ks, root.ke, "data") || doc[root.vs] != '{' {
+		if text(doc, root.ks, root.ke) != "data" || doc[root.vs] != '{' {
 			return 0
 		}
 		items(doc, root.vs, func(it item) int {
-			if is(doc, it.ks, it.ke, "name") && doc[it.vs] == '"' {
+			if text(doc, it.ks, it.ke) == "name" && doc[it.vs] == '"' {
 				name = text(doc, it.vs, skipString(doc, it.vs))
 				return -1
 			}
@@ -211,8 +212,12 @@ func (c *Card) Name() string {
 // document src to dst and returns the extended buffer. It accepts any JSON
 // value at the root and rejects what RFC 8785 rejects (duplicate keys,
 // invalid UTF-8, lone surrogates, numbers beyond the IEEE-754 double range)
-// with a *[ParseError]. src is not modified or retained.
+// with a *[ParseError], and a document over [MaxSize] before reading it
+// with one that matches [ErrTooLarge]. src is not modified or retained.
 func AppendCanonical(dst, src []byte) ([]byte, error) {
+	if err := checkSize(src, "document"); err != nil {
+		return dst, err
+	}
 	out, err := jcs.Append(dst, src, nil)
 	if err != nil {
 		return dst, parseError(err)

@@ -45,7 +45,10 @@ func TestParse_errors(t *testing.T) {
 		{"number out of range", `{"a":{"b":1e400}}`, "/a/b", "out of the IEEE-754"},
 		{"root array", `[1]`, "", "must be a JSON object"},
 		{"root string", `"x"`, "", "must be a JSON object"},
-		{"empty", ``, "", "must be a JSON object"},
+		{"empty", ``, "", "empty input"}, // Issue #32
+		{"white space", " \n", "", "empty input"},
+		{"truncated in a string", `{"data":{"name":"Cut`, "/data/name", "unexpected end of input"}, // Issue #32
+		{"truncated after a comma", `{"spec":"chara_card_v2",`, "", "unexpected end of input"},
 		{"trailing data", `{} {}`, "", "after the JSON value"},
 		{"truncated", `{"a":[1,`, "/a/1", "unexpected end"},
 		{"raw control character", "{\"a\":\"x\ny\"}", "/a", "control character"},
@@ -253,4 +256,41 @@ func TestNew(t *testing.T) {
 	testutil.Equal(t, "one prefix", strings.Count(err.Error(), "card: "), 1)
 	_, err = New(Data{Name: "X", Extensions: map[string]any{"f": func() {}}})
 	testutil.Error(t, err)
+}
+
+// Issue #34: every exported function that takes bytes refuses a document
+// (or patch) over MaxSize before it reads it, with an error matching
+// ErrTooLarge. The bytes are not JSON: read, they would give another
+// error. ApplyPatch returned a 64 MiB document with the empty patch.
+func TestMaxSize_everyEntryPoint(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte{'x'}, MaxSize+1)
+	bigPNG := append(append([]byte(nil), pngSignature...), big[len(pngSignature):]...)
+	bigArray := append(append([]byte{'['}, bytes.Repeat([]byte{' '}, MaxSize)...), ']') // valid JSON
+	small := []byte(`{}`)
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"Parse", func() error { _, err := Parse(big); return err }},
+		{"Load", func() error { _, _, err := Load(big); return err }},
+		{"Load of a PNG", func() error { _, _, err := Load(bigPNG); return err }},
+		{"Repair", func() error { _, _, err := Repair(big); return err }},
+		{"AppendCanonical", func() error { _, err := AppendCanonical(nil, bigArray); return err }},
+		{"ApplyPatch document", func() error { _, err := ApplyPatch(bigArray, []byte(`[]`)); return err }},
+		{"ApplyPatch patch", func() error { _, err := ApplyPatch(small, bigArray); return err }},
+		{"ExtractPNG", func() error { _, err := ExtractPNG(bigPNG); return err }},
+	}
+	for _, tt := range tests {
+		err := tt.call()
+		if !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%s: %v, want an error matching ErrTooLarge", tt.name, err)
+		}
+	}
+	// At the limit, the same bytes are read.
+	at := bigArray[2:] // MaxSize bytes: spaces and the closing bracket
+	at[0] = '['
+	if _, err := AppendCanonical(nil, at); err != nil {
+		t.Errorf("a document of MaxSize bytes: %v", err)
+	}
 }

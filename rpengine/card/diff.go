@@ -23,7 +23,7 @@ func Diff(base, target *Card) (json.RawMessage, error) {
 	if base == nil || target == nil {
 		return nil, errors.New("card: diff: nil card")
 	}
-	want := target.canonical()
+	want, _ := target.canonical()
 	if p, ok := planPatch(base, want, 4*len(want)+1024); ok {
 		return p, nil
 	}
@@ -37,7 +37,7 @@ func Diff(base, target *Card) (json.RawMessage, error) {
 // the result must be the target, whose SHA-256 is its digest; comparing
 // the bytes proves the same as hashing them.
 func planPatch(base *Card, target []byte, limit int) ([]byte, bool) {
-	a, big := base.canonical(), base.index()
+	a, big := base.canonical()
 	g := newDiffer(a, big, target, limit)
 	g.value(0, 0)
 	g.out = append(g.out, ']')
@@ -47,23 +47,15 @@ func planPatch(base *Card, target []byte, limit int) ([]byte, bool) {
 	return g.out, true
 }
 
-// differ writes add, remove and replace operations turning a into b. Both
-// are canonical, so equal values are equal bytes and members are sorted
-// by name: objects merge like sorted lists, arrays keep their common head
-// and tail and change the middle (one insertion or removal is one
-// operation).
-//
-// It reads only what it must. Before the first differing byte (the
-// common prefix) a value of a is b's value at the same offset, so only a
-// is read. From where the rest of a equals the rest of b (the common
-// suffix, aligned) nothing is left to do, so a one-field edit stops after
-// the field. The containers open at the end of the prefix (the path to
-// the first difference) are found by one reading of the prefix, and the
-// differ goes straight to the child of each that holds it.
-//
-// Its work is the bytes it skips over; past a bound in proportion to the
-// two documents (reached only by nesting so deep that each level reads
-// the rest again) it stops, as it does once its output reaches limit.
+// differ writes add, remove and replace operations turning a into b, both
+// canonical: equal values are equal bytes, objects merge like sorted
+// lists, arrays keep their common head and tail and change the middle.
+// Before the first differing byte (the common prefix) it reads only a,
+// going straight down the containers open there (ppath, one reading of
+// the prefix); from where the rest of a equals the rest of b (the common
+// suffix) nothing is left to do. Its work is the bytes it skips over;
+// past a bound in proportion to the two documents it stops, as it does
+// once its output reaches limit.
 type differ struct {
 	a, b  []byte
 	big   index // of a
@@ -298,7 +290,7 @@ func (g *differ) object(xs, ys int) (xe, ye int, done bool) {
 // elements lists the starts and ends of the elements from position i of
 // an array up to its end, and returns the position after the ']'.
 func (g *differ) elements(doc []byte, i int) ([][2]int, int) {
-	var out [][2]int
+	out := make([][2]int, 0, 8)
 	for doc[i] != ']' && !g.over {
 		e := g.skip(doc, i)
 		out = append(out, [2]int{i, e})

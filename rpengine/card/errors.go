@@ -55,8 +55,17 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-// String formats a violation as "pointer: message".
-func (v Violation) String() string { return v.Pointer + ": " + v.Message }
+// String formats a violation as "pointer: message", the pointer "" of
+// the root as "(root)".
+func (v Violation) String() string { return rootOr(v.Pointer) + ": " + v.Message }
+
+// rootOr returns ptr, or "(root)" for "".
+func rootOr(ptr string) string {
+	if ptr == "" {
+		return "(root)"
+	}
+	return ptr
+}
 
 // UnsafeNumberError reports a number whose canonical form may differ
 // between RFC 8785 and the engine (docs/rpengine-protocol.md, "Cards and

@@ -42,7 +42,7 @@ func ExampleRepair() {
 	}
 	// Output:
 	// valid: true ; name: Tom
-	// : upgraded a V1 card to V2 as SillyTavern imports it: the V1 fields were copied into data and kept at the top level; the other V2 fields start empty
+	// (root): upgraded a V1 card to V2 as SillyTavern imports it: the V1 fields were copied into data and kept at the top level; the other V2 fields start empty
 	// /data/creator_notes: copied from the top-level creatorcomment
 	// /data/tags: split the top-level string of comma-separated tags into an array
 }
@@ -96,4 +96,26 @@ func ExampleAppendCanonical() {
 	out, _ := card.AppendCanonical(nil, []byte(`{"b": 1.50, "a": "\u20ac", "😂": 1E3, "\ufb33": -0}`))
 	fmt.Println(string(out))
 	// Output: {"a":"€","b":1.5,"😂":1000,"דּ":0}
+}
+
+// A game shows the greeting of a card with its macros replaced, as
+// SillyTavern shows it.
+func ExampleCard_Data() {
+	c, _ := card.New(card.Data{Name: "Ari", FirstMessage: "Halt, {{user}}! <BOT> guards this gate.",
+		AlternateGreetings: []string{"{{Char}} waves at {{USER}}."}, Tags: []string{"scout"}})
+	d := c.Data()
+	fmt.Println(card.Substitute(d.FirstMessage, d.Name, "Sam"))
+	for _, g := range d.AlternateGreetings {
+		fmt.Println(card.Substitute(g, d.Name, "Sam"))
+	}
+	fmt.Println(d.Tags)
+	// Output:
+	// Halt, Sam! Ari guards this gate.
+	// Ari waves at Sam.
+	// [scout]
+}
+
+func ExampleSubstitute() {
+	fmt.Println(card.Substitute("{{char}} looks at <USER>.", "Mira", "the new engineer"))
+	// Output: Mira looks at the new engineer.
 }

@@ -132,15 +132,6 @@ func text(b []byte, s, e int) string {
 	return string(jcs.Unquote(nil, body))
 }
 
-// is reports whether the string b[s:e] (quotes included) is name, which
-// needs no escape.
-func is(b []byte, s, e int, name string) bool {
-	if e-s == len(name)+2 && string(b[s+1:e-1]) == name {
-		return true
-	}
-	return bytes.IndexByte(b[s:e], '\\') >= 0 && text(b, s, e) == name
-}
-
 // kind classifies the value at b[i]: '"' string, '{' object, '[' array,
 // 't' boolean, 'n' null, '0' number.
 func kind(b []byte, i int) byte {

@@ -37,15 +37,15 @@ func evanphxApply(t testing.TB, doc, patch []byte) ([]byte, bool) {
 	}
 	var kept []json.RawMessage
 	for _, op := range ops {
-		if slices.Contains(op.path, "") || slices.Contains(op.from, "") || len(op.path) == 0 || (op.From != nil && len(op.from) == 0) {
+		if slices.Contains(op.path, "") || slices.Contains(op.from, "") || len(op.path) == 0 || (op.hasFrom && len(op.from) == 0) {
 			return nil, false
 		}
 		if op.Op == "test" {
 			continue
 		}
-		b, _ := json.Marshal(map[string]any{"op": op.Op, "path": *op.Path})
-		if op.From != nil {
-			b, _ = json.Marshal(map[string]any{"op": op.Op, "path": *op.Path, "from": *op.From})
+		b, _ := json.Marshal(map[string]any{"op": op.Op, "path": op.Path})
+		if op.hasFrom {
+			b, _ = json.Marshal(map[string]any{"op": op.Op, "path": op.Path, "from": op.From})
 		}
 		if op.Value != nil {
 			b = append(append(b[:len(b)-1], `,"value":`...), op.Value...)
@@ -215,3 +215,6 @@ func valueAt(v any, path string) any {
 	}
 	return v
 }
+
+// splitPointer splits an RFC 6901 pointer into unescaped tokens.
+func splitPointer(p string) ([]string, bool) { return appendTokens(nil, p) }

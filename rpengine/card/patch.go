@@ -12,10 +12,11 @@ import (
 
 // patchOp is one decoded RFC 6902 operation.
 type patchOp struct {
-	Op         string
-	Path, From *string
-	Value      []byte   // canonical; nil when absent
-	path, from []string // split pointers
+	Op               string
+	Path, From       string
+	hasPath, hasFrom bool
+	Value            []byte   // canonical; nil when absent
+	path, from       []string // split pointers
 }
 
 // decodePatch decodes and checks a canonical patch: an array of objects
@@ -25,8 +26,9 @@ func decodePatch(patch []byte) ([]patchOp, error) {
 	if patch[0] != '[' {
 		return nil, &PatchError{Index: -1, Err: fmt.Errorf("%w: a patch must be a JSON array", errPatchInvalid)}
 	}
-	var ops []patchOp
+	ops := make([]patchOp, 0, min(bytes.Count(patch, []byte{'{'}), len(patch)/24)) // each at least {"op":"","path":""}
 	var err error
+	toks := make([]string, 0, min(bytes.Count(patch, []byte{'/'}), len(patch)/4)) // each token after a '/'
 	items(patch, 0, func(it item) int {
 		op := patchOp{}
 		i := len(ops)
@@ -42,14 +44,10 @@ func decodePatch(patch []byte) ([]patchOp, error) {
 			return ve
 		})
 		if err == nil {
-			err = op.check()
+			err = op.check(&toks)
 		}
 		if err != nil {
-			pe := &PatchError{Index: i, Op: op.Op, Err: err}
-			if op.Path != nil {
-				pe.Path = *op.Path
-			}
-			err = pe
+			err = &PatchError{Index: i, Op: op.Op, Path: op.Path, Err: err}
 			return -1
 		}
 		ops = append(ops, op)
@@ -62,33 +60,38 @@ func decodePatch(patch []byte) ([]patchOp, error) {
 // by their exact names; others are ignored (RFC 6902 section 4).
 func (op *patchOp) member(patch []byte, m item, ve int) error {
 	name, v := patch[m.ks+1:m.ke-1], patch[m.vs:ve]
-	var dst **string
 	switch string(name) { // names that need escapes match none of these
 	case "value":
 		op.Value = v
 		return nil
-	case "op":
-		if v[0] != '"' {
-			return fmt.Errorf("%w: op must be a string", errPatchInvalid)
-		}
-		op.Op = text(patch, m.vs, ve)
-		return nil
-	case "path":
-		dst = &op.Path
-	case "from":
-		dst = &op.From
+	case "op", "path", "from":
 	default:
 		return nil
 	}
 	if v[0] != '"' {
 		return fmt.Errorf("%w: %s must be a string", errPatchInvalid, name)
 	}
-	s := text(patch, m.vs, ve)
-	*dst = &s
+	switch string(name) {
+	case "op":
+		switch s := v[1 : len(v)-1]; string(s) { // the known ops without an allocation
+		case "add", "remove", "replace", "move", "copy", "test":
+			op.Op = knownOps[string(s)]
+		default:
+			op.Op = text(patch, m.vs, ve)
+		}
+	case "path":
+		op.Path, op.hasPath = text(patch, m.vs, ve), true
+	default:
+		op.From, op.hasFrom = text(patch, m.vs, ve), true
+	}
 	return nil
 }
 
-func (op *patchOp) check() error {
+var knownOps = map[string]string{"add": "add", "remove": "remove", "replace": "replace", "move": "move", "copy": "copy", "test": "test"}
+
+// check checks op and splits its pointers, appending their tokens to
+// toks (shared by the operations of a patch: one array, not one each).
+func (op *patchOp) check(toks *[]string) error {
 	var needFrom, needValue bool
 	switch op.Op {
 	case "add", "replace", "test":
@@ -100,22 +103,26 @@ func (op *patchOp) check() error {
 		return fmt.Errorf("%w: unknown op %q", errPatchInvalid, op.Op)
 	}
 	var ok bool
-	if op.Path == nil {
+	if !op.hasPath {
 		return fmt.Errorf("%w: missing path", errPatchInvalid)
 	}
-	if op.path, ok = splitPointer(*op.Path); !ok {
-		return fmt.Errorf("%w: path %q is not a JSON Pointer", errPatchInvalid, *op.Path)
+	n := len(*toks)
+	if *toks, ok = appendTokens(*toks, op.Path); !ok {
+		return fmt.Errorf("%w: path %q is not a JSON Pointer", errPatchInvalid, op.Path)
 	}
+	op.path = (*toks)[n:len(*toks):len(*toks)]
 	if needValue && op.Value == nil {
 		return fmt.Errorf("%w: missing value", errPatchInvalid)
 	}
 	if needFrom {
-		if op.From == nil {
+		if !op.hasFrom {
 			return fmt.Errorf("%w: missing from", errPatchInvalid)
 		}
-		if op.from, ok = splitPointer(*op.From); !ok {
-			return fmt.Errorf("%w: from %q is not a JSON Pointer", errPatchInvalid, *op.From)
+		n = len(*toks)
+		if *toks, ok = appendTokens(*toks, op.From); !ok {
+			return fmt.Errorf("%w: from %q is not a JSON Pointer", errPatchInvalid, op.From)
 		}
+		op.from = (*toks)[n:len(*toks):len(*toks)]
 	}
 	return nil
 }
@@ -134,24 +141,15 @@ func (op *patchOp) check() error {
 // cannot grow the document past MaxSize. Its time is linear in the sizes
 // of doc and patch, times the logarithm of the number of operations.
 func ApplyPatch(doc, patch []byte) ([]byte, error) {
-	if err := checkSize(doc, "document"); err != nil {
-		errd.Wrap(&err, "card: apply patch")
-		return nil, err
-	}
-	if err := checkSize(patch, "patch"); err != nil {
-		errd.Wrap(&err, "card: apply patch")
-		return nil, err
-	}
-	cdoc, err := jcs.Append(nil, doc, nil)
+	docBuf, patchBuf := getBuf(), getBuf() // scratch: the result is a copy
+	defer putBuf(docBuf)
+	defer putBuf(patchBuf)
+	cdoc, err := canonicalScratch(docBuf, doc, "document")
 	if err != nil {
-		err = parseError(err)
-		errd.Wrap(&err, "card: apply patch: document") // "card: " said once
 		return nil, err
 	}
-	cpatch, err := jcs.Append(nil, patch, nil) // refuses duplicate members in operations
+	cpatch, err := canonicalScratch(patchBuf, patch, "patch") // refuses duplicate members in operations
 	if err != nil {
-		err = parseError(err)
-		errd.Wrap(&err, "card: apply patch: patch")
 		return nil, err
 	}
 	ops, err := decodePatch(cpatch)
@@ -165,13 +163,26 @@ func ApplyPatch(doc, patch []byte) ([]byte, error) {
 	return applyOps(nil, cdoc, big, ops)
 }
 
+// canonicalScratch canonicalizes data, an input of ApplyPatch, into buf.
+func canonicalScratch(buf *[]byte, data []byte, what string) (_ []byte, err error) {
+	defer errd.Wrap(&err, "card: apply patch: "+what) // "card: " said once
+	if err := checkSize(data, what); err != nil {
+		return nil, err
+	}
+	*buf, err = jcs.Append((*buf)[:0], data, nil)
+	if err != nil {
+		return nil, parseError(err)
+	}
+	return *buf, nil
+}
+
 // applyOps appends to dst the result of ops applied to the canonical
 // document cdoc, whose index is big (or nil).
 func applyOps(dst, cdoc []byte, big index, ops []patchOp) ([]byte, error) {
 	p := newPatcher(cdoc, big, MaxSize)
 	for i := range ops {
 		if err := p.apply(&ops[i]); err != nil {
-			return nil, &PatchError{Index: i, Op: ops[i].Op, Path: *ops[i].Path, Err: err}
+			return nil, &PatchError{Index: i, Op: ops[i].Op, Path: ops[i].Path, Err: err}
 		}
 	}
 	return p.write(slices.Grow(dst, p.root.size()), p.root), nil
@@ -185,13 +196,20 @@ func verify(base []byte, big index, patch, want []byte) bool {
 	if err != nil {
 		return false
 	}
-	buf := verifyBufs.Get().(*[]byte)
-	defer verifyBufs.Put(buf)
+	buf := getBuf()
+	defer putBuf(buf)
 	got, err := applyOps((*buf)[:0], base, big, ops)
-	if cap(got) <= 2*MaxSize {
-		*buf = got
-	}
+	*buf = got
 	return err == nil && bytes.Equal(got, want)
 }
 
-var verifyBufs = sync.Pool{New: func() any { return new([]byte) }}
+// bufs holds scratch buffers, of at most twice MaxSize.
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuf() *[]byte { return bufs.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= 2*MaxSize {
+		bufs.Put(b)
+	}
+}

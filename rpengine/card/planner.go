@@ -52,15 +52,6 @@ type keyState struct {
 	card       *Card  // the card it accepted, when the caller told us
 }
 
-// size is what st counts toward MaxBytes: the card's bytes and its
-// canonical form.
-func (st *keyState) size() int {
-	if st.card == nil {
-		return 0
-	}
-	return st.card.size()
-}
-
 // Planner chooses the cheapest transfer that can succeed for each card a
 // game sends in one session (docs/rpengine-protocol.md, "Cards and
 // hashes"). It is per session; not safe for concurrent use (the server
@@ -152,7 +143,8 @@ func (p *Planner) patch(k Key, st *keyState, c *Card) (Transfer, bool) {
 	if p.opts.DisablePatches || st.card == nil || !p.trusted(c) || !p.trusted(st.card) || st.engineHash != st.card.digest {
 		return Transfer{}, false
 	}
-	ops, ok := planPatch(st.card, c.canonical(), len(c.raw))
+	target, _ := c.canonical()
+	ops, ok := planPatch(st.card, target, len(c.raw))
 	if !ok {
 		return Transfer{}, false
 	}
@@ -177,9 +169,9 @@ func (p *Planner) Accepted(k Key, c *Card, h Digest) {
 		st = &keyState{}
 		p.keys[k] = st
 	}
-	p.bytes -= st.size()
+	p.bytes -= st.card.size()
 	st.engineHash, st.card = h, c
-	p.bytes += st.size()
+	p.bytes += st.card.size()
 	p.trim(k)
 	if c != nil && c.digest != h {
 		p.markDistrust(c.digest)
@@ -189,7 +181,7 @@ func (p *Planner) Accepted(k Key, c *Card, h Digest) {
 // forget drops everything known about k.
 func (p *Planner) forget(k Key) {
 	if st := p.keys[k]; st != nil {
-		p.bytes -= st.size()
+		p.bytes -= st.card.size()
 		delete(p.keys, k)
 	}
 }
@@ -202,7 +194,7 @@ func (p *Planner) trim(keep Key) {
 			return
 		}
 		if k != keep {
-			p.bytes -= st.size()
+			p.bytes -= st.card.size()
 			st.card = nil
 		}
 	}

@@ -480,7 +480,7 @@ func TestPlanner_maxBytes(t *testing.T) {
 		t.Helper()
 		sum := 0
 		for _, st := range p.keys {
-			sum += st.size()
+			sum += st.card.size()
 		}
 		testutil.Equal(t, when+": bytes accounted", p.bytes, sum)
 		if p.bytes > p.opts.MaxBytes {

@@ -21,42 +21,58 @@ var ErrNoCard = errors.New("card: the PNG holds no character card (no tEXt chunk
 // its decoded spec field, not the chunk name: pass the result to
 // [Repair] to read a V3 card as V2, or to [Parse]. The PNG's structure
 // and every chunk's CRC are checked; a malformed file gets an error saying
-// where.
+// where. A file over [MaxSize] is refused before it is read, with an
+// error matching [ErrTooLarge]. [Load] keeps the image as the card's
+// [Card.Portrait].
 func ExtractPNG(png []byte) ([]byte, error) {
+	card, _, err := extractPNG(png)
+	return card, err
+}
+
+// extractPNG returns the card JSON of a PNG card, and the PNG without its
+// card's chunks: the portrait.
+func extractPNG(png []byte) (card, image []byte, err error) {
+	if err := checkSize(png, "PNG"); err != nil {
+		return nil, nil, err
+	}
 	if !bytes.HasPrefix(png, pngSignature) {
-		return nil, errors.New("card: not a PNG file (bad signature)")
+		return nil, nil, errors.New("card: not a PNG file (bad signature)")
 	}
 	found := map[string][]byte{}
+	image = append([]byte(nil), pngSignature...)
 	for off := len(pngSignature); ; {
 		if len(png)-off < 12 {
-			return nil, fmt.Errorf("card: malformed PNG: truncated chunk header at byte %d", off)
+			return nil, nil, fmt.Errorf("card: malformed PNG: truncated chunk header at byte %d", off)
 		}
 		n := binary.BigEndian.Uint32(png[off:])
 		typ := png[off+4 : off+8]
 		if uint64(n) > uint64(len(png)-off-12) {
-			return nil, fmt.Errorf("card: malformed PNG: chunk %q at byte %d claims %d bytes, past the end of the file", typ, off, n)
+			return nil, nil, fmt.Errorf("card: malformed PNG: chunk %q at byte %d claims %d bytes, past the end of the file", typ, off, n)
 		}
 		body := png[off+8 : off+8+int(n)]
 		crc := binary.BigEndian.Uint32(png[off+8+int(n):])
 		if crc32.ChecksumIEEE(png[off+4:off+8+int(n)]) != crc {
-			return nil, fmt.Errorf("card: malformed PNG: bad CRC in chunk %q at byte %d", typ, off)
+			return nil, nil, fmt.Errorf("card: malformed PNG: bad CRC in chunk %q at byte %d", typ, off)
+		}
+		next := off + 12 + int(n)
+		k, v, ok := bytes.Cut(body, []byte{0})
+		if isCard := string(typ) == "tEXt" && ok && (string(k) == "ccv3" || string(k) == "chara"); isCard {
+			found[string(k)] = v
+		} else {
+			image = append(image, png[off:next]...)
 		}
 		if string(typ) == "IEND" {
 			break
 		}
-		if string(typ) == "tEXt" {
-			if k, v, ok := bytes.Cut(body, []byte{0}); ok && (string(k) == "ccv3" || string(k) == "chara") {
-				found[string(k)] = v
-			}
-		}
-		off += 12 + int(n)
+		off = next
 	}
 	for _, k := range []string{"ccv3", "chara"} {
 		if v, ok := found[k]; ok {
-			return decodeCardText(k, v)
+			card, err := decodeCardText(k, v)
+			return card, image, err
 		}
 	}
-	return nil, ErrNoCard
+	return nil, nil, ErrNoCard
 }
 
 func decodeCardText(chunk string, v []byte) ([]byte, error) {

@@ -13,28 +13,30 @@ func escapeToken(s string) string {
 	return tokenEscaper.Replace(s)
 }
 
-// splitPointer splits an RFC 6901 pointer into unescaped tokens. It
-// rejects a pointer that does not start with '/' and a '~' not followed by
-// '0' or '1'.
-func splitPointer(p string) ([]string, bool) {
+// appendTokens appends the unescaped tokens of the RFC 6901 pointer p to
+// dst and returns the extended slice. It rejects a pointer that does not
+// start with '/' and a '~' not followed by '0' or '1'.
+func appendTokens(dst []string, p string) ([]string, bool) {
 	if p == "" {
-		return nil, true
+		return dst, true
 	}
 	if p[0] != '/' {
-		return nil, false
+		return dst, false
 	}
-	toks := strings.Split(p[1:], "/")
-	for i, t := range toks {
+	for rest, more := p[1:], true; more; {
+		var t string
+		t, rest, more = strings.Cut(rest, "/")
 		for j := 0; j < len(t); j++ {
 			if t[j] == '~' && (j+1 == len(t) || (t[j+1] != '0' && t[j+1] != '1')) {
 				return nil, false
 			}
 		}
 		if strings.IndexByte(t, '~') >= 0 {
-			toks[i] = tokenUnescaper.Replace(t)
+			t = tokenUnescaper.Replace(t)
 		}
+		dst = append(dst, t)
 	}
-	return toks, true
+	return dst, true
 }
 
 // isIndex reports whether tok is an RFC 6901 array index: 0 or [1-9][0-9]*.

@@ -9,8 +9,9 @@ import (
 // what.
 type Change struct{ Pointer, Message string }
 
-// String formats a change as "pointer: message".
-func (c Change) String() string { return c.Pointer + ": " + c.Message }
+// String formats a change as "pointer: message", the pointer "" of the
+// root as "(root)" (issue #32: a V1 upgrade read ": upgraded ...").
+func (c Change) String() string { return rootOr(c.Pointer) + ": " + c.Message }
 
 // Repair turns what real tools export into a card the engine accepts and
 // reports each change it made. It removes a UTF-8 byte order mark,
@@ -24,8 +25,12 @@ func (c Change) String() string { return c.Pointer + ": " + c.Message }
 // otherwise: a value of the wrong type or a blank name is left alone, and
 // the returned error is then the remaining *[ValidationError] (with the
 // repaired card, so the caller can show both). Member order is kept; the
-// output is compact JSON.
+// output is compact JSON. A document over [MaxSize] is refused before it
+// is read, with an error matching [ErrTooLarge].
 func Repair(data []byte) (*Card, []Change, error) {
+	if err := checkSize(data, "document"); err != nil {
+		return nil, nil, err
+	}
 	var bom []Change
 	if bytes.HasPrefix(data, utf8BOM) {
 		data = data[len(utf8BOM):]
@@ -140,7 +145,7 @@ func (r *repairer) book(book *node) {
 		r.fill(e, ep, "keys", &node{kind: '['}, "[]")
 		r.fill(e, ep, "content", strNode(""), `""`)
 		r.fill(e, ep, "extensions", &node{kind: '{'}, "{}")
-		r.fill(e, ep, "enabled", &node{kind: 't'}, "true (entries are enabled unless they say otherwise)")
-		r.fill(e, ep, "insertion_order", &node{kind: nodeNumber, text: "0"}, "0")
+		r.fill(e, ep, "enabled", &node{kind: 't', text: "true"}, "true (entries are enabled unless they say otherwise)")
+		r.fill(e, ep, "insertion_order", &node{kind: '0', text: "0"}, "0")
 	}
 }

@@ -1,24 +1,16 @@
 package card
 
-import (
-	"strconv"
+import "github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
 
-	"github.com/gamelink-go/gamelink/rpengine/card/internal/jcs"
-)
-
-// The kinds of a node that are not the first byte of its JSON text; the
-// same bytes the validator's kind uses.
-const (
-	nodeNumber = '0'
-	nodeNull   = 'n'
-)
+// nodeNull is the kind of null (kind's).
+const nodeNull = 'n'
 
 // node is an order-preserving JSON value, used where a card is edited and
 // re-emitted (repair): members keep their source order, numbers their
 // literal text.
 type node struct {
-	kind  byte   // '{', '[', '"', 't', 'f', nodeNumber or nodeNull
-	text  string // string value or number literal
+	kind  byte   // as kind reports it
+	text  string // a string's value, or another scalar's literal
 	keys  []string
 	items []*node // members' values or elements
 }
@@ -46,10 +38,7 @@ func decodeNode(data []byte, i int) (*node, int) {
 	case '"':
 		e := skipString(data, i)
 		return strNode(text(data, i, e)), e
-	case 't':
-		e := skipValue(data, i)
-		return &node{kind: data[i]}, e
-	default: // a number or null
+	default:
 		e := skipValue(data, i)
 		return &node{kind: k, text: string(data[i:e])}, e
 	}
@@ -95,16 +84,8 @@ func (n *node) append(dst []byte) []byte {
 		return append(dst, n.kind+2) // '}' and ']' follow '{' and '[' by 2
 	case '"':
 		return jcs.AppendString(dst, n.text)
-	case nodeNumber:
-		return append(dst, n.text...)
-	case 't':
-		return append(dst, "true"...)
-	case 'f':
-		return append(dst, "false"...)
 	}
-	return append(dst, "null"...)
+	return append(dst, n.text...)
 }
 
 func strNode(s string) *node { return &node{kind: '"', text: s} }
-
-func (n *node) String() string { return strconv.Quote(string(n.append(nil))) }

@@ -35,29 +35,17 @@ type rule struct {
 	inner, each *rules
 }
 
-// rules are the rules of an object, in the engine's order, and their
-// fields in order with the indexes of the rules of each.
+// rules are the rules of an object, in the engine's order, and the
+// indexes of the rules of each field.
 type rules struct {
-	list   []rule
-	fields []string
-	idx    [][]int
+	list    []rule
+	byField map[string][]int
 }
 
 func newRules(list ...rule) *rules {
-	rs := &rules{list: list}
-	for _, r := range list {
-		rs.fields = append(rs.fields, r.field)
-	}
-	slices.Sort(rs.fields)
-	rs.fields = slices.Compact(rs.fields)
-	for _, f := range rs.fields {
-		var idx []int
-		for i, r := range list {
-			if r.field == f {
-				idx = append(idx, i)
-			}
-		}
-		rs.idx = append(rs.idx, idx)
+	rs := &rules{list: list, byField: map[string][]int{}}
+	for i, r := range list {
+		rs.byField[r.field] = append(rs.byField[r.field], i)
 	}
 	return rs
 }
@@ -79,6 +67,14 @@ var (
 		{field: "constant", want: 't'}, {field: "secondary_keys", want: 'S'},
 		{field: "position", must: `must be "before_char" or "after_char"`, text: []string{`"before_char"`, `"after_char"`}}})...)
 )
+
+// kindOf is kind as a table.
+var kindOf = func() (t [256]byte) {
+	for b := range t {
+		t[b] = kind([]byte{byte(b)}, 0)
+	}
+	return t
+}()
 
 func kinds(want byte, required bool, fields ...string) []rule {
 	var out []rule
@@ -115,25 +111,17 @@ func (v *validator) object(s int, at string, rs *rules) int {
 	var buf [16]int
 	vals := buf[:len(rs.list)] // where each rule's value starts; 0: absent
 	mark := len(v.out)
-	i, j := s+1, 0 // canonical: no white space
+	i := s + 1 // canonical: no white space
 	for doc[i] != '}' {
-		// The members and the fields are both in order (the canonical
-		// form sorts members; an escaped name is no field and sorts
-		// among them as its text does): a merge finds each rule's value.
 		ke := skipString(doc, i)
-		name, vs, end := doc[i+1:ke-1], ke+1, 0
-		for j < len(rs.fields) && rs.fields[j] < string(name) {
-			j++
-		}
-		if j < len(rs.fields) && rs.fields[j] == string(name) {
-			for _, k := range rs.idx[j] {
-				r := &rs.list[k]
-				vals[k] = vs
-				if r.inner != nil && doc[vs] == '{' {
-					end = v.object(vs, at+"/"+r.field, r.inner)
-				} else if r.each != nil && doc[vs] == '[' {
-					end = v.each(vs, at+"/"+r.field, r.each)
-				}
+		vs, end := ke+1, 0
+		for _, k := range rs.byField[string(doc[i+1:ke-1])] { // an escaped name is no field
+			r := &rs.list[k]
+			vals[k] = vs
+			if r.inner != nil && doc[vs] == '{' {
+				end = v.object(vs, at+"/"+r.field, r.inner)
+			} else if r.each != nil && doc[vs] == '[' {
+				end = v.each(vs, at+"/"+r.field, r.each)
 			}
 		}
 		if end == 0 {
@@ -146,7 +134,9 @@ func (v *validator) object(s int, at string, rs *rules) int {
 	end := i + 1
 	nested := len(v.out)
 	for i := range rs.list {
-		v.check(at, &rs.list[i], vals[i])
+		if x, r := vals[i], &rs.list[i]; x == 0 || r.want != kindOf[doc[x]] || r.text != nil { // else the common case: of the kind wanted
+			v.check(at, r, x)
+		}
 	}
 	if nested > mark && len(v.out) > nested { // the object's own first
 		v.out = append(v.out[:mark], slices.Concat(v.out[nested:], v.out[mark:nested])...)

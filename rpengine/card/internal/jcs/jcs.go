@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // MaxDepth bounds the nesting of arrays and objects, so that hostile input
@@ -49,7 +48,6 @@ func Append(dst, src []byte, opts *Options) ([]byte, error) {
 	if opts != nil {
 		p.number = opts.Number
 	}
-	p.valid8 = utf8.Valid(src)
 	i := p.value(p.space(0))
 	if i >= 0 && p.space(i) != len(src) {
 		p.fail(p.space(i), "unexpected data after the JSON value")
@@ -83,7 +81,6 @@ const maxPooled = 1 << 16
 type parser struct {
 	src, out []byte
 	pend     int  // src[pend:] follows out in the output
-	valid8   bool // src is valid UTF-8: strings need no check of their own
 	esc      bool // the string read last had an escape
 	number   func([]byte) error
 	err      *SyntaxError
@@ -189,8 +186,18 @@ func (p *parser) compare(a, b *member) int {
 	return 1
 }
 
-// fail records the first error, at offset i, and returns -1.
+// fail records the first error, at offset i, and returns -1. Any error at
+// the end of the input is that the input ended: a truncated document says
+// so, not what it was looking for there.
 func (p *parser) fail(i int, msg string) int {
+	if i >= len(p.src) {
+		msg = "unexpected end of input"
+	}
+	return p.record(i, msg)
+}
+
+// record records the first error, at offset i, and returns -1.
+func (p *parser) record(i int, msg string) int {
 	if p.err == nil {
 		p.err = &SyntaxError{Offset: i, Pointer: p.pointer(), Msg: msg}
 	}
@@ -413,7 +420,7 @@ func (p *parser) close(r, base, f, i int) bool {
 	for k := 1; k < len(o); k++ {
 		if string(p.name(&ms[o[k-1]])) == string(p.name(&ms[o[k]])) {
 			p.frames[f].index = base + int(o[k])
-			p.fail(i, "duplicate key "+strconv.Quote(string(p.name(&ms[o[k]]))))
+			p.record(i, "duplicate key "+strconv.Quote(string(p.name(&ms[o[k]]))))
 			return false
 		}
 	}

@@ -41,37 +41,68 @@ func (p *parser) str(i int) int {
 			p.pend = j
 		case b < 0x20:
 			return p.fail(j, "control character in string must be escaped")
-		default: // non-ASCII in a document that is not valid UTF-8
-			r, n := utf8.DecodeRune(src[j:])
-			if r == utf8.RuneError && n <= 1 {
-				return p.fail(j, "invalid UTF-8 in string")
+		default: // non-ASCII: a valid UTF-8 sequence, and more of them
+			for j < len(src) && src[j] >= utf8.RuneSelf {
+				n := utf8Len(src[j:])
+				if n == 0 {
+					return p.fail(j, "invalid UTF-8 in string")
+				}
+				j += n
 			}
-			j += n
 		}
 	}
 }
 
+// utf8Len returns the length of the valid UTF-8 sequence that starts p
+// (p[0] >= 0x80), or 0 if it is invalid. The two- and three-byte forms,
+// the text of most cards that are not English, are checked inline.
+func utf8Len(p []byte) int {
+	switch b := p[0]; {
+	case b >= 0xC2 && b <= 0xDF:
+		if len(p) >= 2 && p[1]&0xC0 == 0x80 {
+			return 2
+		}
+		return 0
+	case b >= 0xE1 && b <= 0xEC, b == 0xEE, b == 0xEF:
+		if len(p) >= 3 && p[1]&0xC0 == 0x80 && p[2]&0xC0 == 0x80 {
+			return 3
+		}
+		return 0
+	}
+	if r, n := utf8.DecodeRune(p); r != utf8.RuneError || n > 1 {
+		return n
+	}
+	return 0
+}
+
 // scan returns the position of the first byte at or after j that ends a
 // run of plain string bytes: '"', '\\', a control byte, or a byte of
-// non-ASCII UTF-8 when the document is not valid UTF-8. It looks at 8
-// bytes a step: in a word, the top bit of the first such byte is set in
-// m (a borrow carries only upward, so bytes after it may be set too).
+// non-ASCII UTF-8 (checked by str). It looks at 8 bytes a step: in a word,
+// the top bit of the first such byte is set in m (a borrow carries only
+// upward, so bytes after it may be set too).
 func (p *parser) scan(j int) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	src := p.src
-	high := uint64(0)
-	if !p.valid8 {
-		high = highs
+	mask := func(w uint64) uint64 {
+		q, e := w^(ones*'"'), w^(ones*'\\')
+		return ((q-ones)&^q | (e-ones)&^e | (w-ones*0x20)&^w | w) & highs
+	}
+	for ; j+16 <= len(src); j += 16 { // two words a step
+		m0, m1 := mask(binary.LittleEndian.Uint64(src[j:])), mask(binary.LittleEndian.Uint64(src[j+8:]))
+		if m0 != 0 {
+			return j + bits.TrailingZeros64(m0)>>3
+		}
+		if m1 != 0 {
+			return j + 8 + bits.TrailingZeros64(m1)>>3
+		}
 	}
 	for ; j+8 <= len(src); j += 8 {
-		w := binary.LittleEndian.Uint64(src[j:])
-		q, e := w^(ones*'"'), w^(ones*'\\')
-		if m := ((q-ones)&^q | (e-ones)&^e | (w-ones*0x20)&^w | w&high) & highs; m != 0 {
+		if m := mask(binary.LittleEndian.Uint64(src[j:])); m != 0 {
 			return j + bits.TrailingZeros64(m)>>3
 		}
 	}
 	for ; j < len(src); j++ {
-		if b := src[j]; b == '"' || b == '\\' || b < 0x20 || b >= utf8.RuneSelf && !p.valid8 {
+		if b := src[j]; b == '"' || b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
 			return j
 		}
 	}
@@ -201,7 +232,7 @@ func Unquote(dst, body []byte) []byte {
 // order; the two differ only where a character at or above U+10000 (lead
 // byte 0xF0 to 0xF4, a surrogate pair in UTF-16) meets one in U+E000 to
 // U+FFFF (lead byte 0xEE or 0xEF): the former sorts first in UTF-16.
-func Compare(a, b []byte) int {
+func Compare[A, B ~string | ~[]byte](a A, b B) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i < n && a[i] == b[i] {
