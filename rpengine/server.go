@@ -15,6 +15,7 @@ import (
 	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
+	"github.com/gamelink-go/gamelink/rpengine/internal/repeat"
 	"github.com/gamelink-go/gamelink/rpengine/internal/session"
 	"github.com/gamelink-go/gamelink/rpengine/internal/transport"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
@@ -31,7 +32,7 @@ import (
 type Server struct {
 	opts    serverOptions
 	rec     *jsonl.Queue
-	repeats *repeatState // of opts.Logger's handler
+	repeats *repeat.Handler // opts.Logger's
 
 	mu        sync.Mutex // guards following
 	http      *ws.Server
@@ -60,12 +61,12 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	rh := newRepeatHandler(o.Logger.Handler())
+	rh := repeat.NewHandler(o.Logger.Handler())
 	o.Logger = slog.New(rh)
 	return &Server{
 		opts:    o,
 		rec:     jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
-		repeats: rh.st,
+		repeats: rh,
 		changed: make(chan struct{}),
 		conns:   make(map[transport.Transport]struct{}),
 	}, nil
@@ -236,7 +237,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
-	defer s.repeats.close() // log the counts of repeating lines
+	defer s.repeats.Close() // log the counts of repeating lines
 	select {
 	case <-done:
 	case <-ctx.Done():
