@@ -7,12 +7,6 @@ import (
 	"github.com/gamelink-go/gamelink/rpengine/card"
 )
 
-type syncPayload struct {
-	IntegrationID string        `json:"integrationId"`
-	CharacterID   string        `json:"characterId"`
-	Card          card.Transfer `json:"card"`
-}
-
 // SyncCharacter gives the engine a character's card ahead of its first
 // request (character.sync), so that the request sends only a reference,
 // and waits, bounded by ctx, for the engine to accept it; it returns the
