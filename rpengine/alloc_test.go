@@ -1,6 +1,7 @@
 package rpengine
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -10,12 +11,20 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/session"
 )
 
-// discardTransport is an engine that reads everything and says nothing.
+// discardTransport is an engine that reads everything and says nothing:
+// it records what is not an ack, without allocating for acks.
 type discardTransport struct{ fakeTransport }
 
-func (*discardTransport) send([]byte) error { return nil }
+func (d *discardTransport) Send(b []byte) error {
+	if bytes.Contains(b, []byte(`"type":"ack"`)) {
+		return nil
+	}
+	return d.fakeTransport.Send(b)
+}
 
 // TestSession_chunkAllocs pins what the reader costs per
 // reply.audio.chunk, from the message text to the samples the consumer
@@ -28,19 +37,18 @@ func TestSession_chunkAllocs(t *testing.T) {
 	srv, err := NewServer(&ServerOptions{Logger: slog.New(slog.DiscardHandler), IdleTimeout: time.Hour, MaxPendingAudio: time.Hour})
 	testutil.Success(t, err)
 	defer srv.Close()
-	srv.mu.Lock()
-	srv.handshake++
-	srv.mu.Unlock()
-	sess, err := srv.attach(&discardTransport{}, "hello-1", "test")
+	dt := &discardTransport{}
+	sess := attachUnit(t, srv, dt, "hello-1")
+	crd, err := card.Parse([]byte(unitCard))
 	testutil.Success(t, err)
-	r := &Reply{sess: sess, id: "r1", asm: newAssembler(), maxAudio: time.Hour, done: make(chan struct{}),
-		notify: make(chan struct{}, 1), decided: make(chan struct{})}
-	testutil.Success(t, sess.addReply(r))
+	u := &unit{t: t, srv: srv, ft: &dt.fakeTransport, c: sess, card: crd}
+	r := u.reply(context.Background())
 	msg := func(typ string, n int, payload string) []byte {
 		return fmt.Appendf(nil, `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":%q,"messageId":"6f1c2a4e-8d3b-4c5a-9e7f-%012d",`+
 			`"sessionId":%q,"timestamp":"2026-07-14T00:00:00.000Z","requestId":"r1",%s}`, typ, n, sess.info.ID, payload)
 	}
-	testutil.Equal(t, "reply.audio.start handled", sess.receiveText(msg("reply.audio.start", 0, `"format":"pcm_s16le","sampleRate":44100,"channels":1`)), true)
+	receive := func(b []byte) bool { return sess.Receive(session.Inbound{Msg: b, Text: true}) }
+	testutil.Equal(t, "reply.audio.start handled", receive(msg("reply.audio.start", 0, `"format":"pcm_s16le","sampleRate":44100,"channels":1`)), true)
 	const perSeg = 4
 	data := base64.StdEncoding.EncodeToString(make([]byte, 8192))
 	msgs := make([][]byte, 300*perSeg)
@@ -51,7 +59,7 @@ func TestSession_chunkAllocs(t *testing.T) {
 	ctx := context.Background()
 	next := 0
 	push := func() {
-		if !sess.receiveText(msgs[next]) {
+		if !receive(msgs[next]) {
 			t.Fatal("refused")
 		}
 		next++
@@ -74,9 +82,9 @@ func TestSession_chunkAllocs(t *testing.T) {
 	for range 10 { // the reader's, writer's and assembler's buffers reach their size
 		segment()
 	}
-	<-sess.w.drained()
+	<-sess.w.Drained()
 	testutil.Equal(t, "allocations per sentence", testing.AllocsPerRun(100, segment), 1.0)
-	<-sess.w.drained()
+	<-sess.w.Drained()
 	inOrder := func() { // the chunks of a sentence but its first and last
 		if next%perSeg == 0 || next%perSeg == perSeg-1 {
 			segment()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gamelink-go/gamelink/internal/peertext"
+	"github.com/gamelink-go/gamelink/rpengine/internal/session"
 )
 
 // Sentinel errors a game branches on with [errors.Is].
@@ -125,3 +126,21 @@ type ConfigError struct {
 
 // Error names the option and what is wrong with it.
 func (e *ConfigError) Error() string { return "rpengine: option " + e.Field + ": " + e.Reason }
+
+// failure is the error of a request that failed as f says, or nil.
+func failure(f *session.Failure) error {
+	if f == nil {
+		return nil
+	}
+	switch f.Kind {
+	case session.FailEnded:
+		return f.Err
+	case session.FailNoAnswer:
+		return fmt.Errorf("%w: %s", ErrNoAnswer, f.Detail)
+	case session.FailCancelled:
+		return &cancelledError{reason: f.Reason}
+	case session.FailBadAnswer:
+		return fmt.Errorf("rpengine: %s: %w", f.Detail, f.Err)
+	}
+	return &RequestError{Code: f.Code, Message: f.Message, Retryable: f.Retryable, RequestID: f.RequestID, SourceMessageID: f.SourceMessageID}
+}

@@ -23,11 +23,6 @@ func chunkOf(seq, seg, n int) map[string]any {
 		"segmentChunkCount": 1, "data": base64.StdEncoding.EncodeToString(make([]byte, 2*n))}
 }
 
-// accept delivers reply.accepted for r1.
-func (u *unit) accept() {
-	u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 1})
-}
-
 // kinds drains r (whose end is queued) and returns its event kinds.
 func kinds(t *testing.T, r *Reply) []EventKind {
 	t.Helper()
@@ -203,7 +198,7 @@ func TestSession_readerNeverPlans(t *testing.T) {
 	// durably blocked there.
 	u := newUnit(t, &ServerOptions{IdleTimeout: -1, AckTimeout: -1})
 	r := u.reply(context.Background())
-	u.sess.pmu.Lock() // a plan in progress, for as long as the test says
+	u.c.plan.mu.Lock() // a plan in progress, for as long as the test says
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -217,19 +212,16 @@ func TestSession_readerNeverPlans(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the reader waits for the plan")
 	}
-	u.sess.pmu.Unlock()
-	for { // the Reply call plans the snapshot and sends it
+	u.c.plan.mu.Unlock()
+	u.ft.waitFor(t, func() bool { // the Reply call plans the snapshot and sends it
 		snapshots := 0
 		for _, m := range u.ft.messages("reply.request") {
 			if m["card"].(map[string]any)["mode"] == "snapshot" {
 				snapshots++
 			}
 		}
-		if snapshots == 2 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return snapshots == 2
+	})
 	ev, err := r.Next(context.Background())
 	testutil.Success(t, err)
 	testutil.Equal(t, "text", ev.Text, "Hi.")
@@ -244,15 +236,12 @@ func TestReply_resyncError(t *testing.T) {
 	r := u.reply(context.Background())
 	for range maxResyncs + 1 {
 		id := r.MessageID()
+		n := len(u.ft.messages("reply.request"))
 		u.in("request.error", map[string]any{"requestId": "r1", "sourceMessageId": id, "code": "card_resync_required",
 			"message": "again", "retryable": true})
-		for r.MessageID() == id { // the Reply call resends
-			select {
-			case <-r.Done():
-			case <-time.After(time.Millisecond):
-				continue
-			}
-			break
+		select { // the Reply call resends, or the last resync fails it
+		case <-r.Done():
+		case <-u.sentAfter("reply.request", n):
 		}
 	}
 	_, err := r.Wait(context.Background())

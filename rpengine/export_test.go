@@ -1,9 +1,13 @@
 package rpengine
 
-import "time"
+import (
+	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/internal/session"
+)
 
 // GateEntries returns how many requests have entered the capacity gate's
-// queue (gate.go) so far, so that tests can make requests in a known
+// line (send.go) so far, so that tests can make requests in a known
 // order from many goroutines.
 func GateEntries(s *Server) uint64 {
 	s.mu.Lock()
@@ -21,7 +25,7 @@ func FailMailboxInbox(s *Server, err error) {
 		m := s.mbox
 		s.mu.Unlock()
 		if m != nil {
-			m.listFault.Store(&err)
+			m.FailList(err)
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -38,16 +42,16 @@ func OnMailboxSlot(s *Server, f func(slot int)) { s.slotHook = f }
 func OnSessionEnded(s *Server, f func()) { s.endHook = f }
 
 // The state of an outbound message, for tests of acks and duplicates.
-type MessageState = messageState
+type MessageState = session.State
 
 // Message states.
 const (
-	MessageUnknown   = messageUnknown
-	MessagePending   = messagePending
-	MessageAcked     = messageAcked
-	MessageDuplicate = messageDuplicate
-	MessageRejected  = messageRejected
-	MessageUnacked   = messageUnacked
+	MessageUnknown   = session.Unknown
+	MessagePending   = session.Pending
+	MessageAcked     = session.Acked
+	MessageDuplicate = session.Duplicate
+	MessageRejected  = session.Rejected
+	MessageUnacked   = session.Unacked
 )
 
 // MessageStatus reports what the engine did with an outbound message of
@@ -60,14 +64,12 @@ func (r *Reply) MessageID() string { return r.messageID() }
 // Capacity returns the live session's last capacity.update (Known false
 // before the first), and false without a session; games read the same
 // through Server.Session.
-func (s *Server) Capacity() (capacity, bool) {
-	sess := s.current()
-	if sess == nil {
-		return capacity{}, false
+func (s *Server) Capacity() (session.Capacity, bool) {
+	c := s.current()
+	if c == nil {
+		return session.Capacity{}, false
 	}
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	return sess.capacity, true
+	return c.capacity(), true
 }
 
 // MailboxDir returns the mailbox folder the server serves (absolute).

@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,7 +41,10 @@ var inboundKinds = []string{
 type fuzzUnit struct {
 	*unit
 	r, capture *Reply
-	op         *syncOp
+	syncMsg    string        // the sync's messageId
+	synced     chan struct{} // closed once the SyncCharacter call returned
+	syncHash   card.Digest
+	syncErr    error
 }
 
 func newFuzzUnit(t *testing.T) *fuzzUnit {
@@ -56,24 +58,27 @@ func newFuzzUnit(t *testing.T) *fuzzUnit {
 	r := u.request(ctx, ReplyRequest{IntegrationID: "g", CharacterID: "c", Card: u.card, Text: "hi", RequestID: "r1",
 		Voice: "F1"})
 	c := u.capture(ctx, CaptureRequest{IntegrationID: "g", CharacterID: "c2", Card: u.card, RequestID: "c1", Transcript: true})
-	op := &syncOp{sess: u.sess, key: card.Key{IntegrationID: "g", CharacterID: "s"}, card: u.card, done: make(chan struct{})}
-	tr, err := u.sess.plan(op.key, op.card)
-	testutil.Success(t, err)
-	testutil.Success(t, op.attempt(tr))
-	return &fuzzUnit{unit: u, r: r, capture: c, op: op}
+	fu := &fuzzUnit{unit: u, r: r, capture: c, synced: make(chan struct{})}
+	go func() {
+		defer close(fu.synced)
+		fu.syncHash, fu.syncErr = u.srv.SyncCharacter(ctx, "g", "s", u.card)
+	}()
+	fu.syncMsg = u.ft.wait(t, "character.sync", 1)[0]["messageId"].(string)
+	t.Cleanup(func() { <-fu.synced })
+	return fu
 }
 
 // expand replaces placeholders of seed fields with the unit's ids.
 func (u *fuzzUnit) expand(fields []byte) []byte {
 	fields = bytes.ReplaceAll(fields, []byte("$MSG"), []byte(u.r.MessageID()))
-	fields = bytes.ReplaceAll(fields, []byte("$SYNC"), []byte(u.op.msgID))
-	return bytes.ReplaceAll(fields, []byte("$SID"), []byte(u.sess.info.ID))
+	fields = bytes.ReplaceAll(fields, []byte("$SYNC"), []byte(u.syncMsg))
+	return bytes.ReplaceAll(fields, []byte("$SID"), []byte(u.c.info.ID))
 }
 
 // envelope builds a message of type typ whose own fields are the JSON
 // object members in fields (without braces).
 func (u *fuzzUnit) envelope(typ, id string, fields []byte) []byte {
-	b, _ := wire.Encode(typ, id, u.sess.info.ID, time.Unix(0, 0), nil)
+	b, _ := wire.Encode(typ, id, u.c.info.ID, time.Unix(0, 0), nil)
 	if len(bytes.TrimSpace(fields)) == 0 {
 		return b
 	}
@@ -87,21 +92,18 @@ func (u *fuzzUnit) envelope(typ, id string, fields []byte) []byte {
 // event stream ends with EventEnd and that queues stayed bounded.
 func (u *fuzzUnit) finish(t *testing.T) {
 	t.Helper()
-	u.sess.end(ErrConnectionLost)
+	u.end(ErrConnectionLost)
 	for _, r := range []*Reply{u.r, u.capture} {
 		select {
 		case <-r.Done():
 		default:
 			t.Fatalf("reply %s still pending after the session ended", r.id)
 		}
-		r.mu.Lock()
-		queued := len(r.queue) - r.head
-		r.mu.Unlock()
-		if queued > maxQueuedEvents+1 {
-			t.Fatalf("%d events queued", queued)
+		if n := queued(r); n > maxQueuedEvents+1 {
+			t.Fatalf("%d events queued", n)
 		}
 		r.mu.Lock()
-		delivered := r.delivered // the End was consumed already
+		delivered := r.took // the End was consumed already
 		r.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		var last Event
@@ -123,11 +125,7 @@ func (u *fuzzUnit) finish(t *testing.T) {
 			t.Fatalf("events of %s end with kind %d", r.id, last.Kind)
 		}
 	}
-	select {
-	case <-u.op.done:
-	default:
-		t.Fatal("sync still pending after the session ended")
-	}
+	<-u.synced // the session's end ends it
 }
 
 func pcmB64(samples int, v int16) string {
@@ -211,35 +209,6 @@ func FuzzInboundSequence(f *testing.F) {
 			u.recv(u.expand(line))
 		}
 		u.finish(t)
-	})
-}
-
-// FuzzParseHello checks the first message of a connection.
-func FuzzParseHello(f *testing.F) {
-	for _, s := range []string{
-		`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"hello","messageId":"m","timestamp":"t","clientVersion":"x"}`,
-		`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"hello","messageId":"m","timestamp":"t"}`,
-		`{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"ack","messageId":"m","timestamp":"t","clientVersion":"x"}`,
-		`{"protocol":"gemtavern.rp_engine","protocolVersion":3.0,"type":"hello","messageId":"m","timestamp":"t","clientVersion":"x"}`,
-		`{"clientVersion":null}`, `[]`, ``, `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"hello","messageId":"m","timestamp":"t","clientVersion":1}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := parseHello(data)
-		if err != nil {
-			return
-		}
-		h, herr := wire.DecodeHeader(data)
-		if herr != nil || h.Type != wire.TypeHello || h.MessageID == "" {
-			t.Fatalf("accepted hello %q with header %+v, %v", data, h, herr)
-		}
-		var m struct {
-			ClientVersion *string `json:"clientVersion"`
-		}
-		if json.Unmarshal(data, &m) != nil || m.ClientVersion == nil || *m.ClientVersion != v {
-			t.Fatalf("clientVersion %q from %q", v, data)
-		}
 	})
 }
 
@@ -329,10 +298,13 @@ func (u *fuzzUnit) outcome(r *Reply) outcome {
 	default:
 		o.err = "pending"
 	}
-	select {
-	case <-u.op.done:
-		o.synced = fmt.Sprint(u.op.hash, u.op.err)
-	default:
+	// The sync ended when the session no longer holds it; its call then
+	// returns.
+	pending := true
+	_ = u.c.call(func(time.Time) { pending = len(u.c.syncs) > 0 })
+	if !pending {
+		<-u.synced
+		o.synced = fmt.Sprint(u.syncHash, u.syncErr)
 	}
 	return o
 }

@@ -46,7 +46,7 @@ func TestSession_capacityRetryKeepsCharacterOrder(t *testing.T) {
 		u.in("reply.accepted", map[string]any{"requestId": "r1", "eventId": "e", "resolvedCardHash": strings.Repeat("0", 64), "queueDepth": 1})
 		synctest.Wait()
 		testutil.Equal(t, "order", sent(), []any{"r1", "r1", "r2"})
-		u.sess.end(ErrConnectionLost)
+		u.end(ErrConnectionLost)
 		<-got
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/memnet"
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/internal/ws"
 )
 
 // pipeListener is the in-memory listener the module's fakes serve on
@@ -261,7 +262,7 @@ func TestServer_sessionOutlivesHandshakeDeadline(t *testing.T) {
 // Issue #16: 200 plain GETs that declare a chunked body and never send it
 // (and 200 connections that send nothing) held 200 file descriptors with
 // no deadline. Each GET is refused at once; the silent connections are cut
-// at the handshake deadline; and at no time are more than maxConns
+// at the handshake deadline; and at no time are more than ws.MaxConns
 // connections open, while a normal engine still gets through.
 func TestServer_connectionBound(t *testing.T) {
 	t.Parallel()
@@ -281,7 +282,7 @@ func TestServer_connectionBound(t *testing.T) {
 			wg.Go(func() { results[i] = ps.raw(send) })
 		}
 		synctest.Wait()
-		testutil.Equal(t, "open connections", int(ps.l.open.Load()), maxConns)
+		testutil.Equal(t, "open connections", int(ps.l.open.Load()), ws.MaxConns)
 		// A normal engine waits its turn behind the 136 silent connections
 		// still queued: the slots turn over every HandshakeTimeout, so it
 		// is in by the fourth.
@@ -302,7 +303,7 @@ func TestServer_connectionBound(t *testing.T) {
 				t.Fatalf("connection %d: %+v, want %+v", i, r, want)
 			}
 		}
-		testutil.Equal(t, "peak open connections", int(ps.l.peak.Load()), maxConns)
+		testutil.Equal(t, "peak open connections", int(ps.l.peak.Load()), ws.MaxConns)
 		testutil.Equal(t, "open at the end", int(ps.l.open.Load()), 0)
 	})
 }

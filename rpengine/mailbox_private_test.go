@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -23,43 +24,45 @@ import (
 // other users could read the conversation.
 func TestMailbox_createdPrivate(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, nil)
-	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "hi"))
-	testutil.Success(t, err)
-	_, err = r.Wait(ctxT(t))
-	testutil.Success(t, err)
-	eng.Close()
-	// Stopped first: a running server keeps writing (acks under a
-	// temporary name, renamed into place) while the folder is walked.
-	testutil.Success(t, l.srv.Close())
-	if _, ok := modeOf(t, dir); !ok {
-		t.Log("modes not checked: Windows has none (the ACL is checked by TestMailbox_notPrivate)")
-		return
-	}
-	files := 0
-	testutil.Success(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, nil)
+		r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "hi"))
+		testutil.Success(t, err)
+		_, err = r.Wait(ctxT(t))
+		testutil.Success(t, err)
+		eng.Close()
+		// Stopped first: a running server keeps writing (acks under a
+		// temporary name, renamed into place) while the folder is walked.
+		testutil.Success(t, l.srv.Close())
+		if _, ok := modeOf(t, dir); !ok {
+			t.Log("modes not checked: Windows has none (the ACL is checked by TestMailbox_notPrivate)")
+			return
 		}
-		mode, _ := modeOf(t, p)
-		want := os.FileMode(0o600)
-		if d.IsDir() {
-			want = 0o700
-		} else if strings.HasPrefix(p, filepath.Join(dir, mbx.FromEngine)) {
-			return nil // the engine's
-		} else {
-			files++
+		files := 0
+		testutil.Success(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			mode, _ := modeOf(t, p)
+			want := os.FileMode(0o600)
+			if d.IsDir() {
+				want = 0o700
+			} else if strings.HasPrefix(p, filepath.Join(dir, mbx.FromEngine)) {
+				return nil // the engine's
+			} else {
+				files++
+			}
+			if mode != want {
+				t.Errorf("%s: mode %v, want %v", p, mode, want)
+			}
+			return nil
+		}))
+		if files < 32 {
+			t.Errorf("only %d files checked", files)
 		}
-		if mode != want {
-			t.Errorf("%s: mode %v, want %v", p, mode, want)
-		}
-		return nil
-	}))
-	if files < 32 {
-		t.Errorf("only %d files checked", files)
-	}
+	})
 }
 
 // TestMailbox_notPrivate: a mailbox folder, or one of its sub-folders,
@@ -145,32 +148,34 @@ func TestMailbox_notPrivate(t *testing.T) {
 // their own engine-to-integration folder and their hello got a welcome.
 func TestMailbox_notPrivateOnRecreate(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	e := newRawEngine(t, dir)
-	e.hello()
-	// Theirs is ready beside it; the game's goes, and theirs takes its
-	// place (if the game recreated its own in between, again).
-	in := filepath.Join(dir, mbx.FromEngine)
-	theirs := in + ".theirs"
-	testutil.Success(t, os.Mkdir(theirs, 0o700))
-	makeOthersWritable(t, theirs)
-	for {
-		testutil.Success(t, testutil.RemoveAll(in))
-		if err := os.Rename(theirs, in); err == nil {
-			break
-		} else if !errors.Is(err, fs.ErrExist) && !strings.Contains(err.Error(), "not empty") && !strings.Contains(err.Error(), "denied") {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		e := newRawEngine(t, dir)
+		e.hello()
+		// Theirs is ready beside it; the game's goes, and theirs takes its
+		// place (if the game recreated its own in between, again).
+		in := filepath.Join(dir, mbx.FromEngine)
+		theirs := in + ".theirs"
+		testutil.Success(t, os.Mkdir(theirs, 0o700))
+		makeOthersWritable(t, theirs)
+		for {
+			testutil.Success(t, testutil.RemoveAll(in))
+			if err := os.Rename(theirs, in); err == nil {
+				break
+			} else if !errors.Is(err, fs.ErrExist) && !strings.Contains(err.Error(), "not empty") && !strings.Contains(err.Error(), "denied") {
+				t.Fatal(err)
+			}
 		}
-	}
-	l.log.waitFor(t, "not private to this user")
-	mark := len(l.log.String())
-	id, _ := e.send("hello", "", map[string]string{"clientVersion": "theirs"})
-	time.Sleep(100 * time.Millisecond) // about 20 polls
-	testutil.Equal(t, "their hello not read", countAcks(e.gameMessages(), id), 0)
-	testutil.Equal(t, "logged once", strings.Count(l.log.since(mark), "not private"), 0)
-	// Private again (its owner's choice): served, and the hello answered.
-	testutil.Success(t, testutil.RemoveAll(in))
-	l.log.waitFor(t, "mailbox recreated")
-	e.hello()
+		l.log.waitFor(t, "not private to this user")
+		mark := len(l.log.String())
+		id, _ := e.send("hello", "", map[string]string{"clientVersion": "theirs"})
+		time.Sleep(100 * time.Millisecond) // about 20 polls
+		testutil.Equal(t, "their hello not read", countAcks(e.gameMessages(), id), 0)
+		testutil.Equal(t, "logged once", strings.Count(l.log.since(mark), "not private"), 0)
+		// Private again (its owner's choice): served, and the hello answered.
+		testutil.Success(t, testutil.RemoveAll(in))
+		l.log.waitFor(t, "mailbox recreated")
+		e.hello()
+	})
 }

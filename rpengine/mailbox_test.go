@@ -163,63 +163,65 @@ func (e *rawEngine) hello() map[string]any {
 
 func TestMailbox_layoutAndHandshake(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	opts := testMailboxOptions(dir)
-	opts.SlotCount = 0 // the spec's 2048
-	opts.DisplayName = "My Game"
-	l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: opts}, dir)
-	testutil.Equal(t, "MailboxDir", l.srv.MailboxDir(), dir)
-	e := newRawEngine(t, dir)
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	testutil.Success(t, err)
-	var man map[string]any
-	testutil.Success(t, json.Unmarshal(b, &man))
-	want := map[string]any{"schema": "gemtavern.rp_engine.file_transport", "version": 1.0, "integrationId": "game", "displayName": "My Game",
-		"mailboxes": map[string]any{"integrationToEngine": "integration-to-engine", "engineToIntegration": "engine-to-integration"},
-		"audio":     map[string]any{"format": "wav_pcm_s16le", "directory": "audio", "slotPattern": "slot_%04d.wav", "slotCount": 2048.0, "sampleRate": 44100.0, "channels": 1.0}}
-	testutil.Equal(t, "manifest", man, want)
-	slots, err := os.ReadDir(filepath.Join(dir, "audio"))
-	testutil.Success(t, err)
-	testutil.Equal(t, "slot files", len(slots), 2048)
-	for _, i := range []int{0, 7, 2047} {
-		b, err := os.ReadFile(filepath.Join(dir, "audio", mbx.SlotName(i)))
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		opts := testMailboxOptions(dir)
+		opts.SlotCount = 0 // the spec's 2048
+		opts.DisplayName = "My Game"
+		l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: opts}, dir)
+		testutil.Equal(t, "MailboxDir", l.srv.MailboxDir(), dir)
+		e := newRawEngine(t, dir)
+		b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 		testutil.Success(t, err)
-		w, err := mbx.DecodeWAV(b)
+		var man map[string]any
+		testutil.Success(t, json.Unmarshal(b, &man))
+		want := map[string]any{"schema": "gemtavern.rp_engine.file_transport", "version": 1.0, "integrationId": "game", "displayName": "My Game",
+			"mailboxes": map[string]any{"integrationToEngine": "integration-to-engine", "engineToIntegration": "engine-to-integration"},
+			"audio":     map[string]any{"format": "wav_pcm_s16le", "directory": "audio", "slotPattern": "slot_%04d.wav", "slotCount": 2048.0, "sampleRate": 44100.0, "channels": 1.0}}
+		testutil.Equal(t, "manifest", man, want)
+		slots, err := os.ReadDir(filepath.Join(dir, "audio"))
 		testutil.Success(t, err)
-		testutil.Equal(t, "placeholder", w, mbx.WAV{Rate: 44100, Channels: 1, PCM: []byte{0, 0}})
-	}
-	testutil.Equal(t, "slot name", slots[7].Name(), "slot_0007.wav")
+		testutil.Equal(t, "slot files", len(slots), 2048)
+		for _, i := range []int{0, 7, 2047} {
+			b, err := os.ReadFile(filepath.Join(dir, "audio", mbx.SlotName(i)))
+			testutil.Success(t, err)
+			w, err := mbx.DecodeWAV(b)
+			testutil.Success(t, err)
+			testutil.Equal(t, "placeholder", w, mbx.WAV{Rate: 44100, Channels: 1, PCM: []byte{0, 0}})
+		}
+		testutil.Equal(t, "slot name", slots[7].Name(), "slot_0007.wav")
 
-	w := e.hello()
-	testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 0.0)
-	if p, _ := w["peerInstanceId"].(string); p == "" {
-		t.Fatalf("welcome without peerInstanceId: %v", w)
-	}
-	sid, _ := w["sessionId"].(string)
-	info, err := l.srv.WaitSession(ctxT(t))
-	testutil.Success(t, err)
-	testutil.Equal(t, "session", info.ID, sid)
-	testutil.Equal(t, "client version", info.ClientVersion, "raw")
-	// Stems are 13 digits and strictly increasing; each JSON has its marker.
-	var stems []string
-	for _, m := range e.gameMessages() {
-		stems = append(stems, m["_stem"].(string))
-	}
-	testutil.Equal(t, "sorted", slices.IsSorted(stems), true)
-	for i := 1; i < len(stems); i++ {
-		a, _, _ := mbx.ParseStem(stems[i-1])
-		b, _, _ := mbx.ParseStem(stems[i])
-		if b <= a {
-			t.Fatalf("stems not strictly increasing: %v", stems)
+		w := e.hello()
+		testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 0.0)
+		if p, _ := w["peerInstanceId"].(string); p == "" {
+			t.Fatalf("welcome without peerInstanceId: %v", w)
 		}
-	}
-	names, _ := os.ReadDir(filepath.Join(dir, mbx.ToEngine))
-	for _, n := range names {
-		if strings.HasPrefix(n.Name(), ".") {
-			t.Errorf("temporary file left: %s", n.Name())
+		sid, _ := w["sessionId"].(string)
+		info, err := l.srv.WaitSession(ctxT(t))
+		testutil.Success(t, err)
+		testutil.Equal(t, "session", info.ID, sid)
+		testutil.Equal(t, "client version", info.ClientVersion, "raw")
+		// Stems are 13 digits and strictly increasing; each JSON has its marker.
+		var stems []string
+		for _, m := range e.gameMessages() {
+			stems = append(stems, m["_stem"].(string))
 		}
-	}
-	testutil.Equal(t, "json + ready", len(names), 2*len(stems))
+		testutil.Equal(t, "sorted", slices.IsSorted(stems), true)
+		for i := 1; i < len(stems); i++ {
+			a, _, _ := mbx.ParseStem(stems[i-1])
+			b, _, _ := mbx.ParseStem(stems[i])
+			if b <= a {
+				t.Fatalf("stems not strictly increasing: %v", stems)
+			}
+		}
+		names, _ := os.ReadDir(filepath.Join(dir, mbx.ToEngine))
+		for _, n := range names {
+			if strings.HasPrefix(n.Name(), ".") {
+				t.Errorf("temporary file left: %s", n.Name())
+			}
+		}
+		testutil.Equal(t, "json + ready", len(names), 2*len(stems))
+	})
 }
 
 func TestMailbox_inboundRules(t *testing.T) {
@@ -382,29 +384,31 @@ func TestMailbox_recurringConditionsLoggedOnce(t *testing.T) {
 // and cleaned as any other. Issue #22.
 func TestMailbox_longPath(t *testing.T) {
 	t.Parallel()
-	dir := testutil.TempDir(t)
-	for len(dir) < 300 {
-		dir = filepath.Join(dir, strings.Repeat("d", 40))
-	}
-	testutil.Success(t, os.MkdirAll(dir, 0o700))
-	dir = filepath.Join(dir, "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, nil)
-	r, err := l.srv.Reply(ctxT(t), audioReq(testCard(t), "far away"))
-	testutil.Success(t, err)
-	for {
-		ev, err := r.Next(ctxT(t))
-		testutil.Success(t, err)
-		if ev.Kind == rpengine.EventSegment {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		dir := testutil.TempDir(t)
+		for len(dir) < 300 {
+			dir = filepath.Join(dir, strings.Repeat("d", 40))
 		}
-	}
-	_, err = r.Wait(ctxT(t))
-	testutil.Success(t, err)
-	eng.Close()
-	if len(l.srv.MailboxDir()) <= 260 {
-		t.Fatalf("path of %d characters", len(l.srv.MailboxDir()))
-	}
+		testutil.Success(t, os.MkdirAll(dir, 0o700))
+		dir = filepath.Join(dir, "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, nil)
+		r, err := l.srv.Reply(ctxT(t), audioReq(testCard(t), "far away"))
+		testutil.Success(t, err)
+		for {
+			ev, err := r.Next(ctxT(t))
+			testutil.Success(t, err)
+			if ev.Kind == rpengine.EventSegment {
+				break
+			}
+		}
+		_, err = r.Wait(ctxT(t))
+		testutil.Success(t, err)
+		eng.Close()
+		if len(l.srv.MailboxDir()) <= 260 {
+			t.Fatalf("path of %d characters", len(l.srv.MailboxDir()))
+		}
+	})
 }
 
 func mustEncode(t *testing.T, typ, id, sid string) []byte {
@@ -439,117 +443,123 @@ func TestMailbox_halfWrittenRace(t *testing.T) {
 
 func TestMailbox_crashLeftovers(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	out := filepath.Join(dir, mbx.ToEngine)
-	testutil.Success(t, os.MkdirAll(out, 0o755))
-	future := time.Now().Add(time.Hour).UnixMilli()
-	marked := mbx.Stem(future, "marked")
-	unmarked := mbx.Stem(future-1, "unmarked")
-	testutil.Success(t, os.WriteFile(filepath.Join(out, marked+".json"), []byte("{}"), 0o644))
-	testutil.Success(t, os.WriteFile(filepath.Join(out, marked+".ready"), nil, 0o644))
-	testutil.Success(t, os.WriteFile(filepath.Join(out, unmarked+".json"), []byte(`{"half`), 0o644))
-	testutil.Success(t, os.WriteFile(filepath.Join(out, mbx.TempPrefix+"x.json"), []byte(`{"half`), 0o644))
-	l := newMailboxServer(t, nil, dir)
-	e := newRawEngine(t, dir)
-	e.hello()
-	_, err := os.Stat(filepath.Join(out, unmarked+".json"))
-	testutil.ErrorIs(t, err, os.ErrNotExist)
-	_, err = os.Stat(filepath.Join(out, mbx.TempPrefix+"x.json"))
-	testutil.ErrorIs(t, err, os.ErrNotExist)
-	// A marked message of the dead process is not left for a new engine
-	// session to process.
-	_, err = os.Stat(filepath.Join(out, marked+".json"))
-	testutil.ErrorIs(t, err, os.ErrNotExist)
-	// Stems continue after the newest one that was present.
-	for _, m := range e.gameMessages() {
-		if s := m["_stem"].(string); s != marked && s <= marked {
-			t.Errorf("stem %s not after %s", s, marked)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		out := filepath.Join(dir, mbx.ToEngine)
+		testutil.Success(t, os.MkdirAll(out, 0o755))
+		future := time.Now().Add(time.Hour).UnixMilli()
+		marked := mbx.Stem(future, "marked")
+		unmarked := mbx.Stem(future-1, "unmarked")
+		testutil.Success(t, os.WriteFile(filepath.Join(out, marked+".json"), []byte("{}"), 0o644))
+		testutil.Success(t, os.WriteFile(filepath.Join(out, marked+".ready"), nil, 0o644))
+		testutil.Success(t, os.WriteFile(filepath.Join(out, unmarked+".json"), []byte(`{"half`), 0o644))
+		testutil.Success(t, os.WriteFile(filepath.Join(out, mbx.TempPrefix+"x.json"), []byte(`{"half`), 0o644))
+		l := newMailboxServer(t, nil, dir)
+		e := newRawEngine(t, dir)
+		e.hello()
+		_, err := os.Stat(filepath.Join(out, unmarked+".json"))
+		testutil.ErrorIs(t, err, os.ErrNotExist)
+		_, err = os.Stat(filepath.Join(out, mbx.TempPrefix+"x.json"))
+		testutil.ErrorIs(t, err, os.ErrNotExist)
+		// A marked message of the dead process is not left for a new engine
+		// session to process.
+		_, err = os.Stat(filepath.Join(out, marked+".json"))
+		testutil.ErrorIs(t, err, os.ErrNotExist)
+		// Stems continue after the newest one that was present.
+		for _, m := range e.gameMessages() {
+			if s := m["_stem"].(string); s != marked && s <= marked {
+				t.Errorf("stem %s not after %s", s, marked)
+			}
 		}
-	}
-	l.log.waitFor(t, "left by a crash")
+		l.log.waitFor(t, "left by a crash")
+	})
 }
 
 func TestMailbox_writeFailure(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, &rpengine.ServerOptions{AckTimeout: -1}, dir)
-	e := newRawEngine(t, dir)
-	sid := e.hello()["sessionId"].(string)
-	ctx := ctxT(t)
-	// The outbox becomes unwritable (as on a full disk): the request
-	// fails at once with an error naming the file, nothing partial stays.
-	out := filepath.Join(dir, mbx.ToEngine)
-	testutil.Success(t, os.Rename(out, out+".away"))
-	testutil.Success(t, os.WriteFile(out, nil, 0o644))
-	_, err := l.srv.Reply(ctx, textReq(testCard(t), "hi"))
-	var me *fs.PathError
-	if err == nil || !strings.Contains(err.Error(), "mailbox write "+out) {
-		t.Fatalf("error %v does not name the mailbox file", err)
-	}
-	testutil.ErrorAs(t, err, &me)
-	testutil.Equal(t, "op", me.Op, "write")
-	testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
-	// An engine message arriving meanwhile is acked once writing works
-	// again: the failed ack is retried, not lost.
-	id, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
-	// Its ack is tried before it is processed: once processed, the ack
-	// has failed and waits for a retry.
-	for c, _ := l.srv.Capacity(); !c.Known; c, _ = l.srv.Capacity() {
-		time.Sleep(time.Millisecond)
-	}
-	testutil.Success(t, os.Remove(out))
-	testutil.Success(t, os.Rename(out+".away", out))
-	e.waitGame(ackOf(id))
-	e.reply(ctx, l.srv, sid, textReq(testCard(t), "hi again"))
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, &rpengine.ServerOptions{AckTimeout: -1}, dir)
+		e := newRawEngine(t, dir)
+		sid := e.hello()["sessionId"].(string)
+		ctx := ctxT(t)
+		// The outbox becomes unwritable (as on a full disk): the request
+		// fails at once with an error naming the file, nothing partial stays.
+		out := filepath.Join(dir, mbx.ToEngine)
+		testutil.Success(t, os.Rename(out, out+".away"))
+		testutil.Success(t, os.WriteFile(out, nil, 0o644))
+		_, err := l.srv.Reply(ctx, textReq(testCard(t), "hi"))
+		var me *fs.PathError
+		if err == nil || !strings.Contains(err.Error(), "mailbox write "+out) {
+			t.Fatalf("error %v does not name the mailbox file", err)
+		}
+		testutil.ErrorAs(t, err, &me)
+		testutil.Equal(t, "op", me.Op, "write")
+		testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
+		// An engine message arriving meanwhile is acked once writing works
+		// again: the failed ack is retried, not lost.
+		id, _ := e.send("capacity.update", sid, map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+		// Its ack is tried before it is processed: once processed, the ack
+		// has failed and waits for a retry.
+		for c, _ := l.srv.Capacity(); !c.Known; c, _ = l.srv.Capacity() {
+			time.Sleep(time.Millisecond)
+		}
+		testutil.Success(t, os.Remove(out))
+		testutil.Success(t, os.Rename(out+".away", out))
+		e.waitGame(ackOf(id))
+		e.reply(ctx, l.srv, sid, textReq(testCard(t), "hi again"))
+	})
 }
 
 func TestMailbox_folderDeleted(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, nil)
-	ctx := ctxT(t)
-	r, err := l.srv.Reply(ctx, textReq(testCard(t), "before"))
-	testutil.Success(t, err)
-	_, err = r.Wait(ctx)
-	testutil.Success(t, err)
-	eng.Close()
-	trash, moved := moveAway(t, dir)
-	if !moved {
-		// What the game does not watch first, so that it sets the
-		// folder up again only once all of it is gone.
-		for _, name := range []string{mbx.ManifestName, mbx.AudioDir, mbx.ToEngine, mbx.FromEngine} {
-			testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, name)))
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, nil)
+		ctx := ctxT(t)
+		r, err := l.srv.Reply(ctx, textReq(testCard(t), "before"))
+		testutil.Success(t, err)
+		_, err = r.Wait(ctx)
+		testutil.Success(t, err)
+		eng.Close()
+		trash, moved := moveAway(t, dir)
+		if !moved {
+			// What the game does not watch first, so that it sets the
+			// folder up again only once all of it is gone.
+			for _, name := range []string{mbx.ManifestName, mbx.AudioDir, mbx.ToEngine, mbx.FromEngine} {
+				testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, name)))
+			}
 		}
-	}
-	l.log.waitFor(t, "mailbox folder was removed")
-	ctx = ctxT(t)
-	for i := 0; i < 2000; i++ {
-		if _, ok := l.srv.Session(); !ok {
-			break
+		l.log.waitFor(t, "mailbox folder was removed")
+		ctx = ctxT(t)
+		for i := 0; i < 2000; i++ {
+			if _, ok := l.srv.Session(); !ok {
+				break
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	_, ok := l.srv.Session()
-	testutil.Equal(t, "session ended", ok, false)
-	waitFile(t, filepath.Join(dir, "audio", mbx.SlotName(31)))
-	if moved {
-		// The bin is emptied: the game, serving the new folder, writes
-		// nothing more into the old one. (Until it noticed the move, at
-		// its next poll, it could: its handle follows the folder, and
-		// acks of the engine's last messages went there.)
-		testutil.Success(t, testutil.RemoveAll(trash))
-	}
-	eng2 := l.dialMailbox(t, nil)
-	r, err = l.srv.Reply(ctx, textReq(testCard(t), "after"))
-	testutil.Success(t, err)
-	res, err := r.Wait(ctx)
-	if err != nil {
-		t.Log(l.log.String())
-	}
-	testutil.Success(t, err)
-	testutil.Equal(t, "text", res.Text, "I hear you. You said: after")
-	testutil.Equal(t, "snapshot in the new session", cardModes(eng2), []string{"snapshot"})
+		_, ok := l.srv.Session()
+		testutil.Equal(t, "session ended", ok, false)
+		waitFile(t, filepath.Join(dir, "audio", mbx.SlotName(31)))
+		if moved {
+			// The bin is emptied: the game, serving the new folder, writes
+			// nothing more into the old one. (Until it noticed the move, at
+			// its next poll, it could: its handle follows the folder, and
+			// acks of the engine's last messages went there.)
+			testutil.Success(t, testutil.RemoveAll(trash))
+		}
+		eng2 := l.dialMailbox(t, nil)
+		r, err = l.srv.Reply(ctx, textReq(testCard(t), "after"))
+		testutil.Success(t, err)
+		res, err := r.Wait(ctx)
+		if err != nil {
+			t.Log(l.log.String())
+		}
+		testutil.Success(t, err)
+		testutil.Equal(t, "text", res.Text, "I hear you. You said: after")
+		testutil.Equal(t, "snapshot in the new session", cardModes(eng2), []string{"snapshot"})
+	})
 }
 
 // moveAway moves the served folder dir into a new folder beside it (the
@@ -585,19 +595,21 @@ func moveAway(t *testing.T, dir string) (trash string, moved bool) {
 // not mistake its own lock for another process's.
 func TestMailbox_subfolderDeleted(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	l.dialMailbox(t, nil).Close()
-	testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, mbx.FromEngine)))
-	l.log.waitFor(t, "mailbox folder was removed")
-	waitFile(t, filepath.Join(dir, mbx.FromEngine))
-	eng := l.dialMailbox(t, nil)
-	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "again"))
-	testutil.Success(t, err)
-	res, err := r.Wait(ctxT(t))
-	testutil.Success(t, err)
-	testutil.Equal(t, "text", res.Text, "I hear you. You said: again")
-	eng.Close()
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		l.dialMailbox(t, nil).Close()
+		testutil.Success(t, testutil.RemoveAll(filepath.Join(dir, mbx.FromEngine)))
+		l.log.waitFor(t, "mailbox folder was removed")
+		waitFile(t, filepath.Join(dir, mbx.FromEngine))
+		eng := l.dialMailbox(t, nil)
+		r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "again"))
+		testutil.Success(t, err)
+		res, err := r.Wait(ctxT(t))
+		testutil.Success(t, err)
+		testutil.Equal(t, "text", res.Text, "I hear you. You said: again")
+		eng.Close()
+	})
 }
 
 // TestMailbox_recreateFails: a folder that cannot be set up again (here a
@@ -650,47 +662,51 @@ func TestMailbox_recreateFails(t *testing.T) {
 
 func TestMailbox_lock(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	waitFile(t, filepath.Join(dir, rpengine.MailboxLockName))
-	// A second game process on the same folder refuses, clearly.
-	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(dir)})
-	testutil.Success(t, err)
-	err = srv2.Start() // Issue #17: refused at once
-	testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
-	if !strings.Contains(err.Error(), "pid") {
-		t.Errorf("error does not say who holds it: %v", err)
-	}
-	testutil.Success(t, srv2.Close())
-	// The holder is unaffected.
-	eng := l.dialMailbox(t, nil)
-	r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "still here"))
-	testutil.Success(t, err)
-	_, err = r.Wait(ctxT(t))
-	testutil.Success(t, err)
-	eng.Close()
-	// Close releases the lock.
-	testutil.Success(t, l.srv.Close())
-	_, err = os.Stat(filepath.Join(dir, rpengine.MailboxLockName))
-	testutil.ErrorIs(t, err, os.ErrNotExist)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		waitFile(t, filepath.Join(dir, rpengine.MailboxLockName))
+		// A second game process on the same folder refuses, clearly.
+		srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(dir)})
+		testutil.Success(t, err)
+		err = srv2.Start() // Issue #17: refused at once
+		testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
+		if !strings.Contains(err.Error(), "pid") {
+			t.Errorf("error does not say who holds it: %v", err)
+		}
+		testutil.Success(t, srv2.Close())
+		// The holder is unaffected.
+		eng := l.dialMailbox(t, nil)
+		r, err := l.srv.Reply(ctxT(t), textReq(testCard(t), "still here"))
+		testutil.Success(t, err)
+		_, err = r.Wait(ctxT(t))
+		testutil.Success(t, err)
+		eng.Close()
+		// Close releases the lock.
+		testutil.Success(t, l.srv.Close())
+		_, err = os.Stat(filepath.Join(dir, rpengine.MailboxLockName))
+		testutil.ErrorIs(t, err, os.ErrNotExist)
+	})
 }
 
 func TestMailbox_staleLockTakenOver(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	testutil.Success(t, os.Mkdir(dir, 0o755))
-	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":999999,"host":"crashed","token":"old"}`), 0o644))
-	old := time.Now().Add(-time.Hour)
-	testutil.Success(t, os.Chtimes(lock, old, old))
-	l := newMailboxServer(t, nil, dir)
-	l.dialMailbox(t, nil)
-	b, err := os.ReadFile(lock)
-	testutil.Success(t, err)
-	if bytes.Contains(b, []byte(`"old"`)) {
-		t.Fatalf("stale lock not replaced: %s", b)
-	}
-	l.log.waitFor(t, "took over a stale mailbox lock")
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		testutil.Success(t, os.Mkdir(dir, 0o755))
+		lock := filepath.Join(dir, rpengine.MailboxLockName)
+		testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":999999,"host":"crashed","token":"old"}`), 0o644))
+		old := time.Now().Add(-time.Hour)
+		testutil.Success(t, os.Chtimes(lock, old, old))
+		l := newMailboxServer(t, nil, dir)
+		l.dialMailbox(t, nil)
+		b, err := os.ReadFile(lock)
+		testutil.Success(t, err)
+		if bytes.Contains(b, []byte(`"old"`)) {
+			t.Fatalf("stale lock not replaced: %s", b)
+		}
+		l.log.waitFor(t, "took over a stale mailbox lock")
+	})
 }
 
 // TestMailbox_lockHeartbeat: a live holder refreshes its lock, so a
@@ -698,28 +714,30 @@ func TestMailbox_staleLockTakenOver(t *testing.T) {
 // aged by hand instead of waiting (no timing in the assertion).
 func TestMailbox_lockHeartbeat(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	o := testMailboxOptions(dir) // LockStale 2 s: a heartbeat every 500 ms
-	newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
-	waitFile(t, filepath.Join(dir, "manifest.json"))
-	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	old := time.Now().Add(-time.Hour)
-	testutil.Success(t, os.Chtimes(lock, old, old))
-	for i := 0; ; i++ {
-		fi, err := os.Stat(lock)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		o := testMailboxOptions(dir) // LockStale 2 s: a heartbeat every 500 ms
+		newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
+		waitFile(t, filepath.Join(dir, "manifest.json"))
+		lock := filepath.Join(dir, rpengine.MailboxLockName)
+		old := time.Now().Add(-time.Hour)
+		testutil.Success(t, os.Chtimes(lock, old, old))
+		for i := 0; ; i++ {
+			fi, err := os.Stat(lock)
+			testutil.Success(t, err)
+			if fi.ModTime().After(old.Add(time.Minute)) {
+				break
+			}
+			if i == 10000 {
+				t.Fatal("the holder never refreshed its lock")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
 		testutil.Success(t, err)
-		if fi.ModTime().After(old.Add(time.Minute)) {
-			break
-		}
-		if i == 10000 {
-			t.Fatal("the holder never refreshed its lock")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
-	testutil.Success(t, err)
-	testutil.ErrorIs(t, srv2.Start(), rpengine.ErrMailboxLocked)
-	testutil.Success(t, srv2.Close())
+		testutil.ErrorIs(t, srv2.Start(), rpengine.ErrMailboxLocked)
+		testutil.Success(t, srv2.Close())
+	})
 }
 
 // TestMailbox_lockKeptDuringSetup: the lock is fresh when serving starts,
@@ -730,186 +748,194 @@ func TestMailbox_lockHeartbeat(t *testing.T) {
 // then, with 2048 slots on a loaded machine).
 func TestMailbox_lockKeptDuringSetup(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	o := testMailboxOptions(dir)
-	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
-	testutil.Success(t, err)
-	rpengine.OnMailboxSlot(srv, func(slot int) {
-		if slot == 0 {
-			old := time.Now().Add(-time.Hour)
-			testutil.Success(t, os.Chtimes(lock, old, old))
-		}
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		o := testMailboxOptions(dir)
+		lock := filepath.Join(dir, rpengine.MailboxLockName)
+		srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
+		testutil.Success(t, err)
+		rpengine.OnMailboxSlot(srv, func(slot int) {
+			if slot == 0 {
+				old := time.Now().Add(-time.Hour)
+				testutil.Success(t, os.Chtimes(lock, old, old))
+			}
+		})
+		testutil.Success(t, srv.Start())
+		t.Cleanup(func() { testutil.Success(t, srv.Close()) })
+		srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
+		testutil.Success(t, err)
+		t.Cleanup(func() { testutil.Success(t, srv2.Close()) })
+		testutil.ErrorIs(t, srv2.Start(), rpengine.ErrMailboxLocked)
 	})
-	testutil.Success(t, srv.Start())
-	t.Cleanup(func() { testutil.Success(t, srv.Close()) })
-	srv2, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
-	testutil.Success(t, err)
-	t.Cleanup(func() { testutil.Success(t, srv2.Close()) })
-	testutil.ErrorIs(t, srv2.Start(), rpengine.ErrMailboxLocked)
 }
 
 // TestMailbox_lockStolen: a process that finds its lock taken over (it was
 // suspended past LockStale) stops serving rather than share the folder.
 func TestMailbox_lockStolen(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	opts := testMailboxOptions(dir)
-	opts.LockStale = 40 * time.Millisecond
-	lb := &logBuf{}
-	stopped := make(chan error, 1)
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(lb, nil)), Mailbox: opts,
-		OnStop: func(err error) { stopped <- err }})
-	testutil.Success(t, err)
-	testutil.Success(t, srv.Start()) // setup done, lock written
-	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":1,"host":"other","token":"thief"}`), 0o644))
-	select {
-	case err := <-stopped: // Issue #17: the game learns why, Start having returned
-		testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
-	case <-time.After(10 * time.Second):
-		t.Fatal("still serving a folder whose lock was taken")
-	}
-	lb.waitFor(t, "rpengine: stopped serving the mailbox")
-	testutil.Success(t, srv.Close())
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		opts := testMailboxOptions(dir)
+		opts.LockStale = 40 * time.Millisecond
+		lb := &logBuf{}
+		stopped := make(chan error, 1)
+		srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(lb, nil)), Mailbox: opts,
+			OnStop: func(err error) { stopped <- err }})
+		testutil.Success(t, err)
+		testutil.Success(t, srv.Start()) // setup done, lock written
+		lock := filepath.Join(dir, rpengine.MailboxLockName)
+		testutil.Success(t, os.WriteFile(lock, []byte(`{"pid":1,"host":"other","token":"thief"}`), 0o644))
+		select {
+		case err := <-stopped: // Issue #17: the game learns why, Start having returned
+			testutil.ErrorIs(t, err, rpengine.ErrMailboxLocked)
+		case <-time.After(10 * time.Second):
+			t.Fatal("still serving a folder whose lock was taken")
+		}
+		lb.waitFor(t, "rpengine: stopped serving the mailbox")
+		testutil.Success(t, srv.Close())
+	})
 }
 
 func TestMailbox_config(t *testing.T) {
 	t.Parallel()
-	for _, o := range []*rpengine.MailboxOptions{
-		{IntegrationID: "g"},
-		{Dir: "x"},
-		{Dir: "x", IntegrationID: "g", SlotCount: 10001},
-		{Dir: "x", IntegrationID: "g", IdlePoll: time.Second, LockStale: 3 * time.Second},
-		{Dir: "x", IntegrationID: "g", LockStale: -time.Second},
-	} {
-		_, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
-		var ce *rpengine.ConfigError
-		testutil.ErrorAs(t, err, &ce)
-	}
-	// A symlink as the folder is refused, not followed.
-	base := testutil.TempDir(t)
-	testutil.Success(t, os.Mkdir(filepath.Join(base, "real"), 0o755))
-	if !testutil.Symlink(t, filepath.Join(base, "real"), filepath.Join(base, "link")) {
-		return
-	}
-	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
-	testutil.Success(t, err)
-	err = srv.Start()
-	var me *fs.PathError
-	testutil.ErrorAs(t, err, &me)
-	testutil.Equal(t, "op", me.Op, "setup")
-	entries, _ := os.ReadDir(filepath.Join(base, "real"))
-	testutil.Equal(t, "nothing written through the link", len(entries), 0)
-	testutil.Success(t, srv.Close())
+	synctest.Test(t, func(t *testing.T) {
+		for _, o := range []*rpengine.MailboxOptions{
+			{IntegrationID: "g"},
+			{Dir: "x"},
+			{Dir: "x", IntegrationID: "g", SlotCount: 10001},
+			{Dir: "x", IntegrationID: "g", IdlePoll: time.Second, LockStale: 3 * time.Second},
+			{Dir: "x", IntegrationID: "g", LockStale: -time.Second},
+		} {
+			_, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: o})
+			var ce *rpengine.ConfigError
+			testutil.ErrorAs(t, err, &ce)
+		}
+		// A symlink as the folder is refused, not followed.
+		base := testutil.TempDir(t)
+		testutil.Success(t, os.Mkdir(filepath.Join(base, "real"), 0o755))
+		if !testutil.Symlink(t, filepath.Join(base, "real"), filepath.Join(base, "link")) {
+			return
+		}
+		srv, err := rpengine.NewServer(&rpengine.ServerOptions{Logger: discardLogger(), Mailbox: testMailboxOptions(filepath.Join(base, "link"))})
+		testutil.Success(t, err)
+		err = srv.Start()
+		var me *fs.PathError
+		testutil.ErrorAs(t, err, &me)
+		testutil.Equal(t, "op", me.Op, "setup")
+		entries, _ := os.ReadDir(filepath.Join(base, "real"))
+		testutil.Equal(t, "nothing written through the link", len(entries), 0)
+		testutil.Success(t, srv.Close())
+	})
 }
 
 func TestMailbox_pathTraversal(t *testing.T) {
 	t.Parallel()
-	base := testutil.TempDir(t)
-	dir := filepath.Join(base, "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, &enginetest.Options{Faults: enginetest.Faults{Silent: true}})
-	ctx := ctxT(t)
-	r, err := l.srv.Reply(ctx, audioReq(testCard(t), "hi"))
-	testutil.Success(t, err)
-	if _, err := eng.WaitType(ctx, "reply.request"); err != nil {
-		t.Fatal(err)
-	}
-	voice := enginetest.Synthesize(0, 0.1)
-	wav := mbx.EncodeWAV(voice, 44100, 1)
-	outside := filepath.Join(base, "outside.wav")
-	testutil.Success(t, os.WriteFile(outside, wav, 0o644))
-	// Slot 3 becomes a symlink out of the folder, slot 4 one inside it
-	// (to a valid WAV). Slots 0, 1 and 5 hold a valid WAV, so that each
-	// bad segment below is refused for the one reason it tests, not for
-	// a byteLength that happens to disagree with a placeholder.
-	slot := func(i int) string { return filepath.Join(dir, "audio", mbx.SlotName(i)) }
-	for _, i := range []int{0, 1, 5} {
-		testutil.Success(t, os.WriteFile(slot(i), wav, 0o644))
-	}
-	testutil.Success(t, os.Remove(slot(3)))
-	testutil.Success(t, os.Remove(slot(4)))
-	links := testutil.Symlink(t, outside, slot(3)) &&
-		testutil.Symlink(t, mbx.SlotName(5), slot(4)) // relative: os.Root alone would follow it
-	// Slot 6 becomes a hard link to the file outside (issue #16: it was
-	// read): a regular file, but one it shares with another folder.
-	testutil.Success(t, os.Remove(slot(6)))
-	testutil.Success(t, os.Link(outside, slot(6)))
-	peer := eng.PeerInstanceID()
-	seg := func(seq, slotIndex int, path string) map[string]any {
-		return map[string]any{"requestId": r.RequestID(), "segmentSequence": seq, "spokenText": "Hi.", "slotIndex": slotIndex,
-			"path": path, "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1, "durationSeconds": 0.1,
-			"byteLength": len(wav), "peerInstanceId": peer}
-	}
-	with := func(f map[string]any, k string, v any) map[string]any { f[k] = v; return f }
-	bad := []struct {
-		fields map[string]any
-		reason string // in the anomaly's detail
-	}{
-		{seg(0, 0, "../outside.wav"), "is not slot 0"},
-		{seg(0, 0, "audio/../manifest.json"), "is not slot 0"},
-		{seg(0, 0, outside), "is not slot 0"},
-		{seg(0, 0, "audio/slot_0001.wav"), "is not slot 0"},
-		{seg(0, 0, `audio\slot_0000.wav`), "is not slot 0"},
-		{seg(0, 3, "audio/slot_0003.wav"), "not a regular file"}, // symlink out
-		{seg(0, 4, "audio/slot_0004.wav"), "not a regular file"}, // symlink in
-		{seg(0, 6, "audio/slot_0006.wav"), "other hard links"},   // Issue #16
-		{seg(0, 9999, "audio/slot_9999.wav"), "slotIndex"},
-		{with(seg(0, 5, "audio/slot_0005.wav"), "sampleRate", 48000), "sampleRate 48000"},
-		{with(seg(0, 5, "audio/slot_0005.wav"), "byteLength", 12), "byteLength says 12"},
-		{with(seg(0, 5, "audio/slot_0005.wav"), "channels", 2), "channels 2"},
-		{with(seg(0, 5, "audio/slot_0005.wav"), "format", "wav_pcm_f32le"), "format"},
-		{with(seg(0, 5, "audio/slot_0005.wav"), "peerInstanceId", "someone-else"), "peerInstanceId"},
-	}
-	if !links { // no symlinks on this Windows: the slots are simply missing
-		bad = slices.DeleteFunc(bad, func(b struct {
+	synctest.Test(t, func(t *testing.T) {
+		base := testutil.TempDir(t)
+		dir := filepath.Join(base, "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, &enginetest.Options{Faults: enginetest.Faults{Silent: true}})
+		ctx := ctxT(t)
+		r, err := l.srv.Reply(ctx, audioReq(testCard(t), "hi"))
+		testutil.Success(t, err)
+		if _, err := eng.WaitType(ctx, "reply.request"); err != nil {
+			t.Fatal(err)
+		}
+		voice := enginetest.Synthesize(0, 0.1)
+		wav := mbx.EncodeWAV(voice, 44100, 1)
+		outside := filepath.Join(base, "outside.wav")
+		testutil.Success(t, os.WriteFile(outside, wav, 0o644))
+		// Slot 3 becomes a symlink out of the folder, slot 4 one inside it
+		// (to a valid WAV). Slots 0, 1 and 5 hold a valid WAV, so that each
+		// bad segment below is refused for the one reason it tests, not for
+		// a byteLength that happens to disagree with a placeholder.
+		slot := func(i int) string { return filepath.Join(dir, "audio", mbx.SlotName(i)) }
+		for _, i := range []int{0, 1, 5} {
+			testutil.Success(t, os.WriteFile(slot(i), wav, 0o644))
+		}
+		testutil.Success(t, os.Remove(slot(3)))
+		testutil.Success(t, os.Remove(slot(4)))
+		links := testutil.Symlink(t, outside, slot(3)) &&
+			testutil.Symlink(t, mbx.SlotName(5), slot(4)) // relative: os.Root alone would follow it
+		// Slot 6 becomes a hard link to the file outside (issue #16: it was
+		// read): a regular file, but one it shares with another folder.
+		testutil.Success(t, os.Remove(slot(6)))
+		testutil.Success(t, os.Link(outside, slot(6)))
+		peer := eng.PeerInstanceID()
+		seg := func(seq, slotIndex int, path string) map[string]any {
+			return map[string]any{"requestId": r.RequestID(), "segmentSequence": seq, "spokenText": "Hi.", "slotIndex": slotIndex,
+				"path": path, "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1, "durationSeconds": 0.1,
+				"byteLength": len(wav), "peerInstanceId": peer}
+		}
+		with := func(f map[string]any, k string, v any) map[string]any { f[k] = v; return f }
+		bad := []struct {
 			fields map[string]any
-			reason string
-		}) bool {
-			return b.reason == "not a regular file"
-		})
-	}
-	for _, b := range bad {
-		_, err := eng.Send(ctx, "reply.audio.segment", b.fields)
+			reason string // in the anomaly's detail
+		}{
+			{seg(0, 0, "../outside.wav"), "is not slot 0"},
+			{seg(0, 0, "audio/../manifest.json"), "is not slot 0"},
+			{seg(0, 0, outside), "is not slot 0"},
+			{seg(0, 0, "audio/slot_0001.wav"), "is not slot 0"},
+			{seg(0, 0, `audio\slot_0000.wav`), "is not slot 0"},
+			{seg(0, 3, "audio/slot_0003.wav"), "not a regular file"}, // symlink out
+			{seg(0, 4, "audio/slot_0004.wav"), "not a regular file"}, // symlink in
+			{seg(0, 6, "audio/slot_0006.wav"), "other hard links"},   // Issue #16
+			{seg(0, 9999, "audio/slot_9999.wav"), "slotIndex"},
+			{with(seg(0, 5, "audio/slot_0005.wav"), "sampleRate", 48000), "sampleRate 48000"},
+			{with(seg(0, 5, "audio/slot_0005.wav"), "byteLength", 12), "byteLength says 12"},
+			{with(seg(0, 5, "audio/slot_0005.wav"), "channels", 2), "channels 2"},
+			{with(seg(0, 5, "audio/slot_0005.wav"), "format", "wav_pcm_f32le"), "format"},
+			{with(seg(0, 5, "audio/slot_0005.wav"), "peerInstanceId", "someone-else"), "peerInstanceId"},
+		}
+		if !links { // no symlinks on this Windows: the slots are simply missing
+			bad = slices.DeleteFunc(bad, func(b struct {
+				fields map[string]any
+				reason string
+			}) bool {
+				return b.reason == "not a regular file"
+			})
+		}
+		for _, b := range bad {
+			_, err := eng.Send(ctx, "reply.audio.segment", b.fields)
+			testutil.Success(t, err)
+		}
+		_, err = eng.Send(ctx, "reply.audio.segment", seg(0, 5, "audio/slot_0005.wav"))
 		testutil.Success(t, err)
-	}
-	_, err = eng.Send(ctx, "reply.audio.segment", seg(0, 5, "audio/slot_0005.wav"))
-	testutil.Success(t, err)
-	var anomalies []string
-	for {
-		ev, err := r.Next(ctx)
+		var anomalies []string
+		for {
+			ev, err := r.Next(ctx)
+			testutil.Success(t, err)
+			if ev.Kind == rpengine.EventAnomaly {
+				anomalies = append(anomalies, ev.Anomaly.Detail)
+				continue
+			}
+			testutil.Equal(t, "then the valid segment", ev.Kind, rpengine.EventSegment)
+			testutil.Equal(t, "samples", len(ev.Segment.Samples), len(voice)/2)
+			break
+		}
+		testutil.Equal(t, "every bad segment refused", len(anomalies), len(bad))
+		for i, a := range anomalies {
+			if !strings.Contains(a, "refused reply.audio.segment") || !strings.Contains(a, bad[i].reason) {
+				t.Errorf("anomaly %d: %q, want the reason %q", i, a, bad[i].reason)
+			}
+		}
+		msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
 		testutil.Success(t, err)
-		if ev.Kind == rpengine.EventAnomaly {
-			anomalies = append(anomalies, ev.Anomaly.Detail)
-			continue
+		var used struct{ SlotIndex int }
+		testutil.Success(t, json.Unmarshal(msg.Raw, &used))
+		testutil.Equal(t, "only the valid slot consumed", used.SlotIndex, 5)
+		n := 0
+		for _, m := range eng.Received() {
+			if m.Type == "reply.audio.segment.consumed" {
+				n++
+			}
 		}
-		testutil.Equal(t, "then the valid segment", ev.Kind, rpengine.EventSegment)
-		testutil.Equal(t, "samples", len(ev.Segment.Samples), len(voice)/2)
-		break
-	}
-	testutil.Equal(t, "every bad segment refused", len(anomalies), len(bad))
-	for i, a := range anomalies {
-		if !strings.Contains(a, "refused reply.audio.segment") || !strings.Contains(a, bad[i].reason) {
-			t.Errorf("anomaly %d: %q, want the reason %q", i, a, bad[i].reason)
-		}
-	}
-	msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
-	testutil.Success(t, err)
-	var used struct{ SlotIndex int }
-	testutil.Success(t, json.Unmarshal(msg.Raw, &used))
-	testutil.Equal(t, "only the valid slot consumed", used.SlotIndex, 5)
-	n := 0
-	for _, m := range eng.Received() {
-		if m.Type == "reply.audio.segment.consumed" {
-			n++
-		}
-	}
-	testutil.Equal(t, "consumed once", n, 1)
-	got, err := os.ReadFile(outside)
-	testutil.Success(t, err)
-	testutil.Equal(t, "outside file untouched", bytes.Equal(got, wav), true)
-	testutil.Success(t, r.Cancel(ctx))
+		testutil.Equal(t, "consumed once", n, 1)
+		got, err := os.ReadFile(outside)
+		testutil.Success(t, err)
+		testutil.Equal(t, "outside file untouched", bytes.Equal(got, wav), true)
+		testutil.Success(t, r.Cancel(ctx))
+	})
 }
 
 // TestMailbox_longRun: files are consumed and removed on both sides, the
@@ -968,90 +994,96 @@ func TestMailbox_longRun(t *testing.T) {
 // is told which slot comes next, so slots are never reused.
 func TestMailbox_nextAudioSlot(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, nil)
-	ctx := ctxT(t)
-	r, err := l.srv.Reply(ctx, audioReq(testCard(t), "one"))
-	testutil.Success(t, err)
-	collect(t, r)
-	peer := eng.PeerInstanceID()
-	eng.Close()
-	e := newRawEngine(t, dir)
-	w := e.hello()
-	testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 2.0)
-	testutil.Equal(t, "same peer", w["peerInstanceId"], any(peer))
-	_ = context.Background
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, nil)
+		ctx := ctxT(t)
+		r, err := l.srv.Reply(ctx, audioReq(testCard(t), "one"))
+		testutil.Success(t, err)
+		collect(t, r)
+		peer := eng.PeerInstanceID()
+		eng.Close()
+		e := newRawEngine(t, dir)
+		w := e.hello()
+		testutil.Equal(t, "nextAudioSlot", w["nextAudioSlot"], 2.0)
+		testutil.Equal(t, "same peer", w["peerInstanceId"], any(peer))
+		_ = context.Background
+	})
 }
 
 // TestMailbox_newHelloDropsUnread: what the game wrote for an engine
 // session that is gone is not processed by the next one.
 func TestMailbox_newHelloDropsUnread(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, &rpengine.ServerOptions{AckTimeout: -1}, dir)
-	e := newRawEngine(t, dir)
-	e.hello()
-	ctx := ctxT(t)
-	// Reply returns at the engine's decision (issue #15); this engine
-	// never decides, so the request ends with the session.
-	got := make(chan *rpengine.Reply, 1)
-	go func() {
-		r, err := l.srv.Reply(ctx, textReq(testCard(t), "never read"))
-		if err != nil {
-			t.Errorf("Reply: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, &rpengine.ServerOptions{AckTimeout: -1}, dir)
+		e := newRawEngine(t, dir)
+		e.hello()
+		ctx := ctxT(t)
+		// Reply returns at the engine's decision (issue #15); this engine
+		// never decides, so the request ends with the session.
+		got := make(chan *rpengine.Reply, 1)
+		go func() {
+			r, err := l.srv.Reply(ctx, textReq(testCard(t), "never read"))
+			if err != nil {
+				t.Errorf("Reply: %v", err)
+			}
+			got <- r
+		}()
+		e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" })
+		id, _ := e.send("hello", "", map[string]string{"clientVersion": "raw2"})
+		e.waitGame(ackOf(id))
+		r := <-got
+		for _, m := range e.gameMessages() {
+			if m["type"] == "reply.request" {
+				t.Fatal("the old session's request is still there")
+			}
 		}
-		got <- r
-	}()
-	e.waitGame(func(m map[string]any) bool { return m["type"] == "reply.request" })
-	id, _ := e.send("hello", "", map[string]string{"clientVersion": "raw2"})
-	e.waitGame(ackOf(id))
-	r := <-got
-	for _, m := range e.gameMessages() {
-		if m["type"] == "reply.request" {
-			t.Fatal("the old session's request is still there")
-		}
-	}
-	_, err := r.Wait(ctx)
-	testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
-	l.log.waitFor(t, "removed unread mailbox messages of the previous engine session")
+		_, err := r.Wait(ctx)
+		testutil.ErrorIs(t, err, rpengine.ErrConnectionLost)
+		l.log.waitFor(t, "removed unread mailbox messages of the previous engine session")
+	})
 }
 
 // TestMailbox_orphanSegmentConsumed: a segment of a reply that already
 // ended is still answered, so its slot goes back to silence.
 func TestMailbox_orphanSegmentConsumed(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	l := newMailboxServer(t, nil, dir)
-	eng := l.dialMailbox(t, nil)
-	ctx := ctxT(t)
-	wav := mbx.EncodeWAV(enginetest.Synthesize(1, 0.1), 44100, 1)
-	slot := filepath.Join(dir, "audio", mbx.SlotName(6))
-	testutil.Success(t, os.WriteFile(slot, wav, 0o644))
-	_, err := eng.Send(ctx, "reply.audio.segment", map[string]any{"requestId": "gone", "segmentSequence": 3, "spokenText": "Late.",
-		"slotIndex": 6, "path": "audio/slot_0006.wav", "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1,
-		"durationSeconds": 0.1, "byteLength": len(wav), "peerInstanceId": eng.PeerInstanceID()})
-	testutil.Success(t, err)
-	msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
-	testutil.Success(t, err)
-	var used struct {
-		RequestID       string
-		SegmentSequence int
-		SlotIndex       int
-	}
-	testutil.Success(t, json.Unmarshal(msg.Raw, &used))
-	testutil.Equal(t, "consumed", used, struct {
-		RequestID       string
-		SegmentSequence int
-		SlotIndex       int
-	}{"gone", 3, 6})
-	for i := 0; i < 2000; i++ {
-		if b, _ := os.ReadFile(slot); bytes.Equal(b, mbx.Silent(44100)) {
-			return
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		l := newMailboxServer(t, nil, dir)
+		eng := l.dialMailbox(t, nil)
+		ctx := ctxT(t)
+		wav := mbx.EncodeWAV(enginetest.Synthesize(1, 0.1), 44100, 1)
+		slot := filepath.Join(dir, "audio", mbx.SlotName(6))
+		testutil.Success(t, os.WriteFile(slot, wav, 0o644))
+		_, err := eng.Send(ctx, "reply.audio.segment", map[string]any{"requestId": "gone", "segmentSequence": 3, "spokenText": "Late.",
+			"slotIndex": 6, "path": "audio/slot_0006.wav", "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1,
+			"durationSeconds": 0.1, "byteLength": len(wav), "peerInstanceId": eng.PeerInstanceID()})
+		testutil.Success(t, err)
+		msg, err := eng.WaitType(ctx, "reply.audio.segment.consumed")
+		testutil.Success(t, err)
+		var used struct {
+			RequestID       string
+			SegmentSequence int
+			SlotIndex       int
 		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatal("slot not restored")
+		testutil.Success(t, json.Unmarshal(msg.Raw, &used))
+		testutil.Equal(t, "consumed", used, struct {
+			RequestID       string
+			SegmentSequence int
+			SlotIndex       int
+		}{"gone", 3, 6})
+		for i := 0; i < 2000; i++ {
+			if b, _ := os.ReadFile(slot); bytes.Equal(b, mbx.Silent(44100)) {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Fatal("slot not restored")
+	})
 }
 
 // TestMailbox_crashedHolderOnThisMachine: a fresh lock whose process is
@@ -1059,26 +1091,28 @@ func TestMailbox_orphanSegmentConsumed(t *testing.T) {
 // without waiting for the heartbeat to go stale.
 func TestMailbox_crashedHolderOnThisMachine(t *testing.T) {
 	t.Parallel()
-	// A process that has exited: this test binary, run for nothing. Under
-	// qemu-user without binfmt_misc it cannot start itself (an arm64
-	// binary on an amd64 kernel); any native program's PID does as well.
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	if err := cmd.Run(); err != nil {
-		t.Logf("running %s: %v; a native program instead", os.Args[0], err)
-		cmd = exec.Command("true")
-		testutil.Success(t, cmd.Run())
-	}
-	host, _ := os.Hostname()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	testutil.Success(t, os.Mkdir(dir, 0o755))
-	lock := filepath.Join(dir, rpengine.MailboxLockName)
-	info, _ := json.Marshal(map[string]any{"pid": cmd.Process.Pid, "host": host, "token": "crashed"})
-	testutil.Success(t, os.WriteFile(lock, info, 0o644))
-	o := testMailboxOptions(dir)
-	o.LockStale = time.Hour
-	l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
-	l.dialMailbox(t, nil)
-	l.log.waitFor(t, "processGone=true")
+	synctest.Test(t, func(t *testing.T) {
+		// A process that has exited: this test binary, run for nothing. Under
+		// qemu-user without binfmt_misc it cannot start itself (an arm64
+		// binary on an amd64 kernel); any native program's PID does as well.
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		if err := cmd.Run(); err != nil {
+			t.Logf("running %s: %v; a native program instead", os.Args[0], err)
+			cmd = exec.Command("true")
+			testutil.Success(t, cmd.Run())
+		}
+		host, _ := os.Hostname()
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		testutil.Success(t, os.Mkdir(dir, 0o755))
+		lock := filepath.Join(dir, rpengine.MailboxLockName)
+		info, _ := json.Marshal(map[string]any{"pid": cmd.Process.Pid, "host": host, "token": "crashed"})
+		testutil.Success(t, os.WriteFile(lock, info, 0o644))
+		o := testMailboxOptions(dir)
+		o.LockStale = time.Hour
+		l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
+		l.dialMailbox(t, nil)
+		l.log.waitFor(t, "processGone=true")
+	})
 }
 
 // TestMailbox_slotsExhausted: slots are never reused within one game
@@ -1086,28 +1120,30 @@ func TestMailbox_crashedHolderOnThisMachine(t *testing.T) {
 // with that code.
 func TestMailbox_slotsExhausted(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(testutil.TempDir(t), "mb")
-	o := testMailboxOptions(dir)
-	o.SlotCount = 3
-	l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
-	l.dialMailbox(t, nil)
-	ctx := ctxT(t)
-	c := testCard(t)
-	r, err := l.srv.Reply(ctx, audioReq(c, "one"))
-	testutil.Success(t, err)
-	_, err = r.Wait(ctx)
-	testutil.Success(t, err)
-	r, err = l.srv.Reply(ctx, audioReq(c, "two"))
-	testutil.Success(t, err)
-	segs := 0
-	for _, ev := range collect(t, r) {
-		if ev.Kind == rpengine.EventSegment {
-			segs++
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(testutil.TempDir(t), "mb")
+		o := testMailboxOptions(dir)
+		o.SlotCount = 3
+		l := newMailboxServer(t, &rpengine.ServerOptions{Mailbox: o}, dir)
+		l.dialMailbox(t, nil)
+		ctx := ctxT(t)
+		c := testCard(t)
+		r, err := l.srv.Reply(ctx, audioReq(c, "one"))
+		testutil.Success(t, err)
+		_, err = r.Wait(ctx)
+		testutil.Success(t, err)
+		r, err = l.srv.Reply(ctx, audioReq(c, "two"))
+		testutil.Success(t, err)
+		segs := 0
+		for _, ev := range collect(t, r) {
+			if ev.Kind == rpengine.EventSegment {
+				segs++
+			}
 		}
-	}
-	testutil.Equal(t, "the last slot was used", segs, 1)
-	_, err = r.Wait(ctx)
-	var re *rpengine.RequestError
-	testutil.ErrorAs(t, err, &re)
-	testutil.Equal(t, "code", re.Code, "audio_slots_exhausted")
+		testutil.Equal(t, "the last slot was used", segs, 1)
+		_, err = r.Wait(ctx)
+		var re *rpengine.RequestError
+		testutil.ErrorAs(t, err, &re)
+		testutil.Equal(t, "code", re.Code, "audio_slots_exhausted")
+	})
 }

@@ -5,11 +5,14 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
+	"github.com/gamelink-go/gamelink/rpengine/internal/ws"
 )
 
 // Default values of ServerOptions.
@@ -33,7 +36,7 @@ const (
 )
 
 // SocketPath is the only path the server accepts.
-const SocketPath = "/rp-engine/socket"
+const SocketPath = ws.Path
 
 // ServerOptions configures a Server. The zero value (or nil) is a
 // production setup on 127.0.0.1:38471.
@@ -267,3 +270,105 @@ func validOrigin(s string) bool {
 	}
 	return true
 }
+
+// Default values of MailboxOptions.
+const (
+	DefaultMailboxActivePoll = 50 * time.Millisecond
+	DefaultMailboxIdlePoll   = 250 * time.Millisecond
+	DefaultMailboxActiveFor  = 2 * time.Second
+	DefaultMailboxLockStale  = 15 * time.Second
+	DefaultMailboxSlotCount  = mailbox.SlotCount
+)
+
+// MailboxLockName is the lock file the server keeps in the mailbox folder
+// while it serves it; see [ErrMailboxLocked].
+const MailboxLockName = mailbox.LockName
+
+// MailboxOptions selects the file-mailbox transport
+// (docs/rpengine-protocol.md, "File transport") instead of WebSocket
+// (ServerOptions.Mailbox): for games that cannot open a local socket. The
+// player selects Dir in the RPEngine page.
+type MailboxOptions struct {
+	// Dir is the mailbox folder. Required. Its parent must exist; the
+	// folder itself is created when missing, private to the user (0700;
+	// on Windows with the ACL it inherits, which in the user's profile
+	// is private), and so are its sub-folders and files (0600). It must
+	// not be a symlink, and it and its sub-folders must be the user's own
+	// with no other user allowed to write into them: see
+	// InsecureSkipOwnerCheck and [ErrMailboxNotPrivate].
+	Dir string
+	// IntegrationID goes into manifest.json. Required.
+	IntegrationID string
+	// DisplayName goes into manifest.json. If empty, IntegrationID.
+	DisplayName string
+	// SlotCount is the number of audio slots. If zero, 2048 (as the
+	// engine's page expects).
+	SlotCount int
+	// ActivePoll and IdlePoll are the polling intervals while messages
+	// flow and while idle. If zero, 50 ms and 250 ms (as the engine polls).
+	ActivePoll, IdlePoll time.Duration
+	// ActiveFor is how long polling stays at ActivePoll after a message
+	// in either direction. If zero, 2 s.
+	ActiveFor time.Duration
+	// LockStale is how old the lock file's heartbeat may be before
+	// another process may take the folder over (a crashed game). The
+	// holder refreshes it every LockStale/4. A lock whose holder process
+	// is gone from this machine is stale at once. If zero, 15 s. It must
+	// be at least 4 IdlePoll (the heartbeat is sent at polls).
+	LockStale time.Duration
+	// InsecureSkipOwnerCheck serves a mailbox folder, or sub-folder, that
+	// another user owns or that other users can write into (as ssh's
+	// StrictModes no). Such a user can read the conversation, or swap in
+	// their own engine-to-integration folder and talk to the game as the
+	// engine. Only for a folder deliberately shared between accounts.
+	InsecureSkipOwnerCheck bool
+}
+
+func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
+	d := *o
+	if d.Dir == "" {
+		return d, &ConfigError{"Mailbox.Dir", "is empty"}
+	}
+	abs, err := filepath.Abs(d.Dir)
+	if err != nil {
+		return d, &ConfigError{"Mailbox.Dir", err.Error()}
+	}
+	d.Dir = abs
+	if d.IntegrationID == "" {
+		return d, &ConfigError{"Mailbox.IntegrationID", "is empty (manifest.json needs it)"}
+	}
+	if d.DisplayName == "" {
+		d.DisplayName = d.IntegrationID
+	}
+	if d.SlotCount == 0 {
+		d.SlotCount = DefaultMailboxSlotCount
+	}
+	if d.SlotCount < 1 || d.SlotCount > 10000 {
+		return d, &ConfigError{"Mailbox.SlotCount", strconv.Itoa(d.SlotCount) + " is not within 1..10000 (slot names have four digits)"}
+	}
+	setDur(&d.ActivePoll, DefaultMailboxActivePoll)
+	setDur(&d.IdlePoll, DefaultMailboxIdlePoll)
+	setDur(&d.ActiveFor, DefaultMailboxActiveFor)
+	setDur(&d.LockStale, DefaultMailboxLockStale)
+	if d.ActivePoll < 0 || d.IdlePoll < 0 || d.LockStale < 0 || d.ActiveFor < 0 {
+		return d, &ConfigError{"Mailbox", "durations must not be negative"}
+	}
+	if d.LockStale < 4*d.IdlePoll {
+		// The heartbeat is sent at polls: with polls further apart the
+		// lock would go stale while its holder is alive.
+		return d, &ConfigError{"Mailbox.LockStale", d.LockStale.String() + " is under 4 IdlePoll (" + d.IdlePoll.String() + ")"}
+	}
+	return d, nil
+}
+
+// ErrMailboxLocked is the cause of the error Start returns when
+// another live process serves the same mailbox folder (its lock file's
+// heartbeat is fresher than MailboxOptions.LockStale), or took it over.
+var ErrMailboxLocked = mailbox.ErrLocked
+
+// ErrMailboxNotPrivate is the cause of the *fs.PathError (Op "setup")
+// returned when the mailbox folder or one of its sub-folders is owned by
+// another user or other users can write into it, unless
+// MailboxOptions.InsecureSkipOwnerCheck is set. It is checked at every
+// setup, including when the folder is created again.
+var ErrMailboxNotPrivate = mailbox.ErrNotPrivate

@@ -214,6 +214,13 @@ type directivePayload struct {
 	PromptVersion   string `json:"promptVersion,omitempty"`
 }
 
+// syncPayload is character.sync.
+type syncPayload struct {
+	IntegrationID string        `json:"integrationId"`
+	CharacterID   string        `json:"characterId"`
+	Card          card.Transfer `json:"card"`
+}
+
 type idPayload struct {
 	RequestID string `json:"requestId"`
 }

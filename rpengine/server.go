@@ -2,7 +2,6 @@ package rpengine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,25 +11,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/internal/jsonl"
-	"github.com/gamelink-go/gamelink/internal/peertext"
+	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
+	"github.com/gamelink-go/gamelink/rpengine/internal/repeat"
+	"github.com/gamelink-go/gamelink/rpengine/internal/session"
+	"github.com/gamelink-go/gamelink/rpengine/internal/transport"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/internal/ws"
 )
-
-// SessionInfo describes one engine session (one hello/welcome) and the
-// engine's queue.
-type SessionInfo struct {
-	ID            string    // the sessionId sent in welcome
-	ClientVersion string    // from the engine's hello
-	Started       time.Time // when welcome was sent
-	// QueueDepth, QueueLimit and Accepting are the engine's queue as its
-	// latest capacity.update said, when the SessionInfo was taken:
-	// requests queued or running (a capture included), how many it takes,
-	// and whether it takes more now. Before the session's first update
-	// QueueLimit is 0 and Accepting true, as requests are sent then.
-	QueueDepth, QueueLimit int
-	Accepting              bool
-}
 
 // Server is the game side of RPEngine: a loopback WebSocket server that the
 // RPEngine browser page connects to, and the API the game uses to send
@@ -42,19 +32,19 @@ type SessionInfo struct {
 type Server struct {
 	opts    serverOptions
 	rec     *jsonl.Queue
-	repeats *repeatState // of opts.Logger's handler
+	repeats *repeat.Handler // opts.Logger's
 
 	mu        sync.Mutex // guards following
-	http      *http.Server
+	http      *ws.Server
 	port      int
-	live      *session
+	live      *conn
 	changed   chan struct{} // closed and replaced on session or capacity change
-	conns     map[transport]struct{}
+	conns     map[transport.Transport]struct{}
 	handshake int // connections that have not yet sent hello
 	closed    bool
-	mbox      *mailbox  // set while Start serves a mailbox
-	queue     []*ticket // requests waiting to be sent, in order (gate.go)
-	tickets   uint64    // tickets ever queued (tests)
+	mbox      *mailbox.Server // set while Start serves a mailbox
+	queue     []*ticket       // requests waiting to be sent, in order (send.go)
+	tickets   uint64          // tickets ever queued (tests)
 
 	wg sync.WaitGroup // connection goroutines and closers
 
@@ -71,14 +61,14 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	rh := newRepeatHandler(o.Logger.Handler())
+	rh := repeat.NewHandler(o.Logger.Handler())
 	o.Logger = slog.New(rh)
 	return &Server{
 		opts:    o,
 		rec:     jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
-		repeats: rh.st,
+		repeats: rh,
 		changed: make(chan struct{}),
-		conns:   make(map[transport]struct{}),
+		conns:   make(map[transport.Transport]struct{}),
 	}, nil
 }
 
@@ -107,7 +97,7 @@ func (s *Server) Start() error {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := hs.Serve(newListener(l, s.opts.HandshakeTimeout)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.stopped("rpengine: stopped accepting engine connections", fmt.Errorf("rpengine: serve: %w", err))
 		}
 	}()
@@ -126,11 +116,6 @@ func (s *Server) stopped(msg string, err error) {
 // errAlreadyServing is the error of a second Start or Serve.
 var errAlreadyServing = errors.New("rpengine: already serving: Start or Serve is called once")
 
-// maxHeaderBytes bounds an upgrade request's header: a browser's is under
-// 2 KiB plus its cookies for 127.0.0.1. net/http's default, 1 MiB, let
-// every connection still sending its header hold that much (issue #9).
-const maxHeaderBytes = 64 << 10
-
 // Serve accepts engine connections on a listener of the caller's own until
 // Shutdown or Close, and then returns ErrServerClosed; it closes l. l is
 // a loopback TCP listener, or an in-memory one (as tests use) whose
@@ -142,16 +127,16 @@ func (s *Server) Serve(l net.Listener) error {
 	if err != nil {
 		return err
 	}
-	err = hs.Serve(newListener(l, s.opts.HandshakeTimeout))
+	err = hs.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return ErrServerClosed
 	}
 	return err
 }
 
-// bind makes l the server's listener and returns the http.Server that
-// serves it; l is closed on failure.
-func (s *Server) bind(l net.Listener) (*http.Server, error) {
+// bind makes l the server's listener and returns the WebSocket server
+// that serves it; l is closed on failure.
+func (s *Server) bind(l net.Listener) (*ws.Server, error) {
 	port, ok := loopbackPort(l.Addr())
 	switch {
 	case !ok:
@@ -161,12 +146,8 @@ func (s *Server) bind(l net.Listener) (*http.Server, error) {
 		l.Close()
 		return nil, &ConfigError{"Mailbox", "is set: the server serves the folder (Start), not a listener"}
 	}
-	// Every connection gets one deadline, HandshakeTimeout after it is
-	// accepted, over its whole upgrade (see acceptedConn); net/http's own
-	// timeouts say the same, for what it reads before our handler runs.
-	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: s.opts.HandshakeTimeout,
-		ReadTimeout: s.opts.HandshakeTimeout, IdleTimeout: s.opts.HandshakeTimeout, MaxHeaderBytes: maxHeaderBytes,
-		ConnContext: connContext}
+	hs := ws.New(s, ws.Options{Origins: s.opts.origins, InsecureSkipOriginCheck: s.opts.InsecureSkipOriginCheck,
+		HandshakeTimeout: s.opts.HandshakeTimeout, WriteTimeout: s.opts.WriteTimeout, Logger: s.opts.Logger}, s.servingPort, &s.wg)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -237,7 +218,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	hs := s.http
-	conns := make([]transport, 0, len(s.conns))
+	conns := make([]transport.Transport, 0, len(s.conns))
 	for t := range s.conns {
 		conns = append(conns, t)
 	}
@@ -249,14 +230,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = hs.Shutdown(ctx)
 	}
 	if live != nil {
-		live.end(ErrServerClosed)
+		live.End(ErrServerClosed)
 	}
 	for _, t := range conns {
-		t.close(closeGoingAway, "game shutting down")
+		t.Close(transport.CloseGoingAway, "game shutting down")
 	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
-	defer s.repeats.close() // log the counts of repeating lines
+	defer s.repeats.Close() // log the counts of repeating lines
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -308,15 +289,15 @@ func (s *Server) WaitSession(ctx context.Context) (SessionInfo, error) {
 // messageStatus reports what the engine did with an outbound message of
 // the live session (by messageId); settled states are remembered for the
 // last DedupWindow messages. Tests read it (export_test.go).
-func (s *Server) messageStatus(messageID string) messageState {
-	sess := s.current()
-	if sess == nil {
-		return messageUnknown
+func (s *Server) messageStatus(messageID string) session.State {
+	c := s.current()
+	if c == nil {
+		return session.Unknown
 	}
-	return sess.status(messageID)
+	return c.status(messageID)
 }
 
-func (s *Server) current() *session {
+func (s *Server) current() *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.live
@@ -326,7 +307,7 @@ func (s *Server) current() *session {
 // unless FailFast. It is for character.sync, which the engine takes
 // whatever its queue holds; requests go through the capacity gate
 // (Server.admit).
-func (s *Server) acquire(ctx context.Context) (*session, error) {
+func (s *Server) acquire(ctx context.Context) (*conn, error) {
 	for {
 		s.mu.Lock()
 		live, closed, ch := s.live, s.closed, s.changed
@@ -358,9 +339,16 @@ func (s *Server) notify() {
 	s.mu.Unlock()
 }
 
-// register tracks a new connection that has not yet said hello. It fails
-// when the server is closed or too many handshakes are pending.
-func (s *Server) register(t transport) error {
+// ticket is one request's place in the Server's line (send.go).
+type ticket struct {
+	r   *Reply
+	key card.Key
+}
+
+// Register tracks a new connection that has not yet said hello
+// (transport.Host). It fails when the server is closed or too many
+// handshakes are pending.
+func (s *Server) Register(t transport.Transport) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -375,9 +363,9 @@ func (s *Server) register(t transport) error {
 	return nil
 }
 
-// unregister forgets a connection; helloDone says whether it had been
+// Unregister forgets a connection; inHandshake says whether it had been
 // counted as a handshake still.
-func (s *Server) unregister(t transport, inHandshake bool) {
+func (s *Server) Unregister(t transport.Transport, inHandshake bool) {
 	s.mu.Lock()
 	delete(s.conns, t)
 	if inHandshake {
@@ -387,81 +375,130 @@ func (s *Server) unregister(t transport, inHandshake bool) {
 	s.wg.Done()
 }
 
-type hello struct {
-	ClientVersion *string `json:"clientVersion"`
+// Record gives the Recorder an engine message no session received.
+func (s *Server) Record(in bool, msg []byte) { s.record(in, msg) }
+
+// record gives the Recorder a message in or out.
+func (s *Server) record(in bool, msg []byte) {
+	dir := jsonl.Out
+	if in {
+		dir = jsonl.In
+	}
+	s.rec.Record(dir, msg)
 }
 
-// parseHello checks that data is a valid hello and returns its
-// clientVersion.
-func parseHello(data []byte) (string, error) {
-	h, err := wire.DecodeHeader(data)
-	if err != nil {
-		return "", err
-	}
-	if h.Type != wire.TypeHello {
-		return "", fmt.Errorf("first message is %s, not hello", peertext.Quote(h.Type, peertext.LogBytes))
-	}
-	var m hello
-	if err := json.Unmarshal(data, &m); err != nil {
-		// encoding/json quotes a mistyped number whole.
-		return "", fmt.Errorf("hello: %s", peertext.Clip(err.Error(), peertext.LogBytes))
-	}
-	if m.ClientVersion == nil {
-		return "", errors.New("hello without clientVersion")
-	}
-	return *m.ClientVersion, nil
-}
+// wake wakes whoever waits for the live session or its capacity.
+func (s *Server) wake() { s.notify() }
 
-// attach starts a session on t after a valid hello (helloID is its
-// messageId): it acks the hello, sends welcome, and only then makes the
-// session live, superseding the older one, so that no request can reach
-// the engine before welcome. It returns the session that t's reader feeds.
-func (s *Server) attach(t transport, helloID, clientVersion string) (*session, error) {
-	sess := newSession(s, t, SessionInfo{ID: wire.NewID(), ClientVersion: clientVersion, Started: time.Now()})
-	s.wg.Add(1) // t's connection holds the count up: Shutdown cannot be past Wait
+// Attach starts a session on t after a valid hello (transport.Host): it
+// acks the hello, sends welcome, and only then makes the session live,
+// superseding the older one, so that no request can reach the engine
+// before welcome. It returns the session that t's reader feeds.
+func (s *Server) Attach(t transport.Transport, h transport.Hello) (transport.Session, error) {
+	c := newConn(s, &s.opts, t, h, SessionInfo{ID: wire.NewID(), ClientVersion: h.ClientVersion, Started: time.Now()})
+	s.wg.Add(2) // t's connection holds the count up: Shutdown cannot be past Wait
 	go func() {
 		defer s.wg.Done()
-		sess.w.run()
+		c.w.Run()
 	}()
-	sess.window.Seen(helloID)
-	if err := sess.welcome(helloID); err != nil {
-		sess.mu.Lock()
-		sess.ended = err
-		sess.mu.Unlock()
-		sess.w.stop(err)
+	err := c.welcome()
+	go func() {
+		defer s.wg.Done()
+		c.run()
+	}()
+	if err != nil {
+		c.End(err)
 		return nil, err
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		sess.end(ErrServerClosed)
+		c.End(ErrServerClosed)
 		return nil, ErrServerClosed
 	}
 	s.handshake--
 	old := s.live
-	s.live = sess
+	s.live = c
 	s.notifyLocked()
 	s.mu.Unlock()
 	if old != nil {
-		old.t.close(closeSuperseded, "superseded by a newer engine connection")
-		old.end(fmt.Errorf("%w: superseded by a newer engine connection", ErrConnectionLost))
+		old.t.Close(transport.CloseSuperseded, "superseded by a newer engine connection")
+		old.End(fmt.Errorf("%w: superseded by a newer engine connection", ErrConnectionLost))
 	}
 	if f := s.opts.OnSession; f != nil {
-		f(sess.info, false)
+		f(c.info, false)
 	}
-	return sess, nil
+	return c, nil
 }
 
 // detach is called by a session that ended.
-func (s *Server) detach(sess *session) {
+func (s *Server) detach(c *conn) {
+	if h := s.endHook; h != nil {
+		h()
+	}
 	s.mu.Lock()
-	was := s.live == sess
+	was := s.live == c
 	if was {
 		s.live = nil
 		s.notifyLocked()
 	}
 	s.mu.Unlock()
 	if f := s.opts.OnSession; was && f != nil {
-		f(sess.info, true)
+		f(c.info, true)
 	}
+}
+
+// startMailbox is Start in mailbox mode: it sets up the folder, returning
+// its errors (ErrMailboxLocked among them), and then serves it on a
+// goroutine of its own until Shutdown.
+func (s *Server) startMailbox() error {
+	o := s.opts.mailbox
+	m := mailbox.New(s, mailbox.Options{Dir: o.Dir, IntegrationID: o.IntegrationID, DisplayName: o.DisplayName,
+		SlotCount: o.SlotCount, ActivePoll: o.ActivePoll, IdlePoll: o.IdlePoll, ActiveFor: o.ActiveFor, LockStale: o.LockStale,
+		InsecureSkipOwnerCheck: o.InsecureSkipOwnerCheck, Logger: s.opts.Logger, SlotHook: s.slotHook})
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrServerClosed
+	case s.mbox != nil || s.http != nil:
+		s.mu.Unlock()
+		return errAlreadyServing
+	}
+	s.mbox = m
+	s.mu.Unlock()
+	if err := m.Setup(); err != nil {
+		m.Close()
+		s.mu.Lock()
+		s.mbox = nil
+		s.mu.Unlock()
+		errd.Wrap(&err, "rpengine: start")
+		return err
+	}
+	s.mu.Lock()
+	if s.closed { // Shutdown came during the setup
+		s.mu.Unlock()
+		m.Shutdown(ErrServerClosed)
+		return ErrServerClosed
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	s.rec.Start()
+	go func() {
+		defer s.wg.Done()
+		err := m.Run(s.state)
+		m.Shutdown(ErrServerClosed)
+		if err != nil {
+			s.stopped("rpengine: stopped serving the mailbox", err)
+		}
+	}()
+	return nil
+}
+
+// state reports whether the server is closed, and a channel closed at
+// its next change.
+func (s *Server) state() (bool, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed, s.changed
 }

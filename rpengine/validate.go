@@ -12,6 +12,7 @@ import (
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/rpengine/card"
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
 // Outbound validation (issue #15). Every rule here is at most as strict
@@ -151,10 +152,10 @@ func (c *common) fill(p *requestPayload, w *warnings) error {
 	p.RequestID, p.EventID = c.requestID, c.eventID
 	p.IntegrationID, p.CharacterID = c.integrationID, c.characterID
 	if p.RequestID == "" {
-		p.RequestID = "req-" + newID()
+		p.RequestID = "req-" + wire.NewID()
 	}
 	if p.EventID == "" {
-		p.EventID = "evt-" + newID()
+		p.EventID = "evt-" + wire.NewID()
 	}
 	if err := c.output(&p.Output, w); err != nil {
 		return err

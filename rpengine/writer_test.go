@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/testutil"
+	"github.com/gamelink-go/gamelink/rpengine/internal/session"
+	"github.com/gamelink-go/gamelink/rpengine/internal/transport"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
@@ -22,26 +24,22 @@ type stuckTransport struct {
 	once    sync.Once
 }
 
-func (s *stuckTransport) send(b []byte) error {
+func (s *stuckTransport) Send(b []byte) error {
 	if s.writes.Add(1) > 2 { // the ack of hello and welcome go through
 		<-s.release
 	}
-	return s.fakeTransport.send(b)
+	return s.fakeTransport.Send(b)
 }
 
 func (s *stuckTransport) unstick() { s.once.Do(func() { close(s.release) }) }
 
 // stuckSession is a live session on a stuck transport.
-func stuckSession(t *testing.T, opts *ServerOptions) (*session, *stuckTransport) {
+func stuckSession(t *testing.T, opts *ServerOptions) (*conn, *stuckTransport) {
 	opts.Logger = slog.New(slog.DiscardHandler)
 	srv, err := NewServer(opts)
 	testutil.Success(t, err)
 	st := &stuckTransport{release: make(chan struct{})}
-	srv.mu.Lock()
-	srv.handshake++
-	srv.mu.Unlock()
-	sess, err := srv.attach(st, "hello-1", "test")
-	testutil.Success(t, err)
+	sess := attachUnit(t, srv, st, "hello-1")
 	t.Cleanup(func() {
 		st.unstick()
 		srv.Close()
@@ -63,7 +61,7 @@ func TestSession_readerNeverWaitsForWrites(t *testing.T) {
 			for i := range 100 {
 				b, _ := wire.Encode("capacity.update", "cap-"+strconv.Itoa(i), sess.info.ID, time.Now(),
 					map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
-				sess.receive(b)
+				sess.Receive(session.Inbound{Msg: b})
 			}
 		}()
 		synctest.Wait()
@@ -75,7 +73,7 @@ func TestSession_readerNeverWaitsForWrites(t *testing.T) {
 		info := sess.snapshot()
 		testutil.Equal(t, "every message handled", info.QueueLimit, 20)
 		st.unstick()
-		<-sess.w.drained()
+		<-sess.w.Drained()
 		testutil.Equal(t, "every ack written", len(st.messages("ack")), 101) // hello's too
 	})
 }
@@ -87,23 +85,20 @@ func TestSession_writerOverflow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		sess, st := stuckSession(t, &ServerOptions{WriteTimeout: 10 * time.Second})
-		ack := func(id string) { sess.sendAck(wire.AppendAck(sess.w.buffer(), id, false, sess.info.ID, time.Now())) }
+		ack := func(id string) { // an engine message, acked
+			b, _ := wire.Encode("x.kind", id, sess.info.ID, time.Now(), nil)
+			sess.Receive(session.Inbound{Msg: b})
+		}
 		// The writer goroutine took the first ack and is stuck writing it.
 		ack("first")
 		synctest.Wait()
-		for i := range maxPosted {
+		for i := range 1024 { // the bound of transport.Writer's posts
 			ack("a" + strconv.Itoa(i))
 		}
 		testutil.Equal(t, "queue full, nothing closed", st.closedCode(), 0)
 		start := time.Now()
 		ack("one too many") // waits for room
 		testutil.Equal(t, "waited the write timeout", time.Since(start), 10*time.Second)
-		testutil.Equal(t, "closed", st.closedCode(), closePolicy)
+		testutil.Equal(t, "closed", st.closedCode(), transport.ClosePolicy)
 	})
-}
-
-func (f *fakeTransport) closedCode() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
 }

@@ -1,6 +1,7 @@
-// Package mailbox holds the file-transport v1 primitives
-// (docs/rpengine-protocol.md, "File transport")
-// shared by the game side (package rpengine) and the fake engine
+// Package mailbox is the file transport v1 (docs/rpengine-protocol.md,
+// "File transport"): the game's side of a mailbox folder (Server:
+// setup, lock, polling, each session's connection; server.go,
+// segment.go), and the primitives it shares with the fake engine
 // (enginetest): the folder layout and manifest, message file names
 // (<13-digit ms>-<messageId>.json plus its .ready marker), the atomic
 // write (temporary name, rename, then marker), reading a marked message
@@ -15,7 +16,6 @@
 package mailbox
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -25,8 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/gamelink-go/gamelink/internal/wav"
 )
 
 // Layout and manifest constants (docs/rpengine-protocol.md, "File
@@ -273,55 +271,6 @@ func ReplaceFile(root *os.Root, name string, data []byte) error {
 	return nil
 }
 
-// WAV: the audio slots are PCM16 WAV files, read and written with the
-// module's one codec, internal/wav.
-
-// EncodeWAV returns a PCM16 WAV file holding pcm (little-endian samples,
-// interleaved when channels > 1).
-func EncodeWAV(pcm []byte, rate, channels int) []byte {
-	b, err := wav.AppendHeader(make([]byte, 0, wav.HeaderSize+len(pcm)), wav.Format{SampleRate: rate, Channels: channels, BitsPerSample: 16}, int64(len(pcm)))
-	if err != nil {
-		panic("mailbox: EncodeWAV: " + err.Error()) // the mailbox's own constants and whole samples
-	}
-	return append(b, pcm...)
-}
-
-// Silent returns the slot placeholder: one silent PCM16 mono sample.
-func Silent(rate int) []byte { return EncodeWAV([]byte{0, 0}, rate, 1) }
-
-// WAV is a decoded PCM16 WAV file.
-type WAV struct {
-	Rate, Channels int
-	PCM            []byte // little-endian samples; aliases the input
-}
-
-// ErrWAV is wrapped by the errors of DecodeWAV and ReadWAV.
-var ErrWAV = errors.New("bad WAV file")
-
-// DecodeWAV parses a PCM16 WAV file held in b, as ReadWAV reads one.
-func DecodeWAV(b []byte) (WAV, error) {
-	r := bytes.NewReader(b)
-	f, n, err := readPCM16Header(r, int64(len(b)))
-	if err != nil {
-		return WAV{}, err
-	}
-	at := len(b) - r.Len()
-	return WAV{Rate: f.SampleRate, Channels: f.Channels, PCM: b[at : at+int(n)]}, nil
-}
-
-// readPCM16Header reads a WAV file's header up to its samples and checks
-// that they are 16-bit integer PCM.
-func readPCM16Header(r io.Reader, size int64) (wav.Format, int64, error) {
-	f, n, err := wav.ReadHeader(r, size)
-	switch {
-	case err != nil:
-		return f, 0, fmt.Errorf("%w: %w", ErrWAV, err)
-	case f.Float || f.BitsPerSample != 16:
-		return f, 0, fmt.Errorf("%w: %d-bit %s samples, not 16-bit PCM", ErrWAV, f.BitsPerSample, map[bool]string{true: "float", false: "integer"}[f.Float])
-	}
-	return f, n, nil
-}
-
 // RemoveFile removes the file name (relative to root). On Windows it
 // copes with files another process holds open and with systems whose
 // kernel lacks POSIX delete (see fs_windows.go).
@@ -331,4 +280,53 @@ func RemoveFile(root *os.Root, name string) error { return removeFile(root, name
 // newname. On Windows a sharing violation is retried briefly.
 func RenameFile(root *os.Root, oldname, newname string) error {
 	return renameFile(root, oldname, newname)
+}
+
+// OpenRegular opens name (relative to root) for reading: it must be a
+// regular file (symlinks are not followed) of at most max bytes, and the
+// file opened must be the one checked (not one swapped in meanwhile).
+// The returned FileInfo is the open file's.
+func OpenRegular(root *os.Root, name string, max int64) (*os.File, os.FileInfo, error) {
+	fi, err := root.Lstat(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: %w (%v)", name, ErrNotRegular, fi.Mode().Type())
+	}
+	if fi.Size() > max {
+		return nil, nil, fmt.Errorf("%s: %w: %d bytes, limit %d", name, ErrTooBig, fi.Size(), max)
+	}
+	f, err := root.OpenFile(name, readFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi2, err := f.Stat()
+	if err != nil || !os.SameFile(fi, fi2) {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w (replaced while opening)", name, ErrNotRegular)
+	}
+	if fi2.Size() > max {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w: %d bytes, limit %d", name, ErrTooBig, fi2.Size(), max)
+	}
+	return f, fi2, nil
+}
+
+// ErrLinked is returned for a slot that is a hard link: a name the file
+// shares with another folder, perhaps outside the mailbox, whose content
+// the game must not read as the engine's.
+var ErrLinked = errors.New("file has other hard links")
+
+// CheckSingleLink returns ErrLinked (wrapped, with the count) when the
+// open file f has more than one name.
+func CheckSingleLink(f *os.File) error {
+	n, err := linkCount(f)
+	if err != nil {
+		return err
+	}
+	if n > 1 {
+		return fmt.Errorf("%s: %w (%d names)", f.Name(), ErrLinked, n)
+	}
+	return nil
 }

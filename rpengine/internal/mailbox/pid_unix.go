@@ -1,6 +1,6 @@
 //go:build unix
 
-package rpengine
+package mailbox
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package rpengine
+package mailbox
 
 import (
 	"io"
@@ -20,14 +20,14 @@ func Test_mailboxTakeStaleRace(t *testing.T) {
 	root, err := os.OpenRoot(dir)
 	testutil.Success(t, err)
 	defer root.Close()
-	lock := filepath.Join(dir, MailboxLockName)
+	lock := filepath.Join(dir, LockName)
 	testutil.Success(t, os.WriteFile(lock, []byte(`{"token":"crashed"}`), 0o644))
-	stale, err := root.Lstat(MailboxLockName)
+	stale, err := root.Lstat(LockName)
 	testutil.Success(t, err)
 	// The first taker's lock replaces the stale one.
 	testutil.Success(t, os.Rename(lock, lock+".gone"))
 	testutil.Success(t, os.WriteFile(lock, []byte(`{"token":"first"}`), 0o644))
-	m := &mailbox{o: MailboxOptions{Dir: dir}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), tok: "second"}
+	m := &Server{o: Options{Dir: dir}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), tok: "second"}
 	m.takeStale(root, stale, time.Hour, 0, false)
 	b, err := os.ReadFile(lock)
 	testutil.Success(t, err)

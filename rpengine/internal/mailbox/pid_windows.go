@@ -1,6 +1,6 @@
 //go:build windows
 
-package rpengine
+package mailbox
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package rpengine
+package ws
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 	"time"
 )
 
-// maxConns bounds the connections the server holds open at once. An
+// MaxConns bounds the connections the server holds open at once. An
 // engine uses one; every other connection is refused at once or cut at
 // its handshake deadline, so the bound is reached only under attack, and
 // then a new connection waits (in the kernel's backlog) for a slot
 // instead of costing the game a file descriptor (issue #16: 200 requests
 // held descriptors 9 to 208).
-const maxConns = 64
+const MaxConns = 64
 
 // listener is what Serve wraps around the caller's listener: it holds at
-// most maxConns connections open, as x/net/netutil's LimitListener does,
+// most MaxConns connections open, as x/net/netutil's LimitListener does,
 // and starts each connection's handshake deadline when it is accepted.
 type listener struct {
 	net.Listener
@@ -27,7 +27,7 @@ type listener struct {
 }
 
 func newListener(l net.Listener, handshakeTimeout time.Duration) *listener {
-	return &listener{Listener: l, timeout: handshakeTimeout, slots: make(chan struct{}, maxConns), done: make(chan struct{})}
+	return &listener{Listener: l, timeout: handshakeTimeout, slots: make(chan struct{}, MaxConns), done: make(chan struct{})}
 }
 
 // Accept waits for a free slot, then for a connection.

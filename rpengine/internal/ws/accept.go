@@ -1,4 +1,4 @@
-package rpengine
+package ws
 
 import (
 	"net"
@@ -21,9 +21,9 @@ type rejection struct {
 // when the request may be upgraded. port is the local port the request
 // arrived on. The peer's values in a reason are bounded and escaped
 // (issue #16: a 60 KiB path was logged whole).
-func (o *serverOptions) check(r *http.Request, port int) *rejection {
-	if r.URL.Path != SocketPath || r.URL.RawPath != "" {
-		return &rejection{http.StatusNotFound, "path " + peertext.Quote(r.URL.Path, peertext.LogBytes) + " is not " + SocketPath}
+func (o *Options) check(r *http.Request, port int) *rejection {
+	if r.URL.Path != Path || r.URL.RawPath != "" {
+		return &rejection{http.StatusNotFound, "path " + peertext.Quote(r.URL.Path, peertext.LogBytes) + " is not " + Path}
 	}
 	p := strconv.Itoa(port)
 	if r.Host != "127.0.0.1:"+p && r.Host != "localhost:"+p {
@@ -36,7 +36,7 @@ func (o *serverOptions) check(r *http.Request, port int) *rejection {
 			return &rejection{http.StatusForbidden, "no Origin header"}
 		case len(origins) > 1:
 			return &rejection{http.StatusForbidden, "several Origin headers"}
-		case !o.origins[origins[0]]:
+		case !o.Origins[origins[0]]:
 			return &rejection{http.StatusForbidden, "origin " + peertext.Quote(origins[0], peertext.LogBytes) + " is not allowed"}
 		}
 	}

@@ -1,15 +1,14 @@
-package rpengine
+package session
 
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
-// File mode delivers speech as whole segments (one WAV per sentence), not
+// In file mode, speech arrives as whole segments (one WAV per sentence), not
 // as reply.audio.chunk, so the stream assembler never sees it. Its
 // reply.audio.completed still carries the totals the engine computes for
 // WebSocket, which were measured to be the same in file mode (issue #15,
@@ -27,16 +26,7 @@ const (
 	maxListedSegments  = 32       // missing segments listed in one anomaly, as the assembler does
 )
 
-// wholeSegments reports whether t hands replies whole segments
-// (Reply.pushSegment) instead of chunks: the transports with reply
-// messages of their own (replyHandler), that is file mode.
-func wholeSegments(t transport) bool {
-	_, ok := t.(replyHandler)
-	return ok
-}
-
-// segmentTotals is what a reply received as whole segments. Guarded by
-// the reply's mu.
+// segmentTotals is what a reply received as whole segments.
 type segmentTotals struct {
 	seen    map[int]bool // segmentSequence values received (at most maxTrackedSegments)
 	count   int          // distinct segments
@@ -72,9 +62,9 @@ func (t *segmentTotals) add(seg stream.Segment) {
 // returns the anomalies: each total that differs, and the segments below
 // segmentCount (or below the highest received) that never arrived.
 func (t *segmentTotals) check(e *wire.AudioCompleted) []stream.Anomaly {
-	var out []stream.Anomaly
+	var found []stream.Anomaly
 	mismatch := func(name string, declared, got any) {
-		out = append(out, stream.Anomaly{Kind: stream.AnomalyTotalsMismatch,
+		found = append(found, stream.Anomaly{Kind: stream.AnomalyTotalsMismatch,
 			Detail: fmt.Sprintf("reply.audio.completed %s is %v, the audio segments received give %v", name, declared, got)})
 	}
 	if e.SegmentCount != t.count {
@@ -100,45 +90,8 @@ func (t *segmentTotals) check(e *wire.AudioCompleted) []stream.Anomaly {
 		}
 	}
 	if len(missing) > 0 {
-		out = append(out, stream.Anomaly{Kind: stream.AnomalyMissingSegments, Sequences: missing,
+		found = append(found, stream.Anomaly{Kind: stream.AnomalyMissingSegments, Sequences: missing,
 			Detail: fmt.Sprintf("audio segments never arrived (first %d listed)", len(missing))})
 	}
-	return out
-}
-
-// segmentsCompleted takes file mode's reply.audio.completed: it checks
-// the totals against the whole segments received, queues any anomaly, and
-// returns what the assembler is given instead, an empty
-// reply.audio.completed, which ends its (empty) audio as the real one
-// would. A repeat is compared with the first. Reader goroutine.
-func (r *Reply) segmentsCompleted(e *wire.AudioCompleted) []byte {
-	r.mu.Lock()
-	var anomalies []stream.Anomaly
-	if f := r.files.final; f != nil {
-		x := *e
-		x.RequestID = f.RequestID
-		if x != *f {
-			anomalies = append(anomalies, stream.Anomaly{Kind: stream.AnomalyConflictingMessage,
-				Detail: "reply.audio.completed differs from the first one; the first is kept"})
-		}
-	} else {
-		c := *e
-		r.files.final = &c
-		anomalies = r.files.check(e)
-	}
-	var details []string
-	for _, an := range anomalies {
-		if r.ended {
-			break
-		}
-		details = append(details, an.Detail)
-		r.enqueueLocked(Event{Kind: EventAnomaly, Anomaly: an})
-	}
-	r.mu.Unlock()
-	r.logAnomalies(details)
-	r.wake()
-	b, _ := wire.Encode(wire.TypeAudioCompleted, "files", "", time.Time{}, struct {
-		RequestID string `json:"requestId"`
-	}{e.RequestID})
-	return b
+	return found
 }

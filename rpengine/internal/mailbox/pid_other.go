@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package rpengine
+package mailbox
 
 // processAlive cannot tell on this platform: it says yes, and the lock's
 // heartbeat decides.

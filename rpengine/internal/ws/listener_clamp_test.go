@@ -1,4 +1,4 @@
-package rpengine
+package ws
 
 import (
 	"errors"

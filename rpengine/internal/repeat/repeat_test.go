@@ -1,4 +1,4 @@
-package rpengine
+package repeat
 
 import (
 	"log/slog"
@@ -22,9 +22,9 @@ func lines(log *testutil.SyncBuffer, sub string) []string {
 	return out
 }
 
-func newRepeatLog() (*slog.Logger, *repeatHandler, *testutil.SyncBuffer) {
+func newRepeatLog() (*slog.Logger, *Handler, *testutil.SyncBuffer) {
 	ll := &testutil.SyncBuffer{}
-	rh := newRepeatHandler(slog.NewTextHandler(ll, nil))
+	rh := NewHandler(slog.NewTextHandler(ll, nil))
 	return slog.New(rh), rh, ll
 }
 

@@ -1,4 +1,7 @@
-package rpengine
+// Package repeat is the slog.Handler the game's server logs through: a
+// line that repeats is a condition, logged when it starts and when it
+// ends with a count, instead of at every occurrence.
+package repeat
 
 import (
 	"context"
@@ -30,9 +33,10 @@ const (
 	repeatKeys = 64
 )
 
-// repeatHandler is the slog.Handler the server logs through: it passes
-// records to the game's handler under the rules above.
-type repeatHandler struct {
+// Handler is the slog.Handler the server logs through: it passes
+// records to the game's handler under the rules above. Close ends every
+// condition.
+type Handler struct {
 	h  slog.Handler
 	st *repeatState
 }
@@ -57,25 +61,26 @@ type repeat struct {
 	timer      *time.Timer // armed while lines are suppressed
 }
 
-func newRepeatHandler(h slog.Handler) *repeatHandler {
-	return &repeatHandler{h: h, st: &repeatState{byMsg: make(map[string]*repeat)}}
+// NewHandler returns a Handler passing records to h.
+func NewHandler(h slog.Handler) *Handler {
+	return &Handler{h: h, st: &repeatState{byMsg: make(map[string]*repeat)}}
 }
 
 // Enabled is the game's handler's.
-func (r *repeatHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
+func (r *Handler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
 
 // WithAttrs derives a handler that shares the counts.
-func (r *repeatHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &repeatHandler{h: r.h.WithAttrs(as), st: r.st}
+func (r *Handler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &Handler{h: r.h.WithAttrs(as), st: r.st}
 }
 
 // WithGroup derives a handler that shares the counts.
-func (r *repeatHandler) WithGroup(name string) slog.Handler {
-	return &repeatHandler{h: r.h.WithGroup(name), st: r.st}
+func (r *Handler) WithGroup(name string) slog.Handler {
+	return &Handler{h: r.h.WithGroup(name), st: r.st}
 }
 
 // Handle logs rec, or counts it when its message is repeating.
-func (r *repeatHandler) Handle(ctx context.Context, rec slog.Record) error {
+func (r *Handler) Handle(ctx context.Context, rec slog.Record) error {
 	now := rec.Time
 	if now.IsZero() {
 		now = time.Now()
@@ -158,8 +163,11 @@ func (st *repeatState) expire(rp *repeat) {
 	rp.end()
 }
 
-// close ends every condition (logging the counts) and stops counting: the
+// Close ends every condition (logging the counts) and stops counting: the
 // server is shutting down.
+func (r *Handler) Close() { r.st.close() }
+
+// close is Close for every handler sharing st.
 func (st *repeatState) close() {
 	st.mu.Lock()
 	st.closed = true

@@ -1,4 +1,4 @@
-package rpengine
+package transport
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// writer is a session's outbound queue. One goroutine of its own writes
+// Writer is a session's outbound queue. One goroutine of its own writes
 // the queued messages to the transport in order, so that the connection's
 // reader never waits for a write (issue #17; coder/websocket's read loop
 // hands its control frames to the writer the same way): the reader posts
@@ -21,11 +21,11 @@ import (
 // the engine has stopped reading what the game writes: its connection is
 // closed with 1008 and the session ends with ErrConnectionLost. Messages
 // a game's goroutine waits for are bounded by those goroutines.
-type writer struct {
-	t       transport
+type Writer struct {
+	t       Transport
 	timeout time.Duration // WriteTimeout: how long a full queue may stay full; <= 0 for ever
 	wake    chan struct{} // one slot: something was queued, or stop
-	done    chan struct{} // closed when run returns: nothing more is written
+	done    chan struct{} // closed when Run returns: nothing more is written
 
 	mu     sync.Mutex // guards following
 	queue  []outbound
@@ -34,11 +34,15 @@ type writer struct {
 	ended  error         // set by stop: no more writes
 	idle   chan struct{} // closed when the queue is written (drained)
 	room   chan struct{} // closed when the goroutine takes the queue
-	spare  [][]byte      // written buffers of reusable messages (see buffer)
+	spare  [][]byte      // written buffers of reusable messages (see Buffer)
 }
 
+// Done returns a channel closed once Run has returned: nothing more is
+// written.
+func (w *Writer) Done() <-chan struct{} { return w.done }
+
 // outbound is one queued message; done, when not nil, receives the
-// write's result. reuse says msg came from buffer and goes back once
+// write's result. reuse says msg came from Buffer and goes back once
 // written.
 type outbound struct {
 	msg   []byte
@@ -56,23 +60,26 @@ const (
 // maxPosted bounds the messages posted and not yet written.
 const maxPosted = 1024
 
-// errNotReading is why a connection is closed when the engine stopped
+// ErrNotReading is why a connection is closed when the engine stopped
 // reading while the game's posts piled up.
-var errNotReading = errors.New("the engine is not reading: 1024 messages waited a whole write timeout to be written")
+var ErrNotReading = errors.New("the engine is not reading: 1024 messages waited a whole write timeout to be written")
 
-// writeError is a transport's failure to write, as opposed to the end of
+// WriteError is a transport's failure to write, as opposed to the end of
 // the session before the write.
-type writeError struct{ err error }
+type WriteError struct{ Err error }
 
-func (e *writeError) Error() string { return e.err.Error() }
-func (e *writeError) Unwrap() error { return e.err }
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
 
-func newWriter(t transport, timeout time.Duration) *writer {
-	return &writer{t: t, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// NewWriter returns the queue that writes to t, a write at a time, each
+// bounded by the transport itself; timeout is WriteTimeout, how long a
+// full queue may stay full (<= 0 for ever).
+func NewWriter(t Transport, timeout time.Duration) *Writer {
+	return &Writer{t: t, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
-// run writes queued messages until stop. It is the writer's goroutine.
-func (w *writer) run() {
+// Run writes queued messages until Stop. It is the writer's goroutine.
+func (w *Writer) Run() {
 	defer close(w.done)
 	var batch []outbound
 	for range w.wake {
@@ -91,9 +98,9 @@ func (w *writer) run() {
 		}
 		w.mu.Unlock()
 		for _, o := range batch {
-			if err := w.t.send(o.msg); o.done != nil {
+			if err := w.t.Send(o.msg); o.done != nil {
 				if err != nil {
-					err = &writeError{err}
+					err = &WriteError{err}
 				}
 				o.done <- err
 			}
@@ -117,7 +124,7 @@ func (w *writer) run() {
 }
 
 // failLocked answers every waiting sender with the session's end.
-func (w *writer) failLocked() {
+func (w *Writer) failLocked() {
 	for _, o := range w.queue {
 		if o.done != nil {
 			o.done <- w.ended
@@ -134,16 +141,16 @@ func (w *writer) failLocked() {
 	}
 }
 
-func (w *writer) signal() {
+func (w *Writer) signal() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
 }
 
-// buffer returns an empty buffer for a message to postReusable: one the
+// Buffer returns an empty buffer for a message to PostReusable: one the
 // writer wrote already, or a new one.
-func (w *writer) buffer() []byte {
+func (w *Writer) Buffer() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if k := len(w.spare); k > 0 {
@@ -154,19 +161,19 @@ func (w *writer) buffer() []byte {
 	return make([]byte, 0, 512) // an ack is about 300 bytes
 }
 
-// postReusable is post of a message in a buffer from buffer, which the
+// PostReusable is Post of a message in a buffer from Buffer, which the
 // writer takes back once it is written: the reader acks every engine
 // message without allocating (issue #24).
-func (w *writer) postReusable(msg []byte) bool { return w.queueMessage(msg, true) }
+func (w *Writer) PostReusable(msg []byte) bool { return w.queueMessage(msg, true) }
 
-// post queues msg without waiting for it to be written; the reader's way
+// Post queues msg without waiting for it to be written; the reader's way
 // to write. Only when maxPosted messages wait does it wait for the writer
 // to take them (see the overflow policy), and it reports false when that
 // took longer than the write timeout: the caller then closes the
 // connection.
-func (w *writer) post(msg []byte) bool { return w.queueMessage(msg, false) }
+func (w *Writer) Post(msg []byte) bool { return w.queueMessage(msg, false) }
 
-func (w *writer) queueMessage(msg []byte, reuse bool) bool {
+func (w *Writer) queueMessage(msg []byte, reuse bool) bool {
 	w.mu.Lock()
 	for w.ended == nil && w.posted >= maxPosted {
 		if w.room == nil {
@@ -190,7 +197,7 @@ func (w *writer) queueMessage(msg []byte, reuse bool) bool {
 }
 
 // waitRoom waits for room, at most the write timeout.
-func (w *writer) waitRoom(room <-chan struct{}) bool {
+func (w *Writer) waitRoom(room <-chan struct{}) bool {
 	if w.timeout <= 0 {
 		<-room
 		return true
@@ -205,10 +212,10 @@ func (w *writer) waitRoom(room <-chan struct{}) bool {
 	}
 }
 
-// enqueue queues msg and returns the channel its write's result arrives
+// Enqueue queues msg and returns the channel its write's result arrives
 // on. It does not wait, so that a caller holding the session's lock can
 // queue in the order it registered messages.
-func (w *writer) enqueue(msg []byte) <-chan error {
+func (w *Writer) Enqueue(msg []byte) <-chan error {
 	done := make(chan error, 1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -221,9 +228,9 @@ func (w *writer) enqueue(msg []byte) <-chan error {
 	return done
 }
 
-// stop ends the writer: what is queued is not written, and whoever waits
+// Stop ends the writer: what is queued is not written, and whoever waits
 // for it gets err. It is idempotent and does not wait.
-func (w *writer) stop(err error) {
+func (w *Writer) Stop(err error) {
 	w.mu.Lock()
 	if w.ended == nil {
 		w.ended = err
@@ -232,9 +239,9 @@ func (w *writer) stop(err error) {
 	w.mu.Unlock()
 }
 
-// drained returns a channel closed once everything queued so far is
+// Drained returns a channel closed once everything queued so far is
 // written (or the writer stopped): for tests that look at what was sent.
-func (w *writer) drained() <-chan struct{} {
+func (w *Writer) Drained() <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.idle == nil {

@@ -1,4 +1,4 @@
-package rpengine
+package mailbox
 
 import (
 	"bytes"
@@ -10,126 +10,51 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/gamelink-go/gamelink/internal/errd"
-	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/internal/peertext"
-	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
+	"github.com/gamelink-go/gamelink/rpengine/internal/session"
+	"github.com/gamelink-go/gamelink/rpengine/internal/transport"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
-// Default values of MailboxOptions.
-const (
-	DefaultMailboxActivePoll = 50 * time.Millisecond
-	DefaultMailboxIdlePoll   = 250 * time.Millisecond
-	DefaultMailboxActiveFor  = 2 * time.Second
-	DefaultMailboxLockStale  = 15 * time.Second
-	DefaultMailboxSlotCount  = mbx.SlotCount
-)
+// LockName is the lock file the server keeps in the mailbox folder while
+// it serves it; see ErrLocked.
+const LockName = ".gamelink.lock"
 
-// MailboxLockName is the lock file the server keeps in the mailbox folder
-// while it serves it; see [ErrMailboxLocked].
-const MailboxLockName = ".gamelink.lock"
-
-// MailboxOptions selects the file-mailbox transport
-// (docs/rpengine-protocol.md, "File transport") instead of WebSocket
-// (ServerOptions.Mailbox): for games that cannot open a local socket. The
-// player selects Dir in the RPEngine page.
-type MailboxOptions struct {
-	// Dir is the mailbox folder. Required. Its parent must exist; the
-	// folder itself is created when missing, private to the user (0700;
-	// on Windows with the ACL it inherits, which in the user's profile
-	// is private), and so are its sub-folders and files (0600). It must
-	// not be a symlink, and it and its sub-folders must be the user's own
-	// with no other user allowed to write into them: see
-	// InsecureSkipOwnerCheck and [ErrMailboxNotPrivate].
-	Dir string
-	// IntegrationID goes into manifest.json. Required.
-	IntegrationID string
-	// DisplayName goes into manifest.json. If empty, IntegrationID.
-	DisplayName string
-	// SlotCount is the number of audio slots. If zero, 2048 (as the
-	// engine's page expects).
-	SlotCount int
-	// ActivePoll and IdlePoll are the polling intervals while messages
-	// flow and while idle. If zero, 50 ms and 250 ms (as the engine polls).
-	ActivePoll, IdlePoll time.Duration
-	// ActiveFor is how long polling stays at ActivePoll after a message
-	// in either direction. If zero, 2 s.
-	ActiveFor time.Duration
-	// LockStale is how old the lock file's heartbeat may be before
-	// another process may take the folder over (a crashed game). The
-	// holder refreshes it every LockStale/4. A lock whose holder process
-	// is gone from this machine is stale at once. If zero, 15 s. It must
-	// be at least 4 IdlePoll (the heartbeat is sent at polls).
-	LockStale time.Duration
-	// InsecureSkipOwnerCheck serves a mailbox folder, or sub-folder, that
-	// another user owns or that other users can write into (as ssh's
-	// StrictModes no). Such a user can read the conversation, or swap in
-	// their own engine-to-integration folder and talk to the game as the
-	// engine. Only for a folder deliberately shared between accounts.
-	InsecureSkipOwnerCheck bool
+// Options are package rpengine's MailboxOptions with their defaults
+// applied, and what the game's server gives the transport.
+type Options struct {
+	Dir, IntegrationID, DisplayName string
+	SlotCount                       int
+	ActivePoll, IdlePoll, ActiveFor time.Duration
+	LockStale                       time.Duration
+	InsecureSkipOwnerCheck          bool
+	Logger                          *slog.Logger
+	// SlotHook, when set, is called after the setup writes each audio
+	// slot (tests).
+	SlotHook func(slot int)
 }
 
-func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
-	d := *o
-	if d.Dir == "" {
-		return d, &ConfigError{"Mailbox.Dir", "is empty"}
-	}
-	abs, err := filepath.Abs(d.Dir)
-	if err != nil {
-		return d, &ConfigError{"Mailbox.Dir", err.Error()}
-	}
-	d.Dir = abs
-	if d.IntegrationID == "" {
-		return d, &ConfigError{"Mailbox.IntegrationID", "is empty (manifest.json needs it)"}
-	}
-	if d.DisplayName == "" {
-		d.DisplayName = d.IntegrationID
-	}
-	if d.SlotCount == 0 {
-		d.SlotCount = DefaultMailboxSlotCount
-	}
-	if d.SlotCount < 1 || d.SlotCount > 10000 {
-		return d, &ConfigError{"Mailbox.SlotCount", strconv.Itoa(d.SlotCount) + " is not within 1..10000 (slot names have four digits)"}
-	}
-	setDur(&d.ActivePoll, DefaultMailboxActivePoll)
-	setDur(&d.IdlePoll, DefaultMailboxIdlePoll)
-	setDur(&d.ActiveFor, DefaultMailboxActiveFor)
-	setDur(&d.LockStale, DefaultMailboxLockStale)
-	if d.ActivePoll < 0 || d.IdlePoll < 0 || d.LockStale < 0 || d.ActiveFor < 0 {
-		return d, &ConfigError{"Mailbox", "durations must not be negative"}
-	}
-	if d.LockStale < 4*d.IdlePoll {
-		// The heartbeat is sent at polls: with polls further apart the
-		// lock would go stale while its holder is alive.
-		return d, &ConfigError{"Mailbox.LockStale", d.LockStale.String() + " is under 4 IdlePoll (" + d.IdlePoll.String() + ")"}
-	}
-	return d, nil
-}
+// ErrLocked is the cause of the error Setup returns when another live
+// process serves the same mailbox folder (its lock file's heartbeat is
+// fresher than LockStale), or took it over.
+var ErrLocked = errors.New("rpengine: mailbox folder is in use by another process")
 
-// ErrMailboxLocked is the cause of the error Start returns when
-// another live process serves the same mailbox folder (its lock file's
-// heartbeat is fresher than MailboxOptions.LockStale), or took it over.
-var ErrMailboxLocked = errors.New("rpengine: mailbox folder is in use by another process")
+// ErrNotPrivate is the cause of the *fs.PathError (Op "setup") returned
+// when the mailbox folder or one of its sub-folders is owned by another
+// user or other users can write into it, unless InsecureSkipOwnerCheck.
+var ErrNotPrivate = errors.New("rpengine: mailbox folder is not private to this user")
 
-// ErrMailboxNotPrivate is the cause of the *fs.PathError (Op "setup")
-// returned when the mailbox folder or one of its sub-folders is owned by
-// another user or other users can write into it, unless
-// MailboxOptions.InsecureSkipOwnerCheck is set. It is checked at every
-// setup, including when the folder is created again.
-var ErrMailboxNotPrivate = errors.New("rpengine: mailbox folder is not private to this user")
-
-// mailbox is the game side of one mailbox folder. Fields marked "reader"
-// are used by the serving goroutine only.
-type mailbox struct {
-	srv  *Server
-	o    MailboxOptions
+// Server is the game side of one mailbox folder: the file transport
+// (docs/rpengine-protocol.md, "File transport"). Fields marked "reader"
+// are used by the serving goroutine only (Setup, then Run).
+type Server struct {
+	host transport.Host
+	o    Options
 	log  *slog.Logger
 	peer string // peerInstanceId: new per process (per Server)
 	root atomic.Pointer[os.Root]
@@ -142,11 +67,10 @@ type mailbox struct {
 	outbox recurring  // writes failing
 
 	// reader
-	cur      *mailboxConn
+	cur      *conn
 	seen     map[string]bool      // stems already handled, pruned to the listing
 	bad      map[string]time.Time // unparsable stems: first seen (a racing writer gets a grace period)
 	nextSlot int
-	offsets  map[*Reply]time.Duration
 	beat     time.Time
 	dirInfo  os.FileInfo
 	inInfo   os.FileInfo // engine-to-integration as set up
@@ -164,68 +88,47 @@ const maxAckRetries = 1024
 // skipped (a writer that marks before it finishes is racing us).
 const badGrace = time.Second
 
-// startMailbox is Start in mailbox mode: it sets up the folder, returning
-// its errors (ErrMailboxLocked among them), and then serves it on a
-// goroutine of its own until Shutdown.
-func (s *Server) startMailbox() error {
-	s.mu.Lock()
-	switch {
-	case s.closed:
-		s.mu.Unlock()
-		return ErrServerClosed
-	case s.mbox != nil:
-		s.mu.Unlock()
-		return errAlreadyServing
-	}
-	m := &mailbox{srv: s, o: *s.opts.mailbox, log: s.opts.Logger, peer: wire.NewID(), tok: wire.NewID(),
-		seen: map[string]bool{}, bad: map[string]time.Time{}, offsets: map[*Reply]time.Duration{},
+// New returns the transport for the folder o.Dir; Setup prepares it.
+func New(host transport.Host, o Options) *Server {
+	return &Server{host: host, o: o, log: o.Logger, peer: wire.NewID(), tok: wire.NewID(),
+		seen: map[string]bool{}, bad: map[string]time.Time{},
 		inbox:   recurring{what: "mailbox inbox cannot be read"},
 		beatErr: recurring{what: "mailbox lock heartbeat fails"},
 		outbox:  recurring{what: "mailbox outbox cannot be written"}}
-	s.mbox = m
-	s.mu.Unlock()
+}
+
+// Setup sets the folder up for the engine, or says what stopped it:
+// ErrLocked when another process serves it, a *fs.PathError for a
+// file-system failure. After a failure, Close releases what it took.
+func (m *Server) Setup() error {
 	if err := m.setup(); err != nil {
-		m.dropRoot()
-		s.mu.Lock()
-		s.mbox = nil
-		s.mu.Unlock()
-		errd.Wrap(&err, "rpengine: start")
 		return err
 	}
-	s.mu.Lock()
-	if s.closed { // Shutdown came during the setup
-		s.mu.Unlock()
-		m.shutdown()
-		return ErrServerClosed
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	s.rec.Start()
 	m.log.Info("rpengine: serving mailbox", "dir", m.o.Dir, "peerInstanceId", m.peer)
 	if m.o.InsecureSkipOwnerCheck {
 		m.log.Warn("rpengine: MailboxOptions.InsecureSkipOwnerCheck is set: the mailbox folder may be another user's or writable by others")
 	}
-	go func() {
-		defer s.wg.Done()
-		err := s.pollMailbox(m)
-		m.shutdown()
-		if err != nil {
-			s.stopped("rpengine: stopped serving the mailbox", err)
-		}
-	}()
 	return nil
 }
 
-// pollMailbox serves the folder until Shutdown (nil) or until it cannot
-// go on: another process took the folder over, or it cannot be set up
-// again.
-func (s *Server) pollMailbox(m *mailbox) error {
+// Close releases the folder after a failed Setup.
+func (m *Server) Close() { m.dropRoot() }
+
+// FailList makes listing the inbox fail with err (nil: it works again),
+// for tests of a lasting condition that root, as CI runs, cannot bring
+// about with permissions.
+func (m *Server) FailList(err error) { m.listFault.Store(&err) }
+
+// Run serves the folder, set up, until the server closes (nil) or until
+// it cannot go on: another process took the folder over, or it cannot be
+// set up again. state reports whether the server is closed, and a
+// channel closed at its next change, which makes the next poll come at
+// once. Run's goroutine is the reader of every session of the folder.
+func (m *Server) Run(state func() (closed bool, changed <-chan struct{})) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		s.mu.Lock()
-		closed, ch := s.closed, s.changed
-		s.mu.Unlock()
+		closed, ch := state()
 		if closed {
 			return nil
 		}
@@ -249,9 +152,9 @@ func (s *Server) pollMailbox(m *mailbox) error {
 	}
 }
 
-func (m *mailbox) abs(name string) string { return filepath.Join(m.o.Dir, filepath.FromSlash(name)) }
+func (m *Server) abs(name string) string { return filepath.Join(m.o.Dir, filepath.FromSlash(name)) }
 
-func (m *mailbox) fail(op, name string, err error) error {
+func (m *Server) fail(op, name string, err error) error {
 	// A file-system failure of the mailbox transport says which operation
 	// failed, on which file, and why (a full disk): an *fs.PathError, as
 	// the os package's, whose text says where it came from. A failed
@@ -262,8 +165,8 @@ func (m *mailbox) fail(op, name string, err error) error {
 
 // setup creates the folder layout, takes the lock, cleans what a crashed
 // predecessor left half-done, and writes the manifest and every slot.
-func (m *mailbox) setup() error {
-	if err := os.Mkdir(m.o.Dir, mbx.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+func (m *Server) setup() error {
+	if err := os.Mkdir(m.o.Dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 		return m.fail("setup", "", err)
 	}
 	fi, err := os.Lstat(m.o.Dir)
@@ -296,8 +199,8 @@ func (m *mailbox) setup() error {
 		return err
 	}
 	m.beat = time.Now()
-	for _, d := range []string{mbx.ToEngine, mbx.FromEngine, mbx.AudioDir} {
-		if err := root.Mkdir(d, mbx.DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+	for _, d := range []string{ToEngine, FromEngine, AudioDir} {
+		if err := root.Mkdir(d, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
 			return m.fail("setup", d, err)
 		}
 		sub, err := root.Lstat(d)
@@ -310,30 +213,30 @@ func (m *mailbox) setup() error {
 		if err := m.checkPrivate(root, d); err != nil {
 			return err
 		}
-		if d == mbx.FromEngine {
+		if d == FromEngine {
 			m.inInfo = sub
 		}
 	}
 	if err := m.cleanOutbox(root); err != nil {
 		return err
 	}
-	silent := mbx.Silent(mbx.SampleRate)
+	silent := Silent(SampleRate)
 	for i := range m.o.SlotCount {
-		name := path.Join(mbx.AudioDir, mbx.SlotName(i))
-		if err := mbx.ReplaceFile(root, name, silent); err != nil {
+		name := path.Join(AudioDir, SlotName(i))
+		if err := ReplaceFile(root, name, silent); err != nil {
 			return m.fail("setup", name, err)
 		}
 		if err := m.keepLock(root, false); err != nil {
 			return err
 		}
-		if h := m.srv.slotHook; h != nil {
+		if h := m.o.SlotHook; h != nil {
 			h(i)
 		}
 	}
 	// The manifest goes last: an engine that sees it finds every slot.
-	man, _ := json.MarshalIndent(mbx.NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
-	if err := mbx.ReplaceFile(root, mbx.ManifestName, man); err != nil {
-		return m.fail("setup", mbx.ManifestName, err)
+	man, _ := json.MarshalIndent(NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
+	if err := ReplaceFile(root, ManifestName, man); err != nil {
+		return m.fail("setup", ManifestName, err)
 	}
 	return m.keepLock(root, true)
 }
@@ -345,12 +248,12 @@ func (m *mailbox) setup() error {
 // stale (a second demo did, after a setup of 11 s under load). Only a
 // lock taken over fails the setup; another failure is left to the next
 // heartbeat, which reports it.
-func (m *mailbox) keepLock(root *os.Root, force bool) error {
+func (m *Server) keepLock(root *os.Root, force bool) error {
 	if !force && time.Since(m.beat) < m.o.LockStale/4 {
 		return nil
 	}
 	m.beat = time.Now()
-	if err := m.heartbeat(root); errors.Is(err, ErrMailboxLocked) {
+	if err := m.heartbeat(root); errors.Is(err, ErrLocked) {
 		return err
 	}
 	return nil
@@ -358,7 +261,7 @@ func (m *mailbox) keepLock(root *os.Root, force bool) error {
 
 // checkPrivate refuses the folder name (relative to root) when another
 // user owns it or can write into it, unless the option allows it.
-func (m *mailbox) checkPrivate(root *os.Root, name string) error {
+func (m *Server) checkPrivate(root *os.Root, name string) error {
 	if m.o.InsecureSkipOwnerCheck {
 		return nil
 	}
@@ -367,8 +270,8 @@ func (m *mailbox) checkPrivate(root *os.Root, name string) error {
 		return m.fail("setup", name, err)
 	}
 	defer f.Close()
-	if err := mbx.CheckPrivate(f); err != nil {
-		return m.fail("setup", name, fmt.Errorf("%w: %v (MailboxOptions.InsecureSkipOwnerCheck serves it anyway)", ErrMailboxNotPrivate, err))
+	if err := CheckPrivate(f); err != nil {
+		return m.fail("setup", name, fmt.Errorf("%w: %v (MailboxOptions.InsecureSkipOwnerCheck serves it anyway)", ErrNotPrivate, err))
 	}
 	return nil
 }
@@ -377,29 +280,29 @@ func (m *mailbox) checkPrivate(root *os.Root, name string) error {
 // integration-to-engine: temporary files and JSON without its marker
 // (the engine ignores both), and finds the last stem so stems keep
 // increasing across restarts.
-func (m *mailbox) cleanOutbox(root *os.Root) error {
-	_, names, err := mbx.List(root, mbx.ToEngine)
+func (m *Server) cleanOutbox(root *os.Root) error {
+	_, names, err := List(root, ToEngine)
 	if err != nil {
-		return m.fail("setup", mbx.ToEngine, err)
+		return m.fail("setup", ToEngine, err)
 	}
 	for n := range names {
-		full := path.Join(mbx.ToEngine, n)
-		if strings.HasPrefix(n, mbx.TempPrefix) {
+		full := path.Join(ToEngine, n)
+		if strings.HasPrefix(n, TempPrefix) {
 			m.log.Warn("rpengine: removed a partial mailbox file left by a crash", "file", m.abs(full))
-			_ = mbx.RemoveFile(root, full)
+			_ = RemoveFile(root, full)
 			continue
 		}
-		stem, ok := strings.CutSuffix(n, mbx.JSONSuffix)
+		stem, ok := strings.CutSuffix(n, JSONSuffix)
 		if !ok {
-			stem, _ = strings.CutSuffix(n, mbx.ReadySuffix)
+			stem, _ = strings.CutSuffix(n, ReadySuffix)
 		}
-		ms, _, ok := mbx.ParseStem(stem)
+		ms, _, ok := ParseStem(stem)
 		if !ok {
 			continue
 		}
-		if strings.HasSuffix(n, mbx.JSONSuffix) && !names[stem+mbx.ReadySuffix] {
+		if strings.HasSuffix(n, JSONSuffix) && !names[stem+ReadySuffix] {
 			m.log.Warn("rpengine: removed an unmarked mailbox message left by a crash", "file", m.abs(full))
-			_ = mbx.RemoveFile(root, full)
+			_ = RemoveFile(root, full)
 			continue
 		}
 		m.last = max(m.last, ms)
@@ -413,15 +316,15 @@ func (m *mailbox) cleanOutbox(root *os.Root) error {
 // session a new hello replaces), and a new engine session must not
 // process them. Markers go first so the engine never takes a half-removed
 // message.
-func (m *mailbox) dropUnread(root *os.Root, whose string) {
-	ready, _, err := mbx.List(root, mbx.ToEngine)
+func (m *Server) dropUnread(root *os.Root, whose string) {
+	ready, _, err := List(root, ToEngine)
 	if err != nil || len(ready) == 0 {
 		return
 	}
 	for _, e := range ready {
-		_ = mbx.Remove(root, mbx.ToEngine, e.Stem)
+		_ = Remove(root, ToEngine, e.Stem)
 	}
-	m.log.Info("rpengine: removed unread mailbox messages "+whose, "count", len(ready), "dir", m.abs(mbx.ToEngine))
+	m.log.Info("rpengine: removed unread mailbox messages "+whose, "count", len(ready), "dir", m.abs(ToEngine))
 }
 
 type lockInfo struct {
@@ -431,38 +334,38 @@ type lockInfo struct {
 	Started string `json:"started"`
 }
 
-// lock takes the folder's lock file, or fails with ErrMailboxLocked when
+// lock takes the folder's lock file, or fails with ErrLocked when
 // another process holds it and its heartbeat is fresh. A stale lock (a
 // crashed process) is taken over.
-func (m *mailbox) lock(root *os.Root) error {
+func (m *Server) lock(root *os.Root) error {
 	host, _ := os.Hostname()
 	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Token: m.tok, Started: wire.Timestamp(time.Now())})
 	for attempt := 0; ; attempt++ {
-		f, err := root.OpenFile(MailboxLockName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mbx.FileMode)
+		f, err := root.OpenFile(LockName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
 		if err == nil {
 			_, err = f.Write(info)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
-				_ = mbx.RemoveFile(root, MailboxLockName)
-				return m.fail("lock", MailboxLockName, err)
+				_ = RemoveFile(root, LockName)
+				return m.fail("lock", LockName, err)
 			}
 			return nil
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt >= 2 {
-			return m.fail("lock", MailboxLockName, err)
+			return m.fail("lock", LockName, err)
 		}
-		fi, err := root.Lstat(MailboxLockName)
+		fi, err := root.Lstat(LockName)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return m.fail("lock", MailboxLockName, err)
+			return m.fail("lock", LockName, err)
 		}
 		age := time.Since(fi.ModTime())
 		var held lockInfo
-		b, err := mbx.ReadRegular(root, MailboxLockName, 4096)
+		b, err := ReadRegular(root, LockName, 4096)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
@@ -470,15 +373,15 @@ func (m *mailbox) lock(root *os.Root) error {
 			// Unreadable for now (on Windows, a lock file being removed
 			// stays until its last handle closes): not proof of another
 			// holder; setup is tried again.
-			return m.fail("lock", MailboxLockName, err)
+			return m.fail("lock", LockName, err)
 		}
 		_ = json.Unmarshal(b, &held)
 		if held.Token == m.tok {
 			// Ours: setup runs again after the folder's contents were
 			// removed, and the hidden lock file may have stayed.
 			now := time.Now()
-			if err := root.Chtimes(MailboxLockName, now, now); err != nil {
-				return m.fail("lock", MailboxLockName, err)
+			if err := root.Chtimes(LockName, now, now); err != nil {
+				return m.fail("lock", LockName, err)
 			}
 			return nil
 		}
@@ -486,8 +389,8 @@ func (m *mailbox) lock(root *os.Root) error {
 		// lock is stale at once (a restarted game need not wait).
 		dead := held.Host == host && held.PID > 0 && held.PID != os.Getpid() && !processAlive(held.PID)
 		if fi.Mode().IsRegular() && age < m.o.LockStale && !dead {
-			return m.fail("lock", MailboxLockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
-				ErrMailboxLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
+			return m.fail("lock", LockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
+				ErrLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
 		}
 		m.takeStale(root, fi, age, held.PID, dead)
 	}
@@ -498,56 +401,56 @@ func (m *mailbox) lock(root *os.Root) error {
 // judged the same stale lock may, by the time it renames, move the fresh
 // lock the first taker just created: it puts that one back (a hard link
 // never replaces a lock created meanwhile) and lock then refuses.
-func (m *mailbox) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, dead bool) {
-	aside := MailboxLockName + ".stale-" + m.tok
-	if err := mbx.RenameFile(root, MailboxLockName, aside); err != nil {
+func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, dead bool) {
+	aside := LockName + ".stale-" + m.tok
+	if err := RenameFile(root, LockName, aside); err != nil {
 		return
 	}
 	if afi, err := root.Lstat(aside); err == nil && !os.SameFile(fi, afi) {
-		_ = root.Link(aside, MailboxLockName)
-		_ = mbx.RemoveFile(root, aside)
+		_ = root.Link(aside, LockName)
+		_ = RemoveFile(root, aside)
 		return
 	}
-	_ = mbx.RemoveFile(root, aside)
-	m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(MailboxLockName), "age", age.Round(time.Millisecond),
+	_ = RemoveFile(root, aside)
+	m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(LockName), "age", age.Round(time.Millisecond),
 		"pid", pid, "processGone", dead)
 }
 
 // heartbeat refreshes the lock's mtime and checks that it is still ours.
-func (m *mailbox) heartbeat(root *os.Root) error {
-	b, err := mbx.ReadRegular(root, MailboxLockName, 4096)
+func (m *Server) heartbeat(root *os.Root) error {
+	b, err := ReadRegular(root, LockName, 4096)
 	var held lockInfo
 	if err == nil {
 		err = json.Unmarshal(b, &held)
 	}
 	if err != nil || held.Token != m.tok {
 		if err == nil {
-			err = fmt.Errorf("%w: pid %d on %q took it over", ErrMailboxLocked, held.PID, held.Host)
+			err = fmt.Errorf("%w: pid %d on %q took it over", ErrLocked, held.PID, held.Host)
 		}
-		return m.fail("lock", MailboxLockName, err)
+		return m.fail("lock", LockName, err)
 	}
 	now := time.Now()
-	if err := root.Chtimes(MailboxLockName, now, now); err != nil {
-		return m.fail("lock", MailboxLockName, err)
+	if err := root.Chtimes(LockName, now, now); err != nil {
+		return m.fail("lock", LockName, err)
 	}
 	return nil
 }
 
 // tick is one poll: folder check, heartbeat, inbound messages.
-func (m *mailbox) tick() error {
+func (m *Server) tick() error {
 	if err := m.checkFolder(); err != nil || m.broken != "" {
 		return err
 	}
 	root := m.root.Load()
 	if time.Since(m.beat) >= m.o.LockStale/4 {
 		if err := m.heartbeat(root); err != nil {
-			if errors.Is(err, ErrMailboxLocked) {
-				m.endSession(err)
+			if errors.Is(err, ErrLocked) {
+				m.endSession(err, nil)
 				return err
 			}
-			m.beatErr.fail(m.log, err.Error())
+			m.beatErr.fail(err.Error()).to(m.log)
 		} else {
-			m.beatErr.ok(m.log)
+			m.beatErr.ok().to(m.log)
 		}
 		m.beat = time.Now()
 	}
@@ -557,7 +460,7 @@ func (m *mailbox) tick() error {
 }
 
 // retryAcks writes again the acks whose write failed.
-func (m *mailbox) retryAcks() {
+func (m *Server) retryAcks() {
 	m.wmu.Lock()
 	msgs := m.retry
 	m.retry = nil
@@ -577,19 +480,19 @@ func (m *mailbox) retryAcks() {
 // so the engine can reconnect. A setup that fails (a full disk, the
 // parent folder gone) is retried at each poll, logged once per reason,
 // and nothing is read meanwhile.
-func (m *mailbox) checkFolder() error {
+func (m *Server) checkFolder() error {
 	fi, err := os.Lstat(m.o.Dir)
 	if m.broken == "" && err == nil && os.SameFile(fi, m.dirInfo) {
 		// The inbox swapped for another folder is set up (and
 		// checked) again too.
-		if in, err := m.root.Load().Lstat(mbx.FromEngine); err == nil && os.SameFile(in, m.inInfo) {
+		if in, err := m.root.Load().Lstat(FromEngine); err == nil && os.SameFile(in, m.inInfo) {
 			return nil
 		}
 	}
 	if m.broken == "" {
 		m.log.Warn("rpengine: mailbox folder was removed or replaced; creating it again", "dir", m.o.Dir)
 	}
-	m.endSession(fmt.Errorf("%w: the mailbox folder was removed", ErrConnectionLost))
+	m.endSession(nil, errors.New("the mailbox folder was removed"))
 	clear(m.seen)
 	clear(m.bad)
 	// Our handle on the old folder goes first: where a folder deleted
@@ -598,7 +501,7 @@ func (m *mailbox) checkFolder() error {
 	m.dropRoot()
 	err = m.setup()
 	switch {
-	case errors.Is(err, ErrMailboxLocked):
+	case errors.Is(err, ErrLocked):
 		return err
 	case err != nil:
 		if err.Error() != m.broken {
@@ -614,7 +517,7 @@ func (m *mailbox) checkFolder() error {
 
 // dropRoot closes the handle on the mailbox folder; writes fail until
 // setup opens it again.
-func (m *mailbox) dropRoot() {
+func (m *Server) dropRoot() {
 	m.wmu.Lock()
 	old := m.root.Swap(nil)
 	m.wmu.Unlock()
@@ -623,61 +526,64 @@ func (m *mailbox) dropRoot() {
 	}
 }
 
-// endSession ends the mailbox's live session, if any.
-func (m *mailbox) endSession(err error) {
+// endSession ends the mailbox's live session, if any, with err (or as
+// lost, because of cause, when err is nil).
+func (m *Server) endSession(err, cause error) {
 	c := m.cur
 	if c == nil {
 		return
 	}
 	m.cur = nil
 	c.closed.Store(true)
-	if c.sess != nil {
-		c.sess.end(err)
+	switch {
+	case err != nil:
+		c.sess.End(err)
+	default:
+		c.sess.Lost(cause)
 	}
-	m.srv.unregister(c, false)
+	m.host.Unregister(c, false)
 }
 
-// shutdown ends the session and releases the lock. The folder is closed
+// Shutdown ends the session with err and releases the lock. The folder is closed
 // once the session's writer has stopped: a write it had begun finishes
 // (issue #31: the ack of the last engine message, cut short, was logged
 // as an outbox failure at every exit).
-func (m *mailbox) shutdown() {
-	if c := m.cur; c != nil && c.sess != nil {
-		m.endSession(ErrServerClosed)
-		<-c.sess.w.done
+func (m *Server) Shutdown(err error) {
+	if c := m.cur; c != nil {
+		m.endSession(err, nil)
+		<-c.sess.Done()
 	}
-	m.endSession(ErrServerClosed)
 	root := m.root.Load()
 	if root == nil {
 		return
 	}
-	if b, err := mbx.ReadRegular(root, MailboxLockName, 4096); err == nil {
+	if b, err := ReadRegular(root, LockName, 4096); err == nil {
 		var held lockInfo
 		if json.Unmarshal(b, &held) == nil && held.Token == m.tok {
-			_ = mbx.RemoveFile(root, MailboxLockName)
+			_ = RemoveFile(root, LockName)
 		}
 	}
 	root.Close()
 }
 
 // poll reads every new marked engine message, in stem order.
-func (m *mailbox) poll(root *os.Root) {
-	ready, names, err := mbx.List(root, mbx.FromEngine)
+func (m *Server) poll(root *os.Root) {
+	ready, names, err := List(root, FromEngine)
 	if f := m.listFault.Load(); f != nil && *f != nil {
 		err = *f
 	}
 	if err != nil {
-		m.inbox.fail(m.log, err.Error(), "dir", m.abs(mbx.FromEngine))
+		m.inbox.fail(err.Error(), "dir", m.abs(FromEngine)).to(m.log)
 		return
 	}
-	m.inbox.ok(m.log, "dir", m.abs(mbx.FromEngine))
+	m.inbox.ok("dir", m.abs(FromEngine)).to(m.log)
 	for stem := range m.seen {
-		if !names[stem+mbx.ReadySuffix] {
+		if !names[stem+ReadySuffix] {
 			delete(m.seen, stem)
 		}
 	}
 	for stem := range m.bad {
-		if !names[stem+mbx.ReadySuffix] {
+		if !names[stem+ReadySuffix] {
 			delete(m.bad, stem)
 		}
 	}
@@ -685,8 +591,8 @@ func (m *mailbox) poll(root *os.Root) {
 		if m.seen[e.Stem] {
 			continue
 		}
-		name := path.Join(mbx.FromEngine, e.Stem+mbx.JSONSuffix)
-		data, err := mbx.ReadRegular(root, name, wire.MaxMessageBytes)
+		name := path.Join(FromEngine, e.Stem+JSONSuffix)
+		data, err := ReadRegular(root, name, wire.MaxMessageBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the engine removed it (its acks go after 2 s)
 		}
@@ -722,84 +628,76 @@ func (m *mailbox) poll(root *os.Root) {
 	}
 }
 
-func (m *mailbox) touch() {
+func (m *Server) touch() {
 	m.wmu.Lock()
 	m.active = time.Now().Add(m.o.ActiveFor)
 	m.wmu.Unlock()
 }
 
 // deliver hands one engine message to the session, or starts one.
-func (m *mailbox) deliver(h wire.Header, data []byte) {
+func (m *Server) deliver(h wire.Header, data []byte) {
 	if h.Type == wire.TypeHello {
-		m.srv.rec.Record(jsonl.In, data)
-		m.handshake(h, data)
+		m.host.Record(true, data)
+		m.handshake(data)
 		return
 	}
-	c := m.cur
-	var sess *session
-	if c != nil {
+	var sess transport.Session
+	if c := m.cur; c != nil && !c.sess.Ended() {
 		sess = c.sess
-		sess.mu.Lock()
-		ended := sess.ended != nil
-		sess.mu.Unlock()
-		if ended {
-			sess = nil
-		}
 	}
-	foreign := sess != nil && h.SessionID != nil && *h.SessionID != sess.info.ID
-	if sess == nil || foreign {
+	if sess == nil || h.SessionID != nil && *h.SessionID != sess.ID() {
 		// No session to process it, but the engine deletes its files
 		// only once acked: ack it so the folder does not grow.
-		m.srv.rec.Record(jsonl.In, data)
+		m.host.Record(true, data)
 		m.log.Debug("rpengine: engine mailbox message outside the live session acked and dropped", "type", peertext.Clip(h.Type, peertext.LogBytes),
 			"messageId", peertext.Clip(h.MessageID, peertext.LogBytes))
 		if h.Type != wire.TypeAck {
 			b, err := wire.Encode(wire.TypeAck, wire.NewID(), "", time.Now(), wire.Ack{AcknowledgedMessageID: h.MessageID})
 			if err == nil {
-				m.srv.rec.Record(jsonl.Out, b)
+				m.host.Record(false, b)
 				_ = m.write(b) // a failure is retried and logged by write
 			}
 		}
 		return
 	}
-	// A segment of a reply that already ended (cancelled, failed) is
-	// still answered, so that the engine puts the silent placeholder back
-	// instead of leaving the sentence on disk.
-	orphan := h.Type == typeAudioSegment && (h.RequestID == nil || sess.reply(*h.RequestID) == nil)
-	sess.receive(data)
-	if orphan {
-		c.consumeOrphan(data)
+	in := session.Inbound{Msg: data}
+	if h.Type == typeAudioSegment {
+		var slot int
+		in.File, slot = slotReader{root: m.root.Load(), count: m.o.SlotCount, peer: m.peer, log: m.log}.readSegment(data)
+		m.nextSlot = max(m.nextSlot, slot+1)
 	}
+	sess.Receive(in)
 }
 
-func (m *mailbox) handshake(h wire.Header, data []byte) {
-	version, err := parseHello(data)
+func (m *Server) handshake(data []byte) {
+	id, version, err := session.ParseHello(data)
 	if err != nil {
 		m.log.Warn("rpengine: ignored mailbox hello", "reason", "bad hello: "+peertext.Clip(err.Error(), peertext.LineBytes))
 		return
 	}
 	m.dropUnread(m.root.Load(), "of the previous engine session")
-	c := &mailboxConn{m: m}
-	if err := m.srv.register(c); err != nil {
+	c := &conn{m: m}
+	if err := m.host.Register(c); err != nil {
 		m.log.Warn("rpengine: ignored mailbox hello", "reason", err.Error())
 		return
 	}
-	sess, err := m.srv.attach(c, h.MessageID, version)
+	sess, err := m.host.Attach(c, transport.Hello{MessageID: id, ClientVersion: version, MustAck: true, WholeSegments: true,
+		WelcomeExtra: map[string]any{"peerInstanceId": m.peer, "nextAudioSlot": m.nextSlot}})
 	if err != nil {
-		m.srv.unregister(c, true)
+		m.host.Unregister(c, true)
 		return
 	}
 	c.sess = sess
 	if old := m.cur; old != nil {
-		// attach superseded and ended it; forget its connection.
+		// Attach superseded and ended it; forget its connection.
 		old.closed.Store(true)
-		m.srv.unregister(old, false)
+		m.host.Unregister(old, false)
 	}
 	m.cur = c
 }
 
 // write publishes one outbound message with a strictly increasing stem.
-func (m *mailbox) write(msg []byte) error {
+func (m *Server) write(msg []byte) error {
 	var id struct {
 		MessageID string `json:"messageId"`
 		Type      string `json:"type"`
@@ -808,59 +706,57 @@ func (m *mailbox) write(msg []byte) error {
 		return fmt.Errorf("rpengine: mailbox write: message without messageId")
 	}
 	m.wmu.Lock()
-	defer m.wmu.Unlock()
 	ms := max(time.Now().UnixMilli(), m.last+1)
-	stem := mbx.Stem(ms, id.MessageID)
+	stem := Stem(ms, id.MessageID)
 	if err := m.writeLocked(stem, msg); err != nil {
-		err = m.fail("write", path.Join(mbx.ToEngine, stem+mbx.JSONSuffix), err)
+		err = m.fail("write", path.Join(ToEngine, stem+JSONSuffix), err)
 		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries {
 			// The engine deletes its file only once acked: try again
 			// on the next polls rather than leave it forever.
 			m.retry = append(m.retry, bytes.Clone(msg)) // the writer reuses msg
 		}
-		m.outbox.fail(m.log, err.Error(), "dir", m.abs(mbx.ToEngine), "acksToRetry", len(m.retry))
+		line := m.outbox.fail(err.Error(), "dir", m.abs(ToEngine), "acksToRetry", len(m.retry))
+		m.wmu.Unlock()
+		line.to(m.log) // the game's Logger, with no lock held (issue #30)
 		return err
 	}
-	m.outbox.ok(m.log, "dir", m.abs(mbx.ToEngine))
+	line := m.outbox.ok("dir", m.abs(ToEngine))
 	m.last = ms
 	m.active = time.Now().Add(m.o.ActiveFor)
+	m.wmu.Unlock()
+	line.to(m.log)
 	return nil
 }
 
 // writeLocked writes one message file; m.wmu must be held.
-func (m *mailbox) writeLocked(stem string, msg []byte) error {
+func (m *Server) writeLocked(stem string, msg []byte) error {
 	root := m.root.Load()
 	if root == nil {
 		return errors.New("the mailbox folder is being created again")
 	}
-	return mbx.Write(root, mbx.ToEngine, stem, msg)
+	return Write(root, ToEngine, stem, msg)
 }
 
-// mailboxConn is one session's connection over the mailbox: the
-// transport the session sees. A new hello makes a new one.
-type mailboxConn struct {
-	m      *mailbox
-	sess   *session // set by the reader once attached
+// conn is one session's connection over the mailbox: the transport the
+// session sees. A new hello makes a new one.
+type conn struct {
+	m      *Server
+	sess   transport.Session // set by the reader once attached
 	closed atomic.Bool
 }
 
-func (c *mailboxConn) send(msg []byte) error {
+// Send writes one message into the outbox.
+func (c *conn) Send(msg []byte) error {
 	if c.closed.Load() {
 		return errors.New("mailbox session ended")
 	}
 	return c.m.write(msg)
 }
 
-// close ends the connection: nothing more is written for it. A mailbox
+// Close ends the connection: nothing more is written for it. A mailbox
 // has no close frame; the engine learns of a new session from welcome.
-func (c *mailboxConn) close(code int, reason string) {
+func (c *conn) Close(code int, reason string) {
 	if !c.closed.Swap(true) {
 		c.m.log.Debug("rpengine: mailbox session closed", "code", code, "reason", reason)
 	}
-}
-
-func (*mailboxConn) mustAck() bool { return true }
-
-func (c *mailboxConn) welcomeExtra() map[string]any {
-	return map[string]any{"peerInstanceId": c.m.peer, "nextAudioSlot": c.m.nextSlot}
 }
