@@ -87,11 +87,7 @@ func refusal(source, again string, err error) error {
 		fmt.Fprintf(&b, "card %s breaks %s the engine enforces, which no repair can fix without changing its content:\n",
 			source, plural(len(v.Violations), "Character Card V2 rule"))
 		for _, x := range v.Violations {
-			p := x.Pointer
-			if p == "" {
-				p = "(root)"
-			}
-			fmt.Fprintf(&b, "  %s: %s\n", p, x.Message)
+			fmt.Fprintf(&b, "  %s\n", x)
 		}
 		fmt.Fprintf(&b, "hint: edit those values in the card by hand, then %s", again)
 	case errors.As(err, &pe):
@@ -110,13 +106,20 @@ func (lc *loadedCard) describeNotes() []string {
 	out := []string{fmt.Sprintf("card %s was repaired on load (%s; the repaired card is what is sent):",
 		lc.source, plural(len(lc.notes), "change"))}
 	for _, n := range lc.notes {
-		p := n.Pointer
-		if p == "" {
-			p = "(root)"
-		}
-		out = append(out, "  "+p+": "+n.Message)
+		out = append(out, "  "+n.String())
 	}
 	return out
+}
+
+// greeting is the card's first message as the player reads it, its
+// macros ({{char}}, {{user}}, <BOT>, <USER>) replaced: user is the
+// player's name (--player, or the engine's "Player").
+func (lc *loadedCard) greeting(user string) string {
+	if user == "" {
+		user = "Player"
+	}
+	d := lc.card.Data()
+	return card.Substitute(d.FirstMessage, d.Name, user)
 }
 
 // plural formats n and a noun that takes an s.

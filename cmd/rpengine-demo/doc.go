@@ -95,7 +95,9 @@
 // --card takes a card as exported, JSON or a PNG with the card in its tEXt
 // chunk, and reads it with card.Load: V1, Pygmalion and V3 cards and
 // exports missing fields (a lorebook's extensions, say) are repaired on
-// load, each repair listed, and the repaired card is what is sent. A card
+// load, each repair listed, and the repaired card is what is sent. Its
+// greeting is shown as it loads, macros replaced by card.Substitute
+// ({{user}} is --player, or the engine's "Player"). A card
 // that still breaks a Character Card V2 rule (a blank name, a value of the
 // wrong type) is refused with every violation and what to edit; a card
 // whose numbers may hash differently in the engine is sent as a snapshot

@@ -448,14 +448,17 @@ func (a *app) banner() {
 	a.cardNotes(a.card)
 }
 
-// cardNotes shows what card.Load repaired and why the card may travel
-// without targetHash.
+// cardNotes shows what card.Load repaired, why the card may travel
+// without targetHash, and the card's greeting.
 func (a *app) cardNotes(lc *loadedCard) {
 	for _, l := range lc.describeNotes() {
 		a.con.Printf("rpengine-demo: %s", l)
 	}
 	if lc.unsafe != "" {
 		a.con.Printf("rpengine-demo: note: %s", lc.unsafe)
+	}
+	if g := lc.greeting(a.cfg.player); g != "" {
+		a.con.Printf("rpengine-demo: greeting: %s", g)
 	}
 }
 

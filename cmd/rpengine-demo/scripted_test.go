@@ -406,6 +406,31 @@ func TestScripted_UnsafeCard(t *testing.T) {
 	}
 }
 
+// Issue #32: the card's greeting is shown with its macros replaced, in
+// any case, by the character's name and the player's (--player, or the
+// engine's "Player"); repairs are shown as card.Change formats them.
+func TestScripted_Greeting(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "card.json")
+	doc := bytes.Replace(builtinCard, []byte("*The door opens before you can knock.*"),
+		[]byte("*{{char}} opens before {{User}} can knock; <bot> nods to <USER>.*"), 1)
+	testutil.Success(t, os.WriteFile(file, doc, 0o644))
+	for player, want := range map[string]string{"Sam": "greeting: *Wren opens before Sam can knock; Wren nods to Sam.* Storm's",
+		"": "greeting: *Wren opens before Player can knock; Wren nods to Player.* Storm's"} {
+		stdout, stderr, code := runDemo(t, "--engine", "sim", "--card", file, "--player", player, "--say", "hi", "--no-playback")
+		testutil.Equal(t, "exit code", code, exitOK)
+		testutil.Equal(t, "stdout", stdout, echo("hi")+"\n")
+		if !strings.Contains(stderr, want) {
+			t.Errorf("--player %q: stderr lacks %q:\n%s", player, want, stderr)
+		}
+	}
+	_, stderr, code := runDemo(t, "--engine", "sim", "--card", "../../testdata/cards/v1.json", "--say", "hi", "--no-playback")
+	testutil.Equal(t, "exit code", code, exitOK)
+	if !strings.Contains(stderr, "rpengine-demo:   (root): upgraded a V1 card") || !strings.Contains(stderr, `greeting: "Mind the nets."`) {
+		t.Errorf("the V1 card's repair or greeting is not shown:\n%s", stderr)
+	}
+}
+
 func TestScripted_SceneAndDirective(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

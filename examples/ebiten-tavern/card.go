@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -23,7 +22,9 @@ import (
 //go:embed maren.json
 var marenCard []byte
 
-var pngMagic = []byte("\x89PNG\r\n\x1a\n")
+// playerName is what the game calls the player: the engine's {{user}}, and
+// the greeting's.
+const playerName = "traveller"
 
 // character is the card the game sends and what the scene shows of it.
 type character struct {
@@ -53,14 +54,6 @@ func loadCharacter(file string) (*character, error) {
 }
 
 func parseCharacter(data []byte, source string) (*character, error) {
-	var portrait image.Image
-	if bytes.HasPrefix(data, pngMagic) {
-		img, err := png.Decode(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("card %s: the portrait: %w", source, err)
-		}
-		portrait = img
-	}
 	// JSON or PNG, V1, V2 or V3: repaired on load where a repair keeps the
 	// card's meaning, so a card works as it was exported.
 	c, repairs, err := card.Load(data)
@@ -71,19 +64,15 @@ func parseCharacter(data []byte, source string) (*character, error) {
 	case err != nil:
 		return nil, fmt.Errorf("card %s: %w", source, err)
 	}
-	return &character{card: c, id: characterID(c.Name()), portrait: portrait, greeting: greeting(c), repairs: repairs}, nil
-}
-
-// greeting returns the card's first message with its {{char}} and
-// {{user}} placeholders filled in.
-func greeting(c *card.Card) string {
-	var v struct {
-		Data struct {
-			FirstMes string `json:"first_mes"`
-		} `json:"data"`
+	var portrait image.Image
+	if p := c.Portrait(); p != nil {
+		if portrait, err = png.Decode(bytes.NewReader(p)); err != nil {
+			return nil, fmt.Errorf("card %s: the portrait: %w", source, err)
+		}
 	}
-	_ = json.Unmarshal(c.Bytes(), &v) // a valid card; a missing field is ""
-	return strings.NewReplacer("{{char}}", c.Name(), "{{user}}", "traveller").Replace(v.Data.FirstMes)
+	d := c.Data()
+	return &character{card: c, id: characterID(d.Name), portrait: portrait,
+		greeting: card.Substitute(d.FirstMessage, d.Name, playerName), repairs: repairs}, nil
 }
 
 // characterID derives a stable id from the card's name: "Maren" -> "maren".

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image"
+	"image/color"
+	"image/draw"
 	"image/png"
 	"net/http"
 	"net/url"
@@ -45,7 +48,7 @@ func TestContract_noSoundDevice(t *testing.T) {
 	if err := os.WriteFile(none, []byte("# no devices\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stderr := contract(t, []string{"ALSA_CONFIG_PATH=" + none, "PULSE_SERVER=unix:/nonexistent", "JACK_NO_START_SERVER=1"}, nil)
+	stderr, _ := contract(t, []string{"ALSA_CONFIG_PATH=" + none, "PULSE_SERVER=unix:/nonexistent", "JACK_NO_START_SERVER=1"}, nil)
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "ebiten-tavern: no sound device, so no sound") {
 		t.Errorf("stderr is not the one line that says there is no sound:\n%s", stderr)
 	}
@@ -73,15 +76,46 @@ func TestContract_inspect(t *testing.T) {
 	}, "--inspect", "127.0.0.1:0")
 }
 
+// Issue #32: a PNG card's picture is drawn where the character stands.
+func TestContract_portrait(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the contract builds and runs the game")
+	}
+	data, err := os.ReadFile("../../testdata/cards/full.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cyan := color.NRGBA{0, 0xff, 0xff, 0xff} // a colour the scene has nowhere
+	pic := image.NewNRGBA(image.Rect(0, 0, 40, 60))
+	draw.Draw(pic, pic.Bounds(), image.NewUniform(cyan), image.Point{}, draw.Src)
+	file := filepath.Join(t.TempDir(), "mira.png")
+	if err := os.WriteFile(file, pngCard(t, pic, string(data)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, shot := contract(t, nil, nil, "--card", file)
+	n := 0 // cyan pixels where the character stands, above the bar
+	for y := 40; y < counterY; y++ {
+		for x := charX - 100; x < charX+100; x++ {
+			if r, g, b, _ := shot.At(x, y).RGBA(); r>>8 < 64 && g>>8 > 192 && b>>8 > 192 {
+				n++
+			}
+		}
+	}
+	if n < 100*200 { // the picture is scaled to about 157x236
+		t.Errorf("%d pixels of the portrait's colour where the character stands, want the portrait", n)
+	}
+}
+
 // contract runs the contract's command with env and args added, calls
 // during (unless nil) while it runs with its stderr so far and a channel
-// closed when it exits, checks what it wrote, and returns its stderr.
-func contract(t *testing.T, env []string, during func(stderr *testutil.SyncBuffer, exited <-chan struct{}), args ...string) (stderr string) {
+// closed when it exits, checks what it wrote, and returns its stderr and
+// screenshot.
+func contract(t *testing.T, env []string, during func(stderr *testutil.SyncBuffer, exited <-chan struct{}), args ...string) (stderr string, shot image.Image) {
 	t.Helper()
-	shot := filepath.Join(t.TempDir(), "out.png")
+	file := filepath.Join(t.TempDir(), "out.png")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append([]string{"run", ".", "--engine", "sim", "--say", "Hello there", "--screenshot", shot, "--exit-after-reply"}, args...)...)
+	cmd := exec.CommandContext(ctx, "go", append([]string{"run", ".", "--engine", "sim", "--say", "Hello there", "--screenshot", file, "--exit-after-reply"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout bytes.Buffer
 	var errb testutil.SyncBuffer
@@ -121,8 +155,7 @@ func contract(t *testing.T, env []string, during func(stderr *testutil.SyncBuffe
 	if min := int64(delivered) * sampleRate / 44100; int64(pulled) < min {
 		t.Errorf("Ebitengine pulled %d frames, fewer than the %d the reply needs at %d Hz", pulled, min, sampleRate)
 	}
-	checkScreenshot(t, shot)
-	return errb.String()
+	return errb.String(), checkScreenshot(t, file)
 }
 
 // Issue #32: without a display, --help and a mistake answer as they do
@@ -166,8 +199,9 @@ func TestCommandLine_noDisplay(t *testing.T) {
 	}
 }
 
-// checkScreenshot checks the scene was drawn, with the reply's subtitles.
-func checkScreenshot(t *testing.T, shot string) {
+// checkScreenshot checks the scene was drawn, with the reply's subtitles,
+// and returns it.
+func checkScreenshot(t *testing.T, shot string) image.Image {
 	t.Helper()
 	f, err := os.Open(shot)
 	if err != nil {
@@ -198,6 +232,7 @@ func checkScreenshot(t *testing.T, shot string) {
 	if text < 300 {
 		t.Errorf("%d light pixels where the subtitles go, want the reply's text", text)
 	}
+	return img
 }
 
 // fields is the contract's speech line, key=value.

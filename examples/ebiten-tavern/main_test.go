@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"flag"
 	"hash/crc32"
@@ -61,6 +62,18 @@ func TestLoadCharacter_PNGPortrait(t *testing.T) {
 	if r, _, _, _ := ch.portrait.At(3, 4).RGBA(); r>>8 != 200 {
 		t.Errorf("portrait pixel red %d, want 200", r>>8)
 	}
+}
+
+// Issue #32: the greeting is the card's first message with its macros
+// replaced, in any case, as SillyTavern shows it.
+func TestLoadCharacter_Greeting(t *testing.T) {
+	doc := strings.Replace(string(marenCard), "*Maren sets down the mug she is drying.*", "*{{Char}} hands <bot>'s mug to {{user}}, <USER>.*", 1)
+	ch, err := parseCharacter([]byte(doc), "maren.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Equal(t, "greeting", ch.greeting, "*Maren hands Maren's mug to traveller, traveller.* "+
+		"Shut the door behind you, the rain's coming in sideways. What'll it be, stranger? Ale, stew, or news?")
 }
 
 func TestLoadCharacter_Errors(t *testing.T) {
@@ -194,6 +207,7 @@ func TestFit(t *testing.T) {
 type tavern struct {
 	ch  *character
 	k   *link
+	eng *enginetest.Engine // nil without faults
 	mix *audio.Mixer
 	sp  *audio.Speaker
 
@@ -213,10 +227,11 @@ func newTavern(t *testing.T, faults *enginetest.Faults) *tavern {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.close)
+	var eng *enginetest.Engine
 	if faults != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		eng, err := enginetest.Dial(ctx, k.socketURL(), &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script { return simReply(ch, r) }, SecondsPerSentence: 1.2, Faults: *faults})
+		eng, err = enginetest.Dial(ctx, k.socketURL(), &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script { return simReply(ch, r) }, SecondsPerSentence: 1.2, Faults: *faults})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +246,7 @@ func newTavern(t *testing.T, faults *enginetest.Faults) *tavern {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &tavern{ch: ch, k: k, mix: mix, sp: sp}
+	return &tavern{ch: ch, k: k, eng: eng, mix: mix, sp: sp}
 }
 
 // play reads the mixer, as Ebitengine's player would, until the turn has
@@ -269,6 +284,13 @@ func TestTurn_SpeechThroughMixer(t *testing.T) {
 	st := tv.play(t, tv.k.say(tv.ch, "Hello there", nil, testSay, tv.sp))
 	if st.Err != nil || !strings.Contains(st.Text, "You said: Hello there") {
 		t.Fatalf("turn %+v, want the echo and no error", st)
+	}
+	// Issue #32: the engine's {{user}} is the greeting's.
+	for _, m := range tv.eng.Received() {
+		var req struct{ Player struct{ DisplayName string } }
+		if m.Type == "reply.request" && (json.Unmarshal(m.Raw, &req) != nil || req.Player.DisplayName != playerName) {
+			t.Errorf("the request names the player %q, want %q", req.Player.DisplayName, playerName)
+		}
 	}
 	// Two sentences of 1.2 s at 44.1 kHz, as the simulated engine speaks.
 	if st.Rate != 44100 || st.Samples != 2*52920 {

@@ -150,6 +150,7 @@ func (k *link) say(ch *character, text string, speech []int16, o sayOptions, sp 
 		IntegrationID: integrationID,
 		CharacterID:   ch.id,
 		Card:          ch.card,
+		PlayerName:    playerName,
 		Text:          text,
 		Speech:        speech, // what audio.Recorder gave, as it is
 		Language:      o.lang,
