@@ -353,8 +353,16 @@ func testFaultCapacityFlapping(t *testing.T) {
 		n := <-flips
 		faultsInjected.Add(int64(n))
 		t.Logf("failFast=%v: %d flips, %v", failFast, n, results)
-		for cp, _ := f.srv.Capacity(); !cp.AcceptingRequests; cp, _ = f.srv.Capacity() {
-			time.Sleep(time.Millisecond) // the last update (accepting) is on its way
+		// The last flip (accepting) may still be on its way behind earlier
+		// ones: a marker the game acks once it has read them all.
+		mark, err := eng.Send(ctx, "capacity.update", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+		if err == nil {
+			_, err = eng.WaitFor(ctx, func(m enginetest.Message) bool {
+				return m.Type == "ack" && strings.Contains(string(m.Raw), mark)
+			})
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		healthy(t, f, eng)
 		waitConns(t, f, 1)
