@@ -2,6 +2,7 @@ package inspect_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -246,7 +247,12 @@ func TestInspector_slowPage(t *testing.T) {
 	p := servePage(t, in)
 	u, _ := url.Parse(in.URL(p.addr))
 	u.Path = "/events"
-	req, _ := http.NewRequestWithContext(ctxT(t), "GET", u.String(), nil) // a page never dropped fails the test at the deadline
+	// A page never dropped fails the test at the deadline: two minutes,
+	// since 36 MB through the inspector under the race detector on a
+	// loaded machine took over 30 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	res, err := http.DefaultClient.Do(req)
 	testutil.Success(t, err)
 	defer res.Body.Close()
