@@ -65,6 +65,13 @@ func (c *rawConn) Read(p []byte) (int, error) {
 const frameRoom = 14
 
 func newLoopback(tb testing.TB, raw bool) *loopback {
+	return newLoopbackFor(tb, raw, (*loopback).consume)
+}
+
+// newLoopbackFor is newLoopback with another game: consume runs on a
+// goroutine of its own once the reply is set up, and must read the reply
+// to its end.
+func newLoopbackFor(tb testing.TB, raw bool, consume func(*loopback)) *loopback {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	srv, err := rpengine.NewServer(&rpengine.ServerOptions{Addr: "127.0.0.1:0", MaxPendingAudio: 24 * time.Hour,
@@ -131,7 +138,7 @@ func newLoopback(tb testing.TB, raw bool) *loopback {
 		tb.Fatal(err)
 	}
 	l.data = base64.StdEncoding.EncodeToString(enginetest.Synthesize(0, float64(chunkSamples)/enginetest.SampleRate)[:chunkBytes])
-	go l.consume()
+	go consume(l)
 	return l
 }
 
