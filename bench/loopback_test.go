@@ -45,14 +45,21 @@ type loopback struct {
 }
 
 // rawConn is the engine's TCP connection, whose reads it drops once
-// discard is set (raw mode).
+// discard is set (raw mode). Once leave is set too, it stops reading
+// until closing is closed: what the game sends stays in the socket
+// (acks, a few KiB an hour of speech at BenchmarkSpeechCPU's pace), and
+// the process does not spend a wakeup on each.
 type rawConn struct {
 	net.Conn
-	discard atomic.Bool
+	discard, leave atomic.Bool
+	closing        chan struct{}
 }
 
 func (c *rawConn) Read(p []byte) (int, error) {
 	for {
+		if c.leave.Load() {
+			<-c.closing
+		}
 		n, err := c.Conn.Read(p)
 		if err != nil || !c.discard.Load() {
 			return n, err
@@ -92,7 +99,7 @@ func newLoopbackFor(tb testing.TB, raw bool, consume func(*loopback)) *loopback 
 		opts.HTTPClient = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := d.DialContext(ctx, network, addr)
 			if err == nil {
-				l.tcp = &rawConn{Conn: c}
+				l.tcp = &rawConn{Conn: c, closing: make(chan struct{})}
 				return l.tcp, nil
 			}
 			return c, err
@@ -257,6 +264,9 @@ func (l *loopback) build(i int) {
 }
 
 func (l *loopback) close(tb testing.TB) {
+	if l.tcp != nil {
+		close(l.tcp.closing)
+	}
 	if l.eng != nil {
 		l.eng.Close()
 	}
