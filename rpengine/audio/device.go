@@ -53,13 +53,15 @@ type opener func(cfg deviceConfig) (device, error)
 // All methods may be called concurrently. The device callback takes no
 // lock, does not allocate and never waits on a caller.
 type Device struct {
-	mix   *Mixer
-	cfg   deviceConfig // of the sound card, at the mixer's rate and channels
-	open  opener       // of the sound card; nil for a Null device
-	calls atomic.Int64 // callbacks of the sound card
-	lost  atomic.Pointer[error]
-	stopc chan struct{} // closed by Close: the driver returns
-	done  chan struct{} // closed when the driver has returned
+	mix      *Mixer
+	cfg      deviceConfig // of the sound card, at the mixer's rate and channels
+	open     opener       // of the sound card; nil for a Null device
+	base     time.Time    // when it was opened: the origin of lastCall
+	lastCall atomic.Int64 // ns from base to the last callback
+	lost     atomic.Pointer[error]
+	wake     chan struct{} // the card said it was lost: the driver looks now
+	stopc    chan struct{} // closed by Close: the driver returns
+	done     chan struct{} // closed when the driver has returned
 
 	mu    sync.Mutex // guards following
 	dev   device     // the sound card, or the null device while it is lost
@@ -71,7 +73,6 @@ type Device struct {
 const (
 	lostAfter  = 2 * time.Second
 	retryEvery = time.Second
-	watchEvery = 100 * time.Millisecond
 )
 
 // OpenDevice opens the default playback device and starts it (it plays
@@ -101,7 +102,7 @@ func openDevice(opts *DeviceOptions, open opener) (*Device, error) {
 		return nil, err
 	}
 	m := &Mixer{}
-	d := &Device{mix: m, stopc: make(chan struct{}), done: make(chan struct{})}
+	d := &Device{mix: m, base: time.Now(), wake: make(chan struct{}, 1), stopc: make(chan struct{}), done: make(chan struct{})}
 	d.cfg = deviceConfig{sampleRate: c.SampleRate, channels: c.Channels, period: c.Period, data: d.render, failed: d.failed}
 	dev, err := open(d.cfg)
 	if err != nil {
@@ -130,7 +131,7 @@ func (d *Device) watch(open opener) {
 
 // render is the sound card's callback.
 func (d *Device) render(buf []float32) {
-	d.calls.Add(1)
+	d.lastCall.Store(int64(time.Since(d.base)))
 	d.mix.mix(buf)
 }
 
@@ -139,6 +140,10 @@ func (d *Device) render(buf []float32) {
 func (d *Device) failed(err error) {
 	if errors.Is(err, ErrDeviceLost) {
 		d.lost.CompareAndSwap(nil, &err)
+		select {
+		case d.wake <- struct{}{}:
+		default: // the driver is woken already
+		}
 		return
 	}
 	d.mix.err.set(err)
@@ -146,41 +151,47 @@ func (d *Device) failed(err error) {
 
 // drive watches the sound card and, once it is lost, plays the mixer on a
 // null device and opens the card again every retryEvery. It runs from
-// openDevice to Close.
+// openDevice to Close. While the card plays it wakes once every lostAfter
+// (when the card could first be lost, counted from its last callback),
+// not every 100 ms as it did: a wakeup costs as much CPU as the mixing of
+// a few callbacks (issue #31).
 func (d *Device) drive() {
 	defer close(d.done)
-	t := time.NewTicker(watchEvery)
+	t := time.NewTimer(lostAfter)
 	defer t.Stop()
-	seen, since := d.calls.Load(), time.Now()
-	var retry time.Time
+	var retry time.Duration // while muted: when to open the card again, from base
 	for {
 		select {
 		case <-d.stopc:
 			return
-		case now := <-t.C:
-			d.mu.Lock()
-			switch n, muted := d.calls.Load(), d.muted; {
-			case muted && now.After(retry):
-				if d.reopen() {
-					seen, since = d.calls.Load(), now
-				}
-				retry = now.Add(retryEvery)
-			case muted:
-			case d.lost.Load() != nil || (n == seen && now.Sub(since) >= lostAfter):
-				d.lose(now.Sub(since))
-				retry = now.Add(retryEvery)
-			case n != seen:
-				seen, since = n, now
-			}
-			d.mu.Unlock()
+		case <-d.wake:
+		case <-t.C:
 		}
+		now := time.Since(d.base)
+		wait := retry - now
+		d.mu.Lock()
+		switch quiet := now - time.Duration(d.lastCall.Load()); {
+		case d.muted && wait > 0: // woken early
+		case d.muted && d.reopen():
+			d.lastCall.Store(int64(now)) // it has lostAfter to call back
+			wait = lostAfter
+		case d.muted:
+			retry, wait = now+retryEvery, retryEvery
+		case d.lost.Load() != nil || quiet >= lostAfter:
+			d.lose(quiet)
+			retry, wait = now+retryEvery, retryEvery
+		default:
+			wait = lostAfter - quiet
+		}
+		d.mu.Unlock()
+		t.Reset(wait)
 	}
 }
 
 // lose replaces the silent sound card with a null device, so that the
 // speakers go on in real time. d.mu must be held.
 func (d *Device) lose(quiet time.Duration) {
-	err := fmt.Errorf("%w: no callback from the sound card for %v", ErrDeviceLost, quiet.Round(watchEvery))
+	err := fmt.Errorf("%w: no callback from the sound card for %v", ErrDeviceLost, quiet.Round(100*time.Millisecond))
 	if p := d.lost.Load(); p != nil {
 		err = *p
 	}

@@ -53,7 +53,7 @@ func TestDevice_lostAndBack(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		testutil.Success(t, d.Err())
 		srv.down.Store(true) // killed
-		time.Sleep(lostAfter + 2*watchEvery)
+		time.Sleep(lostAfter + 200*time.Millisecond)
 		testutil.ErrorIs(t, d.Err(), ErrDeviceLost)
 		t.Log(d.Err())
 		h := heard()
@@ -65,7 +65,7 @@ func TestDevice_lostAndBack(t *testing.T) {
 		time.Sleep(2 * retryEvery) // tries while down fail
 		testutil.Equal(t, "opens while down", srv.opens.Load(), int32(1))
 		srv.down.Store(false) // back
-		time.Sleep(retryEvery + 2*watchEvery)
+		time.Sleep(retryEvery + 200*time.Millisecond)
 		testutil.Success(t, d.Err())
 		testutil.Equal(t, "opens", srv.opens.Load(), int32(2))
 		h = heard()

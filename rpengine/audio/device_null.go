@@ -11,13 +11,14 @@ import (
 // [DeviceOptions.Null] opens, and what a [Device] plays through while its
 // sound card is lost.
 type nullDevice struct {
-	data          func(buf []float32)
-	rate, ch      int
-	period        time.Duration
-	frames        int64     // per period
-	buf           []float32 // one period, reused
-	mu            sync.Mutex
-	stopc, stoppd chan struct{} // nil while stopped; guarded by mu
+	data     func(buf []float32)
+	rate, ch int
+	period   time.Duration
+	frames   int64     // per period
+	buf      []float32 // one period, reused
+	mu       sync.Mutex
+	pace     pacer         // nil while stopped; guarded by mu
+	stoppd   chan struct{} // closed when run returns; guarded by mu
 }
 
 var nullOpener opener = openNull
@@ -41,9 +42,9 @@ func openNull(cfg deviceConfig) (device, error) {
 func (d *nullDevice) start() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopc == nil {
-		d.stopc, d.stoppd = make(chan struct{}), make(chan struct{})
-		go d.run(d.stopc, d.stoppd)
+	if d.pace == nil {
+		d.pace, d.stoppd = newPacer(d.period), make(chan struct{})
+		go d.run(d.pace, d.stoppd)
 	}
 	return nil
 }
@@ -52,10 +53,10 @@ func (d *nullDevice) start() error {
 func (d *nullDevice) stop() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopc != nil {
-		close(d.stopc)
+	if d.pace != nil {
+		d.pace.close()
 		<-d.stoppd
-		d.stopc, d.stoppd = nil, nil
+		d.pace, d.stoppd = nil, nil
 	}
 	return nil
 }
@@ -65,30 +66,58 @@ func (d *nullDevice) close() error { return d.stop() }
 func (d *nullDevice) format() (int, int) { return d.rate, d.ch }
 
 // run renders every period that is due by the wall clock, so the pace
-// does not drift with the ticker's jitter. After a stall of more than
+// does not drift with the wakeups' jitter. After a stall of more than
 // maxLag (a suspended machine, a debugger) it goes on from the present
 // instead of rendering the missed periods in a burst.
-func (d *nullDevice) run(stopc, stopped chan struct{}) {
+func (d *nullDevice) run(p pacer, stopped chan struct{}) {
 	defer close(stopped)
 	const maxLag = 10 // periods
-	t := time.NewTicker(d.period)
-	defer t.Stop()
 	start, played := time.Now(), int64(0)
-	for {
-		select {
-		case <-stopc:
-			return
-		case now := <-t.C:
-			due := framesOf(now.Sub(start), d.rate)
-			if due-played > maxLag*d.frames {
-				played = due - d.frames
-			}
-			for ; played+d.frames <= due; played += d.frames {
-				clear(d.buf)
-				d.data(d.buf)
-			}
+	for p.wait() {
+		due := framesOf(time.Since(start), d.rate)
+		if due-played > maxLag*d.frames {
+			played = due - d.frames
+		}
+		for ; played+d.frames <= due; played += d.frames {
+			clear(d.buf)
+			d.data(d.buf)
 		}
 	}
+}
+
+// pacer wakes the Null device's goroutine about once a period: wait
+// returns true then, and false once close was called (once, from another
+// goroutine). On Linux it is a timerfd (device_null_linux.go), elsewhere a
+// Go ticker.
+type pacer interface {
+	wait() bool
+	close()
+}
+
+// tickPacer is a pacer on a Go ticker: each wakeup costs the runtime
+// three threads' (the one polling, one woken to spin, sysmon), but it
+// works everywhere and follows the clock of a testing/synctest bubble.
+type tickPacer struct {
+	t    *time.Ticker
+	stop chan struct{}
+}
+
+func newTickPacer(period time.Duration) pacer {
+	return &tickPacer{t: time.NewTicker(period), stop: make(chan struct{})}
+}
+
+func (p *tickPacer) wait() bool {
+	select {
+	case <-p.t.C:
+		return true
+	case <-p.stop:
+		return false
+	}
+}
+
+func (p *tickPacer) close() {
+	p.t.Stop()
+	close(p.stop)
 }
 
 // framesOf returns the whole frames that d lasts at rate Hz, without

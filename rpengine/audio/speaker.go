@@ -572,13 +572,20 @@ func (s *Speaker) tick(delayTicks int) {
 }
 
 // mixInto renders len(mono) frames of the speaker and adds them to the
-// interleaved block. Mixing thread only.
-func (s *Speaker) mixInto(block []float32, ch int, mono []float32) {
-	s.renderMono(mono)
+// interleaved block; it reports false when they were silent and it added
+// nothing. Mixing thread only.
+func (s *Speaker) mixInto(block []float32, ch int, mono []float32) bool {
+	sounding := s.renderMono(mono)
 	s.lip.Push(mono)
 	tl, tr := s.targetGains(ch)
 	gl, gr := s.gainL, s.gainR
-	if gl != tl || gr != tr { // ramp to the new gains over this block
+	switch {
+	case sounding == 0: // silence: nothing to add, no ramp to hear
+		s.gainL, s.gainR = tl, tr
+		return false
+	case gl == tl && gr == tr:
+		mono = mono[:sounding] // the rest is silence
+	default: // ramp to the new gains over this block
 		n := len(mono)
 		dl, dr := (tl-gl)/float32(n), (tr-gr)/float32(n)
 		for i, v := range mono[:n-1] {
@@ -597,18 +604,20 @@ func (s *Speaker) mixInto(block []float32, ch int, mono []float32) {
 		for i, v := range mono {
 			block[i] += v * tl
 		}
-		return
+		return true
 	}
 	block = block[:len(mono)*ch]
 	for i, v := range mono {
 		block[i*ch] += v * tl
 		block[i*ch+1] += v * tr
 	}
+	return true
 }
 
 // renderMono writes the next len(dst) frames of the queue (with fades) to
-// dst: the consumer side of the ring. Mixing thread only.
-func (s *Speaker) renderMono(dst []float32) {
+// dst: the consumer side of the ring. It returns how many of them may
+// sound: the rest are silence. Mixing thread only.
+func (s *Speaker) renderMono(dst []float32) int {
 	if g := s.interruptGen.Load(); g != s.gen {
 		s.gen, s.dropping, s.dropTo = g, true, s.interruptTo.Load()
 	}
@@ -627,7 +636,7 @@ func (s *Speaker) renderMono(dst []float32) {
 		}
 		if paused && s.fadePos == 0 {
 			clear(dst[i:])
-			return
+			return i
 		}
 		r := s.read.Load()
 		if r >= s.write.Load() {
@@ -638,7 +647,7 @@ func (s *Speaker) renderMono(dst []float32) {
 				s.gap += int64(len(dst) - i)
 				s.fadePos = 0 // late audio fades in instead of clicking
 			}
-			return
+			return i
 		}
 		sl := &s.slots[r&s.mask]
 		if s.gap > 0 {
@@ -671,6 +680,7 @@ func (s *Speaker) renderMono(dst []float32) {
 			}
 		}
 	}
+	return len(dst)
 }
 
 // endGap ends the silence since the queue ran dry inside a reply, now that
