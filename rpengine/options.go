@@ -68,7 +68,12 @@ type ServerOptions struct {
 	// WriteTimeout bounds one message write. If zero, 10 s is used. A
 	// write that times out closes the connection. Negative disables it:
 	// a write then waits as long as the engine takes to read (the
-	// connection's reader never waits for writes either way).
+	// connection's reader never waits for writes either way). Either
+	// way, at most 16 MiB of a session's messages (acks and answers,
+	// and the game's requests) wait to be written: an engine further
+	// behind is dropped as a slow consumer, closed with 1008, and its
+	// pending requests end with ErrConnectionLost saying the engine is
+	// not reading (docs/reliability.md).
 	WriteTimeout time.Duration
 	// AckTimeout is how long a request's message may go without an ack or
 	// any answer before the request fails with ErrNoAnswer. If zero, 15 s
