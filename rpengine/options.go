@@ -60,7 +60,10 @@ type ServerOptions struct {
 	// HandshakeTimeout bounds how long a new connection may take, from
 	// when it is accepted, to send its HTTP upgrade request and a valid
 	// hello: one deadline over the whole handshake. If zero, 3 s is used.
-	// Negative is invalid: a handshake is always bounded.
+	// Negative is invalid: a handshake is always bounded. When all 64
+	// connection slots are taken (only under attack), a connection that
+	// has sent nothing for a tenth of it, or one the server is closing,
+	// gives way to a new one (docs/reliability.md).
 	HandshakeTimeout time.Duration
 	// MaxHandshakes caps sockets that have not yet sent hello; more are
 	// refused with HTTP 503. If zero, 4 is used. Negative is invalid.

@@ -8,11 +8,15 @@ package rpengine
 
 import (
 	"context"
+	"net"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/gamelink-go/gamelink/internal/testutil"
@@ -88,6 +92,76 @@ func TestServer_engineNotReadingBoundedInBytes(t *testing.T) {
 		testutil.ErrorIs(t, err, ErrConnectionLost)
 		if !strings.Contains(err.Error(), "the engine is not reading: ") {
 			t.Errorf("request ended with %q, which does not say the engine is not reading", err)
+		}
+	})
+}
+
+// Issue #31, item 2: 500 connections from a local process that send
+// nothing. The server held them 64 at a time, each until its handshake
+// deadline, and an engine behind them waited for all of them (12 s on a
+// quiet machine). A connection that has sent nothing gives way to a new
+// one: none of them holds its slot until the deadline while the engine
+// waits for one.
+func TestServer_silentConnectionsGiveWay(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = DefaultHandshakeTimeout
+		ps := startPipeServer(t, ServerOptions{})
+		defer ps.close()
+		const n = 500
+		var held atomic.Int32 // silent connections cut at the handshake deadline
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if ps.raw(func(net.Conn) {}).closed >= timeout {
+					held.Add(1)
+				}
+			})
+		}
+		synctest.Wait() // every one is accepted or waits for a slot
+		start := time.Now()
+		c, err := ps.engine(context.Background())
+		testutil.Success(t, err)
+		t.Logf("the engine waited %v behind %d silent connections; %d of them held their slot until the handshake deadline meanwhile",
+			time.Since(start), n, held.Load())
+		testutil.Equal(t, "silent connections that held their slot to the deadline while the engine waited", int(held.Load()), 0)
+		c.CloseNow()
+		wg.Wait()
+	})
+}
+
+// Issue #31, item 2: a supersession storm, 200 engines that connect and
+// say hello one after the other, whose old sockets never answer the
+// close. Each old socket held its slot for the close's 5 s, so 64 of
+// them stopped the storm (199 of 200 welcomed in 15 s). A connection
+// the server is closing gives way to a new one: all 200 are welcomed
+// before any close wait runs out.
+func TestServer_supersessionStorm(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ps := startPipeServer(t, ServerOptions{})
+		defer ps.close()
+		const n = 200
+		var welcomed atomic.Int32
+		var conns []*websocket.Conn
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range n {
+				c, err := ps.engine(context.Background()) // then never reads: the close is never answered
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conns = append(conns, c)
+				welcomed.Add(1)
+			}
+		}()
+		synctest.Wait()
+		testutil.Equal(t, "engines welcomed before any close wait ran out", int(welcomed.Load()), n)
+		<-done
+		for _, c := range conns {
+			c.CloseNow()
 		}
 	})
 }

@@ -208,30 +208,30 @@ func (w *Writer) queueMessage(msg []byte, reuse bool) {
 		}
 		w.mu.Lock()
 	}
-	if err := w.addLocked(len(msg)); err != nil {
-		w.mu.Unlock()
-		w.overflow(err)
-		return
-	}
-	if w.ended == nil {
-		w.posted++
-		w.queue = append(w.queue, outbound{msg: msg, reuse: reuse})
-		w.signal()
-	}
+	_, err := w.addLocked(outbound{msg: msg, reuse: reuse})
 	w.mu.Unlock()
+	if err != nil {
+		w.overflow(err)
+	}
 }
 
-// addLocked counts n more bytes queued, or returns why they do not fit;
-// nothing is counted once the writer stopped.
-func (w *Writer) addLocked(n int) error {
+// addLocked queues o and reports whether it did: not once the writer
+// stopped, nor past the byte bound, which is the error.
+func (w *Writer) addLocked(o outbound) (bool, error) {
 	switch {
 	case w.ended != nil:
-	case w.bytes > 0 && w.bytes+n > MaxQueuedBytes:
-		return fmt.Errorf("%w: %d bytes wait to be written, and %d more would pass the bound of %d MiB", ErrNotReading, w.bytes, n, MaxQueuedBytes>>20)
-	default:
-		w.bytes += n
+		return false, nil
+	case w.bytes > 0 && w.bytes+len(o.msg) > MaxQueuedBytes:
+		return false, fmt.Errorf("%w: %d bytes wait to be written, and %d more would pass the bound of %d MiB",
+			ErrNotReading, w.bytes, len(o.msg), MaxQueuedBytes>>20)
 	}
-	return nil
+	w.bytes += len(o.msg)
+	if o.done == nil {
+		w.posted++
+	}
+	w.queue = append(w.queue, o)
+	w.signal()
+	return true, nil
 }
 
 // overflow stops the writer at a bound, because of err, and tells full.
@@ -271,20 +271,16 @@ func (w *Writer) waitRoom(room <-chan struct{}) bool {
 func (w *Writer) Enqueue(msg []byte) <-chan error {
 	done := make(chan error, 1)
 	w.mu.Lock()
-	err := w.addLocked(len(msg))
-	if err == nil && w.ended == nil {
-		w.queue = append(w.queue, outbound{msg: msg, done: done})
-		w.signal()
-		w.mu.Unlock()
-		return done
-	}
+	queued, err := w.addLocked(outbound{msg: msg, done: done})
 	w.mu.Unlock()
 	if err != nil {
 		w.overflow(err)
 	}
-	w.mu.Lock()
-	done <- w.ended
-	w.mu.Unlock()
+	if !queued {
+		w.mu.Lock()
+		done <- w.ended
+		w.mu.Unlock()
+	}
 	return done
 }
 
