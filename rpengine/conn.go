@@ -36,9 +36,8 @@ type conn struct {
 
 	core *session.Session // the driver's (attach's, before it starts)
 	// driver goroutine only: where the core's outputs go
-	replies    map[string]*Reply
-	syncs      map[uint64]chan syncResult
-	overflowed bool
+	replies map[string]*Reply
+	syncs   map[uint64]chan syncResult
 
 	in      chan session.Inbound
 	inDone  chan bool
@@ -68,11 +67,12 @@ type syncResult struct {
 }
 
 func newConn(h hub, o *serverOptions, t transport.Transport, hello transport.Hello, info SessionInfo) *conn {
-	c := &conn{hub: h, t: t, info: info, w: transport.NewWriter(t, o.WriteTimeout), log: o.Logger.With("session", info.ID),
+	c := &conn{hub: h, t: t, info: info, log: o.Logger.With("session", info.ID),
 		plan:    planner{p: card.NewPlanner(o.Planner), learnt: map[card.Key]acceptance{}},
 		replies: map[string]*Reply{}, syncs: map[uint64]chan syncResult{},
 		in: make(chan session.Inbound), inDone: make(chan bool), cmds: make(chan func(time.Time)),
 		quit: make(chan struct{}), done: make(chan struct{})}
+	c.w = transport.NewWriter(t, o.WriteTimeout, c.slowEngine)
 	c.core = session.New(session.Config{ID: info.ID, ServerVersion: o.ServerVersion, Acks: !o.DisableAcks || hello.MustAck,
 		WelcomeExtra: hello.WelcomeExtra, WholeSegments: hello.WholeSegments, DedupWindow: o.DedupWindow,
 		AckTimeout: o.AckTimeout, IdleTimeout: o.IdleTimeout}, time.Now(), hello.MessageID)
@@ -194,7 +194,7 @@ func (c *conn) output(now time.Time, o session.Output) {
 			return
 		}
 		c.hub.record(false, b)
-		c.posted(c.w.Post(b))
+		c.w.Post(b)
 	case session.OutAck:
 		sid := c.info.ID
 		if o.NoSession {
@@ -204,7 +204,7 @@ func (c *conn) output(now time.Time, o session.Output) {
 		// every engine message without allocating (issue #24).
 		b := wire.AppendAck(c.w.Buffer(), o.AckID, o.Dup, sid, now)
 		c.hub.record(false, b)
-		c.posted(c.w.PostReusable(b))
+		c.w.PostReusable(b)
 	case session.OutEvent:
 		c.deliver(now, o.RequestID, o.Event)
 	case session.OutDecision:
@@ -260,15 +260,15 @@ func (c *conn) syncDone(o session.Output) {
 	}
 }
 
-// posted takes the writer's answer to a post: false means the engine
-// stopped reading while posts piled up (see transport.Writer).
-func (c *conn) posted(ok bool) {
-	if ok || c.overflowed {
-		return
-	}
-	c.overflowed = true
-	c.log.Warn("rpengine: closed connection", "reason", transport.ErrNotReading.Error())
+// slowEngine drops an engine that stopped reading while the game's
+// messages piled up to a bound of the writer's (transport.Writer), as a
+// slow consumer: the connection is closed with 1008 and the session ends
+// with ErrConnectionLost saying why. The writer calls it once, on the
+// driver (or Attach's goroutine, for welcome).
+func (c *conn) slowEngine(cause error) {
+	c.log.Warn("rpengine: closed connection", "reason", cause.Error())
 	c.t.Close(transport.ClosePolicy, "the engine is not reading")
+	c.End(errd.Chain(ErrConnectionLost, cause))
 }
 
 // publish stores the session's info with the engine's queue as of now.

@@ -60,7 +60,10 @@ type ServerOptions struct {
 	// HandshakeTimeout bounds how long a new connection may take, from
 	// when it is accepted, to send its HTTP upgrade request and a valid
 	// hello: one deadline over the whole handshake. If zero, 3 s is used.
-	// Negative is invalid: a handshake is always bounded.
+	// Negative is invalid: a handshake is always bounded. When all 64
+	// connection slots are taken (only under attack), a connection that
+	// has sent nothing for a tenth of it, or one the server is closing,
+	// gives way to a new one (docs/reliability.md).
 	HandshakeTimeout time.Duration
 	// MaxHandshakes caps sockets that have not yet sent hello; more are
 	// refused with HTTP 503. If zero, 4 is used. Negative is invalid.
@@ -68,7 +71,12 @@ type ServerOptions struct {
 	// WriteTimeout bounds one message write. If zero, 10 s is used. A
 	// write that times out closes the connection. Negative disables it:
 	// a write then waits as long as the engine takes to read (the
-	// connection's reader never waits for writes either way).
+	// connection's reader never waits for writes either way). Either
+	// way, at most 16 MiB of a session's messages (acks and answers,
+	// and the game's requests) wait to be written: an engine further
+	// behind is dropped as a slow consumer, closed with 1008, and its
+	// pending requests end with ErrConnectionLost saying the engine is
+	// not reading (docs/reliability.md).
 	WriteTimeout time.Duration
 	// AckTimeout is how long a request's message may go without an ack or
 	// any answer before the request fails with ErrNoAnswer. If zero, 15 s

@@ -81,8 +81,13 @@ type Server struct {
 	listFault atomic.Pointer[error] // tests: listing the inbox fails with it
 }
 
-// maxAckRetries bounds the acks held for a retry after a failed write.
-const maxAckRetries = 1024
+// maxAckRetries bounds the acks held for a retry after a failed write,
+// and maxAckRetryBytes their bytes (an ack holds the engine's messageId,
+// of any length; issue #31).
+const (
+	maxAckRetries    = 1024
+	maxAckRetryBytes = 1 << 20
+)
 
 // badGrace is how long an unparsable marked file is retried before it is
 // skipped (a writer that marks before it finishes is racing us).
@@ -710,7 +715,7 @@ func (m *Server) write(msg []byte) error {
 	stem := Stem(ms, id.MessageID)
 	if err := m.writeLocked(stem, msg); err != nil {
 		err = m.fail("write", path.Join(ToEngine, stem+JSONSuffix), err)
-		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries {
+		if id.Type == wire.TypeAck && len(m.retry) < maxAckRetries && held(m.retry)+len(msg) <= maxAckRetryBytes {
 			// The engine deletes its file only once acked: try again
 			// on the next polls rather than leave it forever.
 			m.retry = append(m.retry, bytes.Clone(msg)) // the writer reuses msg
@@ -726,6 +731,14 @@ func (m *Server) write(msg []byte) error {
 	m.wmu.Unlock()
 	line.to(m.log)
 	return nil
+}
+
+// held returns the bytes of msgs.
+func held(msgs [][]byte) (n int) {
+	for _, b := range msgs {
+		n += len(b)
+	}
+	return n
 }
 
 // writeLocked writes one message file; m.wmu must be held.

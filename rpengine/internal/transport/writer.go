@@ -2,8 +2,11 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
 )
 
 // Writer is a session's outbound queue. One goroutine of its own writes
@@ -13,23 +16,35 @@ import (
 // its acks and answers and goes on. A game's goroutine that sends a
 // request waits for its own message to be written, as before.
 //
-// Overflow policy: the messages the reader posted and nobody waits for
-// are bounded by maxPosted. An engine that sends faster than the game can
+// Overflow policy, in bytes: every message queued and not yet written,
+// posted or enqueued, counts until its write returns, and a message that
+// would take the total past MaxQueuedBytes is not queued: the engine is a
+// slow consumer, too far behind what the game writes (issue #31: the
+// acks of messages with 1 MiB messageIds piled up to 918 MiB). The
+// writer stops, whoever waits for a write gets a *WriteError wrapping
+// ErrNotReading, and full is called: the session closes the connection
+// with 1008 and ends. A message alone always fits (an 8 MiB one may wait
+// behind another).
+//
+// In count: the messages the reader posted and nobody waits for are
+// bounded by maxPosted. An engine that sends faster than the game can
 // write its acks fills that (a flood of small messages does), and then
 // the reader waits for the writer to take the queue, which slows the
 // engine down as TCP would. If the writer takes nothing for WriteTimeout,
-// the engine has stopped reading what the game writes: its connection is
-// closed with 1008 and the session ends with ErrConnectionLost. Messages
-// a game's goroutine waits for are bounded by those goroutines.
+// the engine has stopped reading what the game writes: the writer stops
+// as at the byte bound. Messages a game's goroutine waits for are counted
+// by those goroutines.
 type Writer struct {
 	t       Transport
 	timeout time.Duration // WriteTimeout: how long a full queue may stay full; <= 0 for ever
+	full    func(error)   // called once, with no lock held, when the writer stops at a bound
 	wake    chan struct{} // one slot: something was queued, or stop
 	done    chan struct{} // closed when Run returns: nothing more is written
 
 	mu     sync.Mutex // guards following
 	queue  []outbound
 	posted int           // queued messages nobody waits for
+	bytes  int           // bytes queued or being written
 	busy   bool          // the goroutine is writing what it took from queue
 	ended  error         // set by stop: no more writes
 	idle   chan struct{} // closed when the queue is written (drained)
@@ -60,9 +75,13 @@ const (
 // maxPosted bounds the messages posted and not yet written.
 const maxPosted = 1024
 
-// ErrNotReading is why a connection is closed when the engine stopped
-// reading while the game's posts piled up.
-var ErrNotReading = errors.New("the engine is not reading: 1024 messages waited a whole write timeout to be written")
+// MaxQueuedBytes bounds the bytes of a session's messages queued and not
+// yet written: twice the largest message.
+const MaxQueuedBytes = 2 * wire.MaxMessageBytes
+
+// ErrNotReading is why a session ends when the engine stopped reading
+// while the game's messages piled up (see Writer's overflow policy).
+var ErrNotReading = errors.New("the engine is not reading")
 
 // WriteError is a transport's failure to write, as opposed to the end of
 // the session before the write.
@@ -73,9 +92,11 @@ func (e *WriteError) Unwrap() error { return e.Err }
 
 // NewWriter returns the queue that writes to t, a write at a time, each
 // bounded by the transport itself; timeout is WriteTimeout, how long a
-// full queue may stay full (<= 0 for ever).
-func NewWriter(t Transport, timeout time.Duration) *Writer {
-	return &Writer{t: t, timeout: timeout, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// full queue may stay full (<= 0 for ever). full is called once, on the
+// goroutine that queued, when the writer stops at a bound, with why (an
+// error wrapping ErrNotReading).
+func NewWriter(t Transport, timeout time.Duration, full func(error)) *Writer {
+	return &Writer{t: t, timeout: timeout, full: full, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // Run writes queued messages until Stop. It is the writer's goroutine.
@@ -97,21 +118,22 @@ func (w *Writer) Run() {
 			w.room = nil
 		}
 		w.mu.Unlock()
-		for _, o := range batch {
+		for i, o := range batch {
 			if err := w.t.Send(o.msg); o.done != nil {
 				if err != nil {
 					err = &WriteError{err}
 				}
 				o.done <- err
 			}
-		}
-		w.mu.Lock()
-		for i, o := range batch {
+			w.mu.Lock()
+			w.bytes -= len(o.msg)
 			if o.reuse && len(w.spare) < maxSpare && cap(o.msg) <= maxSpareBytes {
 				w.spare = append(w.spare, o.msg[:0])
 			}
+			w.mu.Unlock()
 			batch[i] = outbound{}
 		}
+		w.mu.Lock()
 		w.busy = false
 		if len(w.queue) > 0 {
 			w.signal()
@@ -130,7 +152,7 @@ func (w *Writer) failLocked() {
 			o.done <- w.ended
 		}
 	}
-	w.queue, w.posted = nil, 0
+	w.queue, w.posted, w.bytes = nil, 0, 0
 	if w.idle != nil {
 		close(w.idle)
 		w.idle = nil
@@ -164,16 +186,15 @@ func (w *Writer) Buffer() []byte {
 // PostReusable is Post of a message in a buffer from Buffer, which the
 // writer takes back once it is written: the reader acks every engine
 // message without allocating (issue #24).
-func (w *Writer) PostReusable(msg []byte) bool { return w.queueMessage(msg, true) }
+func (w *Writer) PostReusable(msg []byte) { w.queueMessage(msg, true) }
 
 // Post queues msg without waiting for it to be written; the reader's way
 // to write. Only when maxPosted messages wait does it wait for the writer
-// to take them (see the overflow policy), and it reports false when that
-// took longer than the write timeout: the caller then closes the
-// connection.
-func (w *Writer) Post(msg []byte) bool { return w.queueMessage(msg, false) }
+// to take them, at most the write timeout (see the overflow policy).
+// After the writer stopped, msg is dropped.
+func (w *Writer) Post(msg []byte) { w.queueMessage(msg, false) }
 
-func (w *Writer) queueMessage(msg []byte, reuse bool) bool {
+func (w *Writer) queueMessage(msg []byte, reuse bool) {
 	w.mu.Lock()
 	for w.ended == nil && w.posted >= maxPosted {
 		if w.room == nil {
@@ -182,18 +203,49 @@ func (w *Writer) queueMessage(msg []byte, reuse bool) bool {
 		room := w.room
 		w.mu.Unlock()
 		if !w.waitRoom(room) {
-			return false
+			w.overflow(fmt.Errorf("%w: %d messages waited a whole write timeout (%v) to be written", ErrNotReading, maxPosted, w.timeout))
+			return
 		}
 		w.mu.Lock()
 	}
-	defer w.mu.Unlock()
-	if w.ended != nil {
-		return true // dropped with the connection; nothing to close
+	_, err := w.addLocked(outbound{msg: msg, reuse: reuse})
+	w.mu.Unlock()
+	if err != nil {
+		w.overflow(err)
 	}
-	w.posted++
-	w.queue = append(w.queue, outbound{msg: msg, reuse: reuse})
+}
+
+// addLocked queues o and reports whether it did: not once the writer
+// stopped, nor past the byte bound, which is the error.
+func (w *Writer) addLocked(o outbound) (bool, error) {
+	switch {
+	case w.ended != nil:
+		return false, nil
+	case w.bytes > 0 && w.bytes+len(o.msg) > MaxQueuedBytes:
+		return false, fmt.Errorf("%w: %d bytes wait to be written, and %d more would pass the bound of %d MiB",
+			ErrNotReading, w.bytes, len(o.msg), MaxQueuedBytes>>20)
+	}
+	w.bytes += len(o.msg)
+	if o.done == nil {
+		w.posted++
+	}
+	w.queue = append(w.queue, o)
 	w.signal()
-	return true
+	return true, nil
+}
+
+// overflow stops the writer at a bound, because of err, and tells full.
+func (w *Writer) overflow(err error) {
+	w.mu.Lock()
+	first := w.ended == nil
+	if first {
+		w.ended = &WriteError{err}
+		w.signal()
+	}
+	w.mu.Unlock()
+	if first && w.full != nil {
+		w.full(err)
+	}
 }
 
 // waitRoom waits for room, at most the write timeout.
@@ -214,17 +266,21 @@ func (w *Writer) waitRoom(room <-chan struct{}) bool {
 
 // Enqueue queues msg and returns the channel its write's result arrives
 // on. It does not wait, so that a caller holding the session's lock can
-// queue in the order it registered messages.
+// queue in the order it registered messages. A message past the byte
+// bound stops the writer (see the overflow policy).
 func (w *Writer) Enqueue(msg []byte) <-chan error {
 	done := make(chan error, 1)
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.ended != nil {
-		done <- w.ended
-		return done
+	queued, err := w.addLocked(outbound{msg: msg, done: done})
+	w.mu.Unlock()
+	if err != nil {
+		w.overflow(err)
 	}
-	w.queue = append(w.queue, outbound{msg: msg, done: done})
-	w.signal()
+	if !queued {
+		w.mu.Lock()
+		done <- w.ended
+		w.mu.Unlock()
+	}
 	return done
 }
 

@@ -14,6 +14,7 @@ import (
 // session.
 type wsConn struct {
 	c            *websocket.Conn // set once by setConn, before any send
+	hc           *acceptedConn   // the connection it came on (nil if Serve did not accept it)
 	writeTimeout time.Duration
 	wg           *sync.WaitGroup
 	log          *slog.Logger
@@ -77,7 +78,8 @@ func (w *wsConn) writeExpired() {
 }
 
 // Close closes the connection with code and reason, on a goroutine of
-// its own: it does not wait for the peer.
+// its own: it does not wait for the peer, and the connection gives way to
+// a new one while it waits for the peer's close frame.
 func (w *wsConn) Close(code int, reason string) {
 	w.mu.Lock()
 	c, was := w.c, w.closing
@@ -86,6 +88,7 @@ func (w *wsConn) Close(code int, reason string) {
 	if was || c == nil {
 		return
 	}
+	w.hc.giveWay()
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
@@ -93,6 +96,14 @@ func (w *wsConn) Close(code int, reason string) {
 		// on its own goroutine and never holds up the caller.
 		_ = c.Close(websocket.StatusCode(code), reason)
 	}()
+}
+
+// closeHandshake closes the connection with code and reason during the
+// handshake, waiting for the peer's close frame until the handshake
+// deadline; the connection gives way to a new one meanwhile.
+func (w *wsConn) closeHandshake(code int, reason string) {
+	w.hc.giveWay()
+	_ = w.c.Close(websocket.StatusCode(code), reason)
 }
 
 // isClosing reports whether the server decided to close the connection:

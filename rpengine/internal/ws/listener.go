@@ -3,46 +3,160 @@ package ws
 import (
 	"context"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // MaxConns bounds the connections the server holds open at once. An
 // engine uses one; every other connection is refused at once or cut at
 // its handshake deadline, so the bound is reached only under attack, and
-// then a new connection waits (in the kernel's backlog) for a slot
-// instead of costing the game a file descriptor (issue #16: 200 requests
-// held descriptors 9 to 208).
+// then a new connection takes the slot of one that gives way (see
+// listener), or waits (in the kernel's backlog) for a slot instead of
+// costing the game a file descriptor (issue #16: 200 requests held
+// descriptors 9 to 208).
 const MaxConns = 64
+
+// silentShare is the share of the handshake timeout (a tenth, 300 ms of
+// the default 3 s) a connection may spend without sending anything before
+// it gives way to a new one when every slot is taken. A browser sends its
+// upgrade request as soon as it is connected; the margin is for a busy
+// machine that has not yet run a connection's reader or its client (1000
+// attempts at once under -race on two shared cores left clients silent
+// for over 2 s).
+const silentShare = 10
 
 // listener is what Serve wraps around the caller's listener: it holds at
 // most MaxConns connections open, as x/net/netutil's LimitListener does,
 // and starts each connection's handshake deadline when it is accepted.
+// When every slot is taken, a connection that gives way makes room for
+// the next (issue #31: 500 silent connections held an engine back 12 s,
+// and 64 superseded sockets that never answered the close stopped a
+// storm of reconnections): first the oldest that has sent nothing since
+// the server began to read it, once for timeout/silentShare, then the
+// oldest the server is closing (its session is over; it only waits for
+// the peer's close frame). A connection that has sent something and is
+// not being closed never gives way: an engine's handshake is cut only by
+// its own deadline.
 type listener struct {
 	net.Listener
 	timeout time.Duration
-	slots   chan struct{}
+	silent  time.Duration // how long a silent connection keeps its slot when another waits
 	done    chan struct{}
 	once    sync.Once
+
+	mu      sync.Mutex      // guards following
+	taken   int             // slots taken: conns and Accepts under way
+	conns   []*acceptedConn // oldest first
+	changed chan struct{}   // closed and replaced when a slot frees or a connection may give way
 }
 
 func newListener(l net.Listener, handshakeTimeout time.Duration) *listener {
-	return &listener{Listener: l, timeout: handshakeTimeout, slots: make(chan struct{}, MaxConns), done: make(chan struct{})}
+	return &listener{Listener: l, timeout: handshakeTimeout, silent: handshakeTimeout / silentShare,
+		done: make(chan struct{}), changed: make(chan struct{})}
 }
 
 // Accept waits for a free slot, then for a connection.
 func (l *listener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+	if err := l.slot(); err != nil {
+		return nil, err
 	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.slots
+		l.free(nil)
 		return nil, err
 	}
-	return newAcceptedConn(c, time.Now().Add(l.timeout), func() { <-l.slots }), nil
+	ac := newAcceptedConn(c, time.Now().Add(l.timeout), l)
+	l.mu.Lock()
+	l.conns = append(l.conns, ac)
+	l.mu.Unlock()
+	return ac, nil
+}
+
+// slot takes a slot: a free one, or one a connection gives way, or the
+// first that frees.
+func (l *listener) slot() error {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		l.mu.Lock()
+		if l.taken < MaxConns {
+			l.taken++
+			l.mu.Unlock()
+			return nil
+		}
+		v, wait := l.giveWayLocked(time.Now())
+		changed := l.changed
+		l.mu.Unlock()
+		if v != nil {
+			v.Close() // frees its slot
+			continue
+		}
+		var aged <-chan time.Time
+		if wait > 0 { // a silent connection comes of age
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			aged = timer.C
+		}
+		select {
+		case <-changed:
+		case <-aged:
+		case <-l.done:
+			return net.ErrClosed
+		}
+	}
+}
+
+// giveWayLocked returns the connection that gives way to a new one, or
+// nil and how long until a silent one may (0: none). l.mu is held.
+func (l *listener) giveWayLocked(now time.Time) (*acceptedConn, time.Duration) {
+	var closing *acceptedConn
+	var wait time.Duration
+	for _, c := range l.conns {
+		silent, ok := c.silentFor(now)
+		switch {
+		case ok && silent >= l.silent:
+			return c, 0
+		case ok:
+			if w := l.silent - silent; wait == 0 || w < wait {
+				wait = w
+			}
+		case closing == nil && c.closing.Load():
+			closing = c
+		}
+	}
+	if closing != nil {
+		return closing, 0
+	}
+	return nil, wait
+}
+
+// free returns c's slot (nil: an Accept's that failed).
+func (l *listener) free(c *acceptedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c != nil {
+		i := slices.Index(l.conns, c)
+		if i < 0 {
+			return
+		}
+		l.conns = slices.Delete(l.conns, i, i+1)
+	}
+	l.taken--
+	l.notifyLocked()
+}
+
+func (l *listener) notifyLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
 }
 
 // Close closes the listener and ends an Accept waiting for a slot.
@@ -62,18 +176,64 @@ func (l *listener) Close() error {
 // held forever).
 type acceptedConn struct {
 	net.Conn
-	free func() // returns the listener's slot
+	l *listener // whose slot it holds (nil in tests)
 
-	closed sync.Once
+	closed  sync.Once
+	spoke   atomic.Bool  // a byte was read
+	waiting atomic.Int64 // when the first read began (Unix ns), 0 before
+	closing atomic.Bool  // the server is closing it: it gives way
 
 	mu       sync.Mutex // guards following
 	deadline time.Time  // the handshake deadline; zero once released
 }
 
-func newAcceptedConn(c net.Conn, deadline time.Time, free func()) *acceptedConn {
-	hc := &acceptedConn{Conn: c, free: free, deadline: deadline}
+func newAcceptedConn(c net.Conn, deadline time.Time, l *listener) *acceptedConn {
+	hc := &acceptedConn{Conn: c, l: l, deadline: deadline}
 	_ = c.SetDeadline(deadline)
 	return hc
+}
+
+// Read marks when the server began to read, and whether the peer has
+// sent something.
+func (c *acceptedConn) Read(p []byte) (int, error) {
+	if !c.spoke.Load() && c.waiting.CompareAndSwap(0, time.Now().UnixNano()) {
+		c.notify() // one that may go silent
+	}
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.spoke.Load() {
+		c.spoke.Store(true)
+	}
+	return n, err
+}
+
+// silentFor returns how long the server has been reading the connection
+// without a byte from the peer, and false once one came, or before the
+// server read (a connection the server did not read yet has not been
+// silent: a busy machine may not have run its reader).
+func (c *acceptedConn) silentFor(now time.Time) (time.Duration, bool) {
+	since := c.waiting.Load()
+	if since == 0 || c.spoke.Load() {
+		return 0, false
+	}
+	return now.Sub(time.Unix(0, since)), true
+}
+
+// giveWay says the server is closing the connection, which then gives way
+// to a new one when every slot is taken (see listener). It may be called
+// on nil (a connection Serve did not accept).
+func (c *acceptedConn) giveWay() {
+	if c != nil && !c.closing.Swap(true) {
+		c.notify()
+	}
+}
+
+// notify wakes an Accept that waits for a slot.
+func (c *acceptedConn) notify() {
+	if c.l != nil {
+		c.l.mu.Lock()
+		c.l.notifyLocked()
+		c.l.mu.Unlock()
+	}
 }
 
 // SetDeadline sets the read and write deadlines, no later than the
@@ -126,7 +286,11 @@ func (c *acceptedConn) release() {
 // Close closes the connection and frees its slot.
 func (c *acceptedConn) Close() error {
 	err := c.Conn.Close()
-	c.closed.Do(c.free)
+	c.closed.Do(func() {
+		if c.l != nil {
+			c.l.free(c)
+		}
+	})
 	return err
 }
 

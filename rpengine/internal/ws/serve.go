@@ -90,7 +90,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hc := requestConn(r.Context())
-	w := &wsConn{writeTimeout: s.o.WriteTimeout, wg: s.wg, log: s.o.Logger}
+	w := &wsConn{hc: hc, writeTimeout: s.o.WriteTimeout, wg: s.wg, log: s.o.Logger}
 	if err := s.host.Register(w); err != nil {
 		s.o.Logger.Warn("rpengine: refused connection", "reason", err.Error(), "remote", r.RemoteAddr, "status", http.StatusServiceUnavailable)
 		refuse(rw, r, http.StatusServiceUnavailable)
@@ -109,7 +109,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		s.host.Unregister(w, true)
 		return
 	}
-	s.run(w, hc, r.RemoteAddr)
+	s.run(w, r.RemoteAddr)
 }
 
 // refuse answers a refused request with status. When the request declares
@@ -139,16 +139,15 @@ func dropConn(rw http.ResponseWriter) {
 }
 
 // run is the connection's reader: handshake, then every message in order.
-// hc is the connection it came on (nil if Serve did not accept it).
-func (s *Server) run(w *wsConn, hc *acceptedConn, remote string) {
-	sess := s.handshake(w, hc, remote)
+func (s *Server) run(w *wsConn, remote string) {
+	sess := s.handshake(w, remote)
 	if sess == nil {
 		w.c.CloseNow()
 		s.host.Unregister(w, true)
 		return
 	}
-	if hc != nil {
-		hc.release()
+	if w.hc != nil {
+		w.hc.release()
 	}
 	defer s.host.Unregister(w, false)
 	rb := wsread.Buffer{Min: minReadBuffer, MaxKept: maxKeptReadBuffer}
@@ -190,10 +189,10 @@ const (
 // handshake reads and checks the hello and attaches a session, by the
 // handshake deadline that started when the connection was accepted (so a
 // slow upgrade leaves less time for the hello, never more).
-func (s *Server) handshake(w *wsConn, hc *acceptedConn, remote string) transport.Session {
+func (s *Server) handshake(w *wsConn, remote string) transport.Session {
 	deadline := time.Now().Add(s.o.HandshakeTimeout)
-	if hc != nil {
-		deadline = hc.handshakeDeadline()
+	if w.hc != nil {
+		deadline = w.hc.handshakeDeadline()
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	typ, data, err := w.c.Read(ctx)
@@ -209,23 +208,23 @@ func (s *Server) handshake(w *wsConn, hc *acceptedConn, remote string) transport
 	s.host.Record(true, data)
 	if typ != websocket.MessageText {
 		s.o.Logger.Warn("rpengine: closed connection", "reason", "binary frame", "remote", remote)
-		_ = w.c.Close(transport.CloseUnsupported, "binary frames are not accepted")
+		w.closeHandshake(transport.CloseUnsupported, "binary frames are not accepted")
 		return nil
 	}
 	if !utf8.Valid(data) {
 		s.o.Logger.Warn("rpengine: closed connection", "reason", "invalid UTF-8 in a text frame", "remote", remote)
-		_ = w.c.Close(transport.CloseInvalidData, "text frames must be valid UTF-8")
+		w.closeHandshake(transport.CloseInvalidData, "text frames must be valid UTF-8")
 		return nil
 	}
 	id, version, err := session.ParseHello(data)
 	if err != nil {
 		s.o.Logger.Warn("rpengine: closed connection", "reason", "bad hello: "+peertext.Clip(err.Error(), peertext.LineBytes), "remote", remote)
-		_ = w.c.Close(transport.ClosePolicy, "first message must be a valid hello")
+		w.closeHandshake(transport.ClosePolicy, "first message must be a valid hello")
 		return nil
 	}
 	sess, err := s.host.Attach(w, transport.Hello{MessageID: id, ClientVersion: version})
 	if err != nil {
-		_ = w.c.Close(transport.CloseGoingAway, "game shutting down")
+		w.closeHandshake(transport.CloseGoingAway, "game shutting down")
 		return nil
 	}
 	return sess
