@@ -39,9 +39,10 @@ type Options struct {
 	SlotHook func(slot int)
 }
 
-// ErrLocked is the cause of the error Setup returns when another live
-// process serves the same mailbox folder (its lock file's heartbeat is
-// fresher than LockStale), or took it over.
+// ErrLocked is the cause of the error Setup returns when another process
+// serves the same mailbox folder (alive on this machine, or, where that
+// cannot be known, with a lock heartbeat fresher than LockStale), or
+// took it over.
 var ErrLocked = errors.New("rpengine: mailbox folder is in use by another process")
 
 // ErrNotPrivate is the cause of the *fs.PathError (Op "setup") returned
@@ -111,8 +112,14 @@ func (m *Server) Setup() error {
 	return nil
 }
 
-// Close releases the folder after a failed Setup.
-func (m *Server) Close() { m.dropRoot() }
+// Close releases the folder, and the lock if Setup took it, after a
+// failed Setup.
+func (m *Server) Close() {
+	if root := m.root.Load(); root != nil {
+		m.release(root)
+	}
+	m.dropRoot()
+}
 
 // FailList makes listing the inbox fail with err (nil: it works again),
 // for tests of a lasting condition that root, as CI runs, cannot bring
@@ -335,8 +342,9 @@ type lockInfo struct {
 }
 
 // lock takes the folder's lock file, or fails with ErrLocked when
-// another process holds it and its heartbeat is fresh. A stale lock (a
-// crashed process) is taken over.
+// another process holds it: one alive on this machine, or one whose
+// liveness cannot be known and whose heartbeat is fresh. A crashed
+// holder's lock is taken over.
 func (m *Server) lock(root *os.Root) error {
 	host, _ := os.Hostname()
 	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Token: m.tok, Started: wire.Timestamp(time.Now())})
@@ -351,6 +359,7 @@ func (m *Server) lock(root *os.Root) error {
 				_ = RemoveFile(root, LockName)
 				return m.fail("lock", LockName, err)
 			}
+			holding.Store(m.tok, true)
 			return nil
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt >= 2 {
@@ -385,15 +394,41 @@ func (m *Server) lock(root *os.Root) error {
 			}
 			return nil
 		}
-		// A holder on this machine whose process is gone crashed: its
-		// lock is stale at once (a restarted game need not wait).
-		dead := held.Host == host && held.PID > 0 && held.PID != os.Getpid() && !processAlive(held.PID)
-		if fi.Mode().IsRegular() && age < m.o.LockStale && !dead {
+		// A holder on this machine is alive or not, whatever the file's
+		// times say (issue #31: a lock dated 1970, or a clock jump, let a
+		// second game take a live holder's folder); a crashed one's lock
+		// is taken at once. Only when liveness cannot be known (another
+		// machine, no pid) does the heartbeat's age decide.
+		live, known := holderLive(held, host)
+		switch {
+		case !fi.Mode().IsRegular():
+		case known && live:
+			return m.fail("lock", LockName, fmt.Errorf("%w (pid %d on this machine, %q, is running)", ErrLocked, held.PID, host))
+		case !known && age < m.o.LockStale:
 			return m.fail("lock", LockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
 				ErrLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
 		}
-		m.takeStale(root, fi, age, held.PID, dead)
+		m.takeStale(root, fi, age, held.PID, known && !live)
 	}
+}
+
+// holding holds the lock tokens of this process's servers, from lock
+// until release: a lock naming this process is live exactly when its
+// token is here.
+var holding sync.Map
+
+// holderLive reports whether the holder of a lock is alive, and known
+// false when that cannot be told (another machine, no pid, or a platform
+// that cannot probe processes).
+func holderLive(held lockInfo, host string) (live, known bool) {
+	switch {
+	case held.PID <= 0 || host == "" || held.Host != host:
+		return false, false
+	case held.PID == os.Getpid():
+		_, live = holding.Load(held.Token)
+		return live, true
+	}
+	return processAlive(held.PID)
 }
 
 // takeStale moves the stale lock fi aside under a unique name (one taker
@@ -401,7 +436,7 @@ func (m *Server) lock(root *os.Root) error {
 // judged the same stale lock may, by the time it renames, move the fresh
 // lock the first taker just created: it puts that one back (a hard link
 // never replaces a lock created meanwhile) and lock then refuses.
-func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, dead bool) {
+func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, gone bool) {
 	aside := LockName + ".stale-" + m.tok
 	if err := RenameFile(root, LockName, aside); err != nil {
 		return
@@ -413,7 +448,7 @@ func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid
 	}
 	_ = RemoveFile(root, aside)
 	m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(LockName), "age", age.Round(time.Millisecond),
-		"pid", pid, "processGone", dead)
+		"pid", pid, "processGone", gone)
 }
 
 // heartbeat refreshes the lock's mtime and checks that it is still ours.
@@ -555,15 +590,23 @@ func (m *Server) Shutdown(err error) {
 	}
 	root := m.root.Load()
 	if root == nil {
+		holding.Delete(m.tok)
 		return
 	}
+	m.release(root)
+	root.Close()
+}
+
+// release removes the lock file if it is still ours, and forgets its
+// token: from then on this process no longer holds the folder.
+func (m *Server) release(root *os.Root) {
 	if b, err := ReadRegular(root, LockName, 4096); err == nil {
 		var held lockInfo
 		if json.Unmarshal(b, &held) == nil && held.Token == m.tok {
 			_ = RemoveFile(root, LockName)
 		}
 	}
-	root.Close()
+	holding.Delete(m.tok)
 }
 
 // poll reads every new marked engine message, in stem order.
