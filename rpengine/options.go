@@ -290,7 +290,9 @@ const MailboxLockName = mailbox.LockName
 // player selects Dir in the RPEngine page.
 type MailboxOptions struct {
 	// Dir is the mailbox folder. Required. Its parent must exist; the
-	// folder itself is created when missing, private to the user (0700;
+	// folder itself is created when missing (built beside it as
+	// .<name>.tmp-<random>, then renamed into place, so that the engine
+	// never finds it without its manifest), private to the user (0700;
 	// on Windows with the ACL it inherits, which in the user's profile
 	// is private), and so are its sub-folders and files (0600). It must
 	// not be a symlink, and it and its sub-folders must be the user's own

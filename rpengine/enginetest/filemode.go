@@ -42,9 +42,11 @@ type fileEngine struct {
 }
 
 // DialMailbox is Dial over the file mailbox (docs/rpengine-protocol.md)
-// instead of WebSocket: it opens the game's mailbox folder dir (waiting,
-// bounded by ctx, for its manifest), writes hello into
-// engine-to-integration and waits for welcome. The engine then does the
+// instead of WebSocket: it opens the game's mailbox folder dir as a
+// player selects it (waiting, bounded by ctx, for the folder to exist,
+// then reading its manifest once: a folder without one is an error, as
+// in the engine's page), writes hello into engine-to-integration and
+// waits for welcome. The engine then does the
 // engine's side of file mode:
 // it reads and removes the game's files, writes its own (temporary name,
 // rename, .ready marker), removes them once the game acks them (its own
@@ -144,32 +146,55 @@ func (e *Engine) connectFile(ctx context.Context) error {
 	return e.startConn(cn, func() { f.readLoop(cn) }, f.closeNow)
 }
 
-// openMailbox waits for the game's manifest and checks it.
+// openMailbox opens the game's folder as the player selects it: it waits,
+// bounded by ctx, for the folder to exist (a player can only pick a
+// folder that exists), then reads and checks the manifest once. The
+// engine's page does not wait for a manifest: it reads it once, when the
+// player selects the folder (and at each reconnect), and if it is missing
+// or unusable shows an error and never retries (docs/rpengine-protocol.md,
+// "File transport"; issue #33: a folder selected while the game was
+// still writing its slots, before the manifest, left the player stuck).
 func openMailbox(ctx context.Context, fe *fileEngine) (*os.Root, mbx.Manifest, error) {
 	var man mbx.Manifest
 	for {
-		root, err := os.OpenRoot(fe.dir)
+		_, err := os.Lstat(fe.dir)
 		if err == nil {
-			var b []byte
-			if b, err = mbx.ReadRegular(root, mbx.ManifestName, 1<<20); err == nil {
-				if err = json.Unmarshal(b, &man); err == nil {
-					if man.Schema != mbx.Schema || man.Version != mbx.Version || man.Audio.Format != mbx.AudioFormat ||
-						man.Audio.Channels != 1 || man.Audio.SlotCount < 1 || man.Mailboxes.IntegrationToEngine != mbx.ToEngine ||
-						man.Mailboxes.EngineToIntegration != mbx.FromEngine || man.Audio.Directory != mbx.AudioDir || man.IntegrationID == "" {
-						root.Close()
-						return nil, man, fmt.Errorf("unsupported manifest: %s", b)
-					}
-					return root, man, nil
-				}
-			}
-			root.Close()
+			break
 		}
 		select {
 		case <-ctx.Done():
-			return nil, man, fmt.Errorf("waiting for the mailbox manifest: %w (last: %v)", ctx.Err(), err)
+			return nil, man, fmt.Errorf("waiting for the mailbox folder: %w (last: %v)", ctx.Err(), err)
 		case <-time.After(fe.poll):
 		}
 	}
+	root, err := os.OpenRoot(fe.dir)
+	if err != nil {
+		return nil, man, err
+	}
+	b, err := mbx.ReadRegular(root, mbx.ManifestName, 1<<20)
+	if err == nil {
+		err = json.Unmarshal(b, &man)
+	}
+	if err == nil && (man.Schema != mbx.Schema || man.Version != mbx.Version || man.Audio.Format != mbx.AudioFormat ||
+		man.Audio.Channels != 1 || man.Audio.SlotCount < 1 || man.Mailboxes.IntegrationToEngine != mbx.ToEngine ||
+		man.Mailboxes.EngineToIntegration != mbx.FromEngine || man.Audio.Directory != mbx.AudioDir || man.IntegrationID == "") {
+		err = fmt.Errorf("unsupported manifest: %s", b)
+	}
+	// The page then opens the three folders the manifest names, and fails
+	// the same way when one is missing.
+	for _, d := range []string{mbx.ToEngine, mbx.FromEngine, mbx.AudioDir} {
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = root.Stat(d); err == nil && !fi.IsDir() {
+				err = fmt.Errorf("%s is not a folder", d)
+			}
+		}
+	}
+	if err != nil {
+		root.Close()
+		return nil, man, fmt.Errorf("the mailbox folder as selected: %w", err)
+	}
+	return root, man, nil
 }
 
 // latestStem returns the newest stem time of the engine's folder, so that

@@ -172,9 +172,13 @@ func (m *Server) fail(op, name string, err error) error {
 
 // setup creates the folder layout, takes the lock, cleans what a crashed
 // predecessor left half-done, and writes the manifest and every slot.
+// A missing folder is built whole first (build); where that fails it is
+// created in place, as before.
 func (m *Server) setup() error {
-	if err := os.Mkdir(m.o.Dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
-		return m.fail("setup", "", err)
+	if _, err := os.Lstat(m.o.Dir); !errors.Is(err, fs.ErrNotExist) || m.build() != nil {
+		if err := os.Mkdir(m.o.Dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return m.fail("setup", "", err)
+		}
 	}
 	fi, err := os.Lstat(m.o.Dir)
 	if err != nil {
@@ -227,6 +231,15 @@ func (m *Server) setup() error {
 	if err := m.cleanOutbox(root); err != nil {
 		return err
 	}
+	// The manifest goes before the slots: the engine reads it once, when
+	// the player selects the folder (a folder without it is an error the
+	// page never retries: issue #33), and opens a slot only to speak into
+	// it, after the welcome, which comes once setup is done. It follows
+	// cleanOutbox, so a newly connected engine reads nothing of a
+	// previous process.
+	if err := m.writeManifest(root); err != nil {
+		return err
+	}
 	silent := Silent(SampleRate)
 	for i := range m.o.SlotCount {
 		name := path.Join(AudioDir, SlotName(i))
@@ -240,12 +253,50 @@ func (m *Server) setup() error {
 			h(i)
 		}
 	}
-	// The manifest goes last: an engine that sees it finds every slot.
+	return m.keepLock(root, true)
+}
+
+// build creates the missing mailbox folder whole, so that a player who
+// selects it the moment it appears finds its manifest (issue #33): the
+// lock, the three folders and the manifest are made in a temporary
+// folder beside it, which is then renamed into place. On failure the
+// temporary folder is removed; a folder that appeared meanwhile (another
+// game's, or the player's) is left alone.
+func (m *Server) build() error {
+	tmp := filepath.Join(filepath.Dir(m.o.Dir), "."+filepath.Base(m.o.Dir)+TempPrefix+m.tok)
+	if err := os.Mkdir(tmp, DirMode); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(tmp)
+	if err == nil {
+		err = m.lock(root)
+		for _, d := range []string{ToEngine, FromEngine, AudioDir} {
+			if err == nil {
+				err = root.Mkdir(d, DirMode)
+			}
+		}
+		if err == nil {
+			err = m.writeManifest(root)
+		}
+		root.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, m.o.Dir)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+	}
+	return err
+}
+
+// writeManifest writes manifest.json, replacing any (atomically: the
+// engine sees the old one or the new one, never none).
+func (m *Server) writeManifest(root *os.Root) error {
 	man, _ := json.MarshalIndent(NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
 	if err := ReplaceFile(root, ManifestName, man); err != nil {
 		return m.fail("setup", ManifestName, err)
 	}
-	return m.keepLock(root, true)
+	return nil
 }
 
 // keepLock refreshes the lock during setup when a heartbeat is due, and
