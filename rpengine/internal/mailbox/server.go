@@ -630,14 +630,19 @@ func (m *Server) endSession(err, cause error) {
 	m.host.Unregister(c, false)
 }
 
-// Shutdown ends the session with err and releases the lock. The folder is closed
-// once the session's writer has stopped: a write it had begun finishes
-// (issue #31: the ack of the last engine message, cut short, was logged
-// as an outbox failure at every exit).
+// Shutdown ends the session with err and releases the lock. The
+// connection writes until the session's writer has stopped, so that what
+// the session processed is acknowledged and every segment it read given
+// back (issue #31: 4 to 5 messages were left unacknowledged), and the
+// folder is closed only then (a write cut short was logged as an outbox
+// failure at every exit).
 func (m *Server) Shutdown(err error) {
 	if c := m.cur; c != nil {
-		m.endSession(err, nil)
+		m.cur = nil
+		c.sess.End(err)
 		<-c.sess.Done()
+		c.closed.Store(true)
+		m.host.Unregister(c, false)
 	}
 	root := m.root.Load()
 	if root == nil {
@@ -849,7 +854,13 @@ func (c *conn) Send(msg []byte) error {
 
 // Close ends the connection: nothing more is written for it. A mailbox
 // has no close frame; the engine learns of a new session from welcome.
+// The server's shutdown (CloseGoingAway) is the exception: the session's
+// writer goes on writing what the session processed, and Shutdown closes
+// the connection once the session is done (issue #31).
 func (c *conn) Close(code int, reason string) {
+	if code == transport.CloseGoingAway {
+		return
+	}
 	if !c.closed.Swap(true) {
 		c.m.log.Debug("rpengine: mailbox session closed", "code", code, "reason", reason)
 	}
