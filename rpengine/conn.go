@@ -149,11 +149,24 @@ func (c *conn) run() {
 	}
 }
 
+// endFlush bounds how long an ended session's writer may go on writing
+// what was queued before the end: the acks and answers of the messages
+// the session processed.
+const endFlush = time.Second
+
 // stop takes the session down once End was called: every request ends,
+// what was queued is written (within endFlush: issue #31, a game that
+// stopped right after a reply left the engine's files unacknowledged),
 // the writer stops, the server forgets the session.
 func (c *conn) stop() {
 	c.core.End(c.endErr)
 	c.flush(time.Now())
+	t := time.NewTimer(endFlush)
+	select {
+	case <-c.w.Drained():
+	case <-t.C:
+	}
+	t.Stop()
 	c.w.Stop(c.endErr)
 	c.hub.detach(c)
 	<-c.w.Done()

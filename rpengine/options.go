@@ -298,7 +298,9 @@ const MailboxLockName = mailbox.LockName
 // player selects Dir in the RPEngine page.
 type MailboxOptions struct {
 	// Dir is the mailbox folder. Required. Its parent must exist; the
-	// folder itself is created when missing, private to the user (0700;
+	// folder itself is created when missing (built beside it as
+	// .<name>.tmp-<random>, then renamed into place, so that the engine
+	// never finds it without its manifest), private to the user (0700;
 	// on Windows with the ACL it inherits, which in the user's profile
 	// is private), and so are its sub-folders and files (0600). It must
 	// not be a symlink, and it and its sub-folders must be the user's own
@@ -319,10 +321,12 @@ type MailboxOptions struct {
 	// in either direction. If zero, 2 s.
 	ActiveFor time.Duration
 	// LockStale is how old the lock file's heartbeat may be before
-	// another process may take the folder over (a crashed game). The
-	// holder refreshes it every LockStale/4. A lock whose holder process
-	// is gone from this machine is stale at once. If zero, 15 s. It must
-	// be at least 4 IdlePoll (the heartbeat is sent at polls).
+	// another process may take the folder over (a crashed game), when
+	// the holder's liveness cannot be known (it ran on another machine).
+	// The holder refreshes it every LockStale/4. A holder on this machine
+	// keeps its lock while its process runs and loses it at once when it
+	// is gone, whatever the file's times say. If zero, 15 s. It must be
+	// at least 4 IdlePoll (the heartbeat is sent at polls).
 	LockStale time.Duration
 	// InsecureSkipOwnerCheck serves a mailbox folder, or sub-folder, that
 	// another user owns or that other users can write into (as ssh's
@@ -370,8 +374,9 @@ func (o *MailboxOptions) withDefaults() (MailboxOptions, error) {
 }
 
 // ErrMailboxLocked is the cause of the error Start returns when
-// another live process serves the same mailbox folder (its lock file's
-// heartbeat is fresher than MailboxOptions.LockStale), or took it over.
+// another process serves the same mailbox folder (alive on this machine,
+// or, on another, with a lock heartbeat fresher than
+// MailboxOptions.LockStale), or took it over.
 var ErrMailboxLocked = mailbox.ErrLocked
 
 // ErrMailboxNotPrivate is the cause of the *fs.PathError (Op "setup")

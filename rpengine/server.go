@@ -212,8 +212,9 @@ func (s *Server) servingPort() int {
 }
 
 // Shutdown stops accepting connections, closes the live session (pending
-// requests end with ErrServerClosed) and waits, bounded by ctx, for every
-// goroutine the server started.
+// requests end with ErrServerClosed, after what the session processed is
+// acknowledged, for at most a second) and waits, bounded by ctx, for
+// every goroutine the server started.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true

@@ -41,7 +41,9 @@
 // 120 ms, keeps only the newest level sample per 250 ms, and speaks each
 // sentence into an audio slot (reply.audio.segment), restoring the silent
 // placeholder when the game answers reply.audio.segment.consumed. So the
-// same tests run over both transports.
+// same tests run over both transports. [Engine.LooseEnds] counts what
+// the game left unsettled: messages unacknowledged, segments not given
+// back.
 //
 // # Agreement with the engine
 //

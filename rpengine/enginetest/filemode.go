@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,9 +44,11 @@ type fileEngine struct {
 }
 
 // DialMailbox is Dial over the file mailbox (docs/rpengine-protocol.md)
-// instead of WebSocket: it opens the game's mailbox folder dir (waiting,
-// bounded by ctx, for its manifest), writes hello into
-// engine-to-integration and waits for welcome. The engine then does the
+// instead of WebSocket: it opens the game's mailbox folder dir as a
+// player selects it (waiting, bounded by ctx, for the folder to exist,
+// then reading its manifest once: a folder without one is an error, as
+// in the engine's page), writes hello into engine-to-integration and
+// waits for welcome. The engine then does the
 // engine's side of file mode:
 // it reads and removes the game's files, writes its own (temporary name,
 // rename, .ready marker), removes them once the game acks them (its own
@@ -83,12 +87,15 @@ type fileLink struct {
 	poll   time.Duration
 	linger time.Duration
 
+	pollMu sync.Mutex // one poll of the game's folder at a time (readLoop, LooseEnds)
+
 	mu       sync.Mutex // guards following; held across a publish so files keep their order
 	cn       *conn
 	closed   bool
 	last     int64
-	lastID   string            // messageId of the last message given to send
-	outgoing map[string]string // messageId -> stem, until the game acks it
+	lastID   string              // messageId of the last message given to send
+	outgoing map[string]sentFile // messageId -> its file, until the game acks it
+	speaking map[int]bool        // slots announced by reply.audio.segment, until consumed
 	acks     []lingering
 	deltas   map[string]*pendingDelta
 	batch    map[string]int // next merged sequence per request
@@ -96,6 +103,9 @@ type fileLink struct {
 	peer     string
 	next     int // next audio slot
 }
+
+// sentFile is one of the engine's messages in engine-to-integration.
+type sentFile struct{ stem, typ string }
 
 type lingering struct {
 	stem string
@@ -120,7 +130,7 @@ func (e *Engine) connectFile(ctx context.Context) error {
 		return err
 	}
 	f := &fileLink{e: e, root: root, slots: man.Audio.SlotCount, poll: fe.poll, linger: fe.ack,
-		outgoing: map[string]string{}, deltas: map[string]*pendingDelta{}, batch: map[string]int{}, levels: map[string]*pendingLevel{}}
+		outgoing: map[string]sentFile{}, speaking: map[int]bool{}, deltas: map[string]*pendingDelta{}, batch: map[string]int{}, levels: map[string]*pendingLevel{}}
 	f.last = latestStem(root)
 	helloID := wire.NewID()
 	hello, _ := wire.Encode(wire.TypeHello, helloID, "", time.Now(), map[string]string{"clientVersion": e.opts.ClientVersion})
@@ -144,32 +154,55 @@ func (e *Engine) connectFile(ctx context.Context) error {
 	return e.startConn(cn, func() { f.readLoop(cn) }, f.closeNow)
 }
 
-// openMailbox waits for the game's manifest and checks it.
+// openMailbox opens the game's folder as the player selects it: it waits,
+// bounded by ctx, for the folder to exist (a player can only pick a
+// folder that exists), then reads and checks the manifest once. The
+// engine's page does not wait for a manifest: it reads it once, when the
+// player selects the folder (and at each reconnect), and if it is missing
+// or unusable shows an error and never retries (docs/rpengine-protocol.md,
+// "File transport"; issue #33: a folder selected while the game was
+// still writing its slots, before the manifest, left the player stuck).
 func openMailbox(ctx context.Context, fe *fileEngine) (*os.Root, mbx.Manifest, error) {
 	var man mbx.Manifest
 	for {
-		root, err := os.OpenRoot(fe.dir)
+		_, err := os.Lstat(fe.dir)
 		if err == nil {
-			var b []byte
-			if b, err = mbx.ReadRegular(root, mbx.ManifestName, 1<<20); err == nil {
-				if err = json.Unmarshal(b, &man); err == nil {
-					if man.Schema != mbx.Schema || man.Version != mbx.Version || man.Audio.Format != mbx.AudioFormat ||
-						man.Audio.Channels != 1 || man.Audio.SlotCount < 1 || man.Mailboxes.IntegrationToEngine != mbx.ToEngine ||
-						man.Mailboxes.EngineToIntegration != mbx.FromEngine || man.Audio.Directory != mbx.AudioDir || man.IntegrationID == "" {
-						root.Close()
-						return nil, man, fmt.Errorf("unsupported manifest: %s", b)
-					}
-					return root, man, nil
-				}
-			}
-			root.Close()
+			break
 		}
 		select {
 		case <-ctx.Done():
-			return nil, man, fmt.Errorf("waiting for the mailbox manifest: %w (last: %v)", ctx.Err(), err)
+			return nil, man, fmt.Errorf("waiting for the mailbox folder: %w (last: %v)", ctx.Err(), err)
 		case <-time.After(fe.poll):
 		}
 	}
+	root, err := os.OpenRoot(fe.dir)
+	if err != nil {
+		return nil, man, err
+	}
+	b, err := mbx.ReadRegular(root, mbx.ManifestName, 1<<20)
+	if err == nil {
+		err = json.Unmarshal(b, &man)
+	}
+	if err == nil && (man.Schema != mbx.Schema || man.Version != mbx.Version || man.Audio.Format != mbx.AudioFormat ||
+		man.Audio.Channels != 1 || man.Audio.SlotCount < 1 || man.Mailboxes.IntegrationToEngine != mbx.ToEngine ||
+		man.Mailboxes.EngineToIntegration != mbx.FromEngine || man.Audio.Directory != mbx.AudioDir || man.IntegrationID == "") {
+		err = fmt.Errorf("unsupported manifest: %s", b)
+	}
+	// The page then opens the three folders the manifest names, and fails
+	// the same way when one is missing.
+	for _, d := range []string{mbx.ToEngine, mbx.FromEngine, mbx.AudioDir} {
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = root.Stat(d); err == nil && !fi.IsDir() {
+				err = fmt.Errorf("%s is not a folder", d)
+			}
+		}
+	}
+	if err != nil {
+		root.Close()
+		return nil, man, fmt.Errorf("the mailbox folder as selected: %w", err)
+	}
+	return root, man, nil
 }
 
 // latestStem returns the newest stem time of the engine's folder, so that
@@ -254,9 +287,9 @@ func (f *fileLink) acked(data []byte) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if stem, ok := f.outgoing[a.AcknowledgedMessageID]; ok {
+	if sf, ok := f.outgoing[a.AcknowledgedMessageID]; ok {
 		delete(f.outgoing, a.AcknowledgedMessageID)
-		_ = mbx.Remove(f.root, mbx.FromEngine, stem)
+		_ = mbx.Remove(f.root, mbx.FromEngine, sf.stem)
 	}
 }
 
@@ -273,31 +306,42 @@ func (f *fileLink) readLoop(cn *conn) {
 			return
 		case <-t.C:
 		}
-		f.expireAcks()
-		ready, _, err := mbx.List(f.root, mbx.ToEngine)
-		if err != nil {
-			f.e.opts.Logf("enginetest: mailbox gone: %v", err)
+		if !f.pollOnce(cn) {
 			return
 		}
-		for _, e := range ready {
-			if cn.ctx.Err() != nil {
-				return
-			}
-			data, err := f.take(e.Stem)
-			if err != nil {
-				continue
-			}
-			if h, err := wire.DecodeHeader(data); err == nil {
-				switch h.Type {
-				case wire.TypeAck:
-					f.acked(data)
-				case "reply.audio.segment.consumed":
-					f.restore(data)
-				}
-			}
-			cn.receive(data)
-		}
 	}
+}
+
+// pollOnce reads, removes and dispatches the game's new files; false
+// means stop (the folder is gone, or the connection ended).
+func (f *fileLink) pollOnce(cn *conn) bool {
+	f.pollMu.Lock()
+	defer f.pollMu.Unlock()
+	f.expireAcks()
+	ready, _, err := mbx.List(f.root, mbx.ToEngine)
+	if err != nil {
+		f.e.opts.Logf("enginetest: mailbox gone: %v", err)
+		return false
+	}
+	for _, e := range ready {
+		if cn.ctx.Err() != nil {
+			return false
+		}
+		data, err := f.take(e.Stem)
+		if err != nil {
+			continue
+		}
+		if h, err := wire.DecodeHeader(data); err == nil {
+			switch h.Type {
+			case wire.TypeAck:
+				f.acked(data)
+			case "reply.audio.segment.consumed":
+				f.restore(data)
+			}
+		}
+		cn.receive(data)
+	}
+	return true
 }
 
 func (f *fileLink) expireAcks() {
@@ -319,6 +363,9 @@ func (f *fileLink) restore(data []byte) {
 	if json.Unmarshal(data, &m) != nil || m.SlotIndex == nil || *m.SlotIndex < 0 || *m.SlotIndex >= f.slots {
 		return
 	}
+	f.mu.Lock()
+	delete(f.speaking, *m.SlotIndex)
+	f.mu.Unlock()
 	name := path.Join(mbx.AudioDir, mbx.SlotName(*m.SlotIndex))
 	if err := mbx.ReplaceFile(f.root, name, mbx.Silent(mbx.SampleRate)); err != nil {
 		f.e.opts.Logf("enginetest: restore %s: %v", name, err)
@@ -363,7 +410,13 @@ func (f *fileLink) send(b []byte) error {
 			return err
 		}
 	}
-	return f.publishLocked(b, typ, id)
+	if err := f.publishLocked(b, typ, id); err != nil {
+		return err
+	}
+	if slot, ok := m["slotIndex"].(float64); ok && typ == "reply.audio.segment" {
+		f.speaking[int(slot)] = true
+	}
+	return nil
 }
 
 // mergeDeltaLocked adds a text delta to its request's pending batch, which
@@ -438,7 +491,7 @@ func (f *fileLink) publishLocked(b []byte, typ, id string) error {
 	if typ == wire.TypeAck {
 		f.acks = append(f.acks, lingering{stem: stem, at: time.Now()})
 	} else {
-		f.outgoing[id] = stem
+		f.outgoing[id] = sentFile{stem, typ}
 	}
 	return nil
 }
@@ -527,4 +580,50 @@ func (e *Engine) PeerInstanceID() string {
 	cn.fm.mu.Lock()
 	defer cn.fm.mu.Unlock()
 	return cn.fm.peer
+}
+
+// LooseEnds is what a game has left unsettled in a file-mode session, as
+// the engine sees it.
+type LooseEnds struct {
+	// Unacked are the types of the engine's messages in the folder that
+	// the game has not acknowledged, oldest first (the engine's own acks
+	// are never acknowledged and are not counted).
+	Unacked []string
+	// Unconsumed are the audio slots that reply.audio.segment announced
+	// and that the game has not given back with
+	// reply.audio.segment.consumed, in slot order.
+	Unconsumed []int
+}
+
+// LooseEnds first reads what the game wrote since the engine's last poll
+// (so that, called once the game has stopped, it sees the game's last
+// acks), then reports what the game has left unsettled in the current
+// file-mode session: the zero LooseEnds over WebSocket or when not
+// connected. Issue #31: a game that stopped right after a reply left
+// engine messages unacked and segments unconsumed.
+func (e *Engine) LooseEnds() LooseEnds {
+	cn := e.current()
+	if cn == nil || cn.fm == nil {
+		return LooseEnds{}
+	}
+	f := cn.fm
+	if cn.ctx.Err() == nil {
+		f.pollOnce(cn)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var l LooseEnds
+	files := make([]sentFile, 0, len(f.outgoing))
+	for _, sf := range f.outgoing {
+		files = append(files, sf)
+	}
+	slices.SortFunc(files, func(a, b sentFile) int { return strings.Compare(a.stem, b.stem) })
+	for _, sf := range files {
+		l.Unacked = append(l.Unacked, sf.typ)
+	}
+	for slot := range f.speaking {
+		l.Unconsumed = append(l.Unconsumed, slot)
+	}
+	slices.Sort(l.Unconsumed)
+	return l
 }

@@ -150,3 +150,39 @@ func TestFileMode_audioTotals(t *testing.T) {
 	got := []any{done[0]["segmentCount"], done[0]["totalBytes"], done[0]["chunkCount"], done[0]["durationSeconds"]}
 	testutil.Equal(t, "totals", got, []any{2.0, 2 * 70560.0, 6.0, 1.6})
 }
+
+// LooseEnds counts, as the engine sees them, its messages the game has
+// not acknowledged and the segments it has not given back: none while
+// the game runs, and what the engine sends once the game has stopped
+// (issue #31).
+func TestFileMode_looseEnds(t *testing.T) {
+	t.Parallel()
+	srv, eng, _ := fileGame(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	id, err := eng.Send(ctx, "capacity.update", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	testutil.Success(t, err)
+	for !acked(eng, id) {
+		time.Sleep(time.Millisecond)
+	}
+	testutil.Equal(t, "while the game runs", eng.LooseEnds(), enginetest.LooseEnds{})
+	testutil.Success(t, srv.Close())
+	_, err = eng.Send(ctx, "capacity.update", map[string]any{"queueDepth": 0, "queueLimit": 20, "acceptingRequests": true})
+	testutil.Success(t, err)
+	_, err = eng.Send(ctx, "reply.audio.segment", map[string]any{"requestId": "r", "segmentSequence": 0, "slotIndex": 3,
+		"path": "audio/slot_0003.wav", "format": "wav_pcm_s16le", "sampleRate": 44100, "channels": 1,
+		"durationSeconds": 0.1, "byteLength": 8864, "peerInstanceId": eng.PeerInstanceID()})
+	testutil.Success(t, err)
+	testutil.Equal(t, "once it stopped", eng.LooseEnds(),
+		enginetest.LooseEnds{Unacked: []string{"capacity.update", "reply.audio.segment"}, Unconsumed: []int{3}})
+}
+
+// acked reports whether the game acknowledged the engine's message id.
+func acked(eng *enginetest.Engine, id string) bool {
+	for _, m := range eng.Received() {
+		if m.Type == "ack" && strings.Contains(string(m.Raw), `"acknowledgedMessageId":"`+id+`"`) {
+			return true
+		}
+	}
+	return false
+}

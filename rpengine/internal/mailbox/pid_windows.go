@@ -8,19 +8,25 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// processAlive reports whether a process with this PID is running. A
+// processAlive reports whether a process with this PID is running, and
+// known false when it cannot tell: the lock's age then decides. A
 // process that has exited stays openable while anyone holds a handle to
 // it (its parent, for one), so opening it is not enough: it is alive only
-// while its handle is not yet signalled. When unsure it says yes: the
-// lock's heartbeat then decides.
-func processAlive(pid int) bool {
+// while its handle is not yet signalled.
+func processAlive(pid int) (alive, known bool) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(pid))
-	if err != nil {
-		// No such process is ERROR_INVALID_PARAMETER; anything else
-		// (access denied: another user's process) means it exists.
-		return !errors.Is(err, windows.ERROR_INVALID_PARAMETER)
+	switch {
+	case errors.Is(err, windows.ERROR_INVALID_PARAMETER): // no such process
+		return false, true
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED): // another user's
+		return true, true
+	case err != nil:
+		return false, false
 	}
 	defer windows.CloseHandle(h)
 	ev, err := windows.WaitForSingleObject(h, 0)
-	return err != nil || ev != windows.WAIT_OBJECT_0
+	if err != nil {
+		return false, false
+	}
+	return ev != windows.WAIT_OBJECT_0, true
 }

@@ -39,9 +39,10 @@ type Options struct {
 	SlotHook func(slot int)
 }
 
-// ErrLocked is the cause of the error Setup returns when another live
-// process serves the same mailbox folder (its lock file's heartbeat is
-// fresher than LockStale), or took it over.
+// ErrLocked is the cause of the error Setup returns when another process
+// serves the same mailbox folder (alive on this machine, or, where that
+// cannot be known, with a lock heartbeat fresher than LockStale), or
+// took it over.
 var ErrLocked = errors.New("rpengine: mailbox folder is in use by another process")
 
 // ErrNotPrivate is the cause of the *fs.PathError (Op "setup") returned
@@ -116,8 +117,14 @@ func (m *Server) Setup() error {
 	return nil
 }
 
-// Close releases the folder after a failed Setup.
-func (m *Server) Close() { m.dropRoot() }
+// Close releases the folder, and the lock if Setup took it, after a
+// failed Setup.
+func (m *Server) Close() {
+	if root := m.root.Load(); root != nil {
+		m.release(root)
+	}
+	m.dropRoot()
+}
 
 // FailList makes listing the inbox fail with err (nil: it works again),
 // for tests of a lasting condition that root, as CI runs, cannot bring
@@ -170,9 +177,13 @@ func (m *Server) fail(op, name string, err error) error {
 
 // setup creates the folder layout, takes the lock, cleans what a crashed
 // predecessor left half-done, and writes the manifest and every slot.
+// A missing folder is built whole first (build); where that fails it is
+// created in place, as before.
 func (m *Server) setup() error {
-	if err := os.Mkdir(m.o.Dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
-		return m.fail("setup", "", err)
+	if _, err := os.Lstat(m.o.Dir); !errors.Is(err, fs.ErrNotExist) || m.build() != nil {
+		if err := os.Mkdir(m.o.Dir, DirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+			return m.fail("setup", "", err)
+		}
 	}
 	fi, err := os.Lstat(m.o.Dir)
 	if err != nil {
@@ -225,6 +236,15 @@ func (m *Server) setup() error {
 	if err := m.cleanOutbox(root); err != nil {
 		return err
 	}
+	// The manifest goes before the slots: the engine reads it once, when
+	// the player selects the folder (a folder without it is an error the
+	// page never retries: issue #33), and opens a slot only to speak into
+	// it, after the welcome, which comes once setup is done. It follows
+	// cleanOutbox, so a newly connected engine reads nothing of a
+	// previous process.
+	if err := m.writeManifest(root); err != nil {
+		return err
+	}
 	silent := Silent(SampleRate)
 	for i := range m.o.SlotCount {
 		name := path.Join(AudioDir, SlotName(i))
@@ -238,12 +258,50 @@ func (m *Server) setup() error {
 			h(i)
 		}
 	}
-	// The manifest goes last: an engine that sees it finds every slot.
+	return m.keepLock(root, true)
+}
+
+// build creates the missing mailbox folder whole, so that a player who
+// selects it the moment it appears finds its manifest (issue #33): the
+// lock, the three folders and the manifest are made in a temporary
+// folder beside it, which is then renamed into place. On failure the
+// temporary folder is removed; a folder that appeared meanwhile (another
+// game's, or the player's) is left alone.
+func (m *Server) build() error {
+	tmp := filepath.Join(filepath.Dir(m.o.Dir), "."+filepath.Base(m.o.Dir)+TempPrefix+m.tok)
+	if err := os.Mkdir(tmp, DirMode); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(tmp)
+	if err == nil {
+		err = m.lock(root)
+		for _, d := range []string{ToEngine, FromEngine, AudioDir} {
+			if err == nil {
+				err = root.Mkdir(d, DirMode)
+			}
+		}
+		if err == nil {
+			err = m.writeManifest(root)
+		}
+		root.Close()
+	}
+	if err == nil {
+		err = os.Rename(tmp, m.o.Dir)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+	}
+	return err
+}
+
+// writeManifest writes manifest.json, replacing any (atomically: the
+// engine sees the old one or the new one, never none).
+func (m *Server) writeManifest(root *os.Root) error {
 	man, _ := json.MarshalIndent(NewManifest(m.o.IntegrationID, m.o.DisplayName, m.o.SlotCount), "", "  ")
 	if err := ReplaceFile(root, ManifestName, man); err != nil {
 		return m.fail("setup", ManifestName, err)
 	}
-	return m.keepLock(root, true)
+	return nil
 }
 
 // keepLock refreshes the lock during setup when a heartbeat is due, and
@@ -340,8 +398,9 @@ type lockInfo struct {
 }
 
 // lock takes the folder's lock file, or fails with ErrLocked when
-// another process holds it and its heartbeat is fresh. A stale lock (a
-// crashed process) is taken over.
+// another process holds it: one alive on this machine, or one whose
+// liveness cannot be known and whose heartbeat is fresh. A crashed
+// holder's lock is taken over.
 func (m *Server) lock(root *os.Root) error {
 	host, _ := os.Hostname()
 	info, _ := json.Marshal(lockInfo{PID: os.Getpid(), Host: host, Token: m.tok, Started: wire.Timestamp(time.Now())})
@@ -356,6 +415,7 @@ func (m *Server) lock(root *os.Root) error {
 				_ = RemoveFile(root, LockName)
 				return m.fail("lock", LockName, err)
 			}
+			holding.Store(m.tok, true)
 			return nil
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt >= 2 {
@@ -390,15 +450,41 @@ func (m *Server) lock(root *os.Root) error {
 			}
 			return nil
 		}
-		// A holder on this machine whose process is gone crashed: its
-		// lock is stale at once (a restarted game need not wait).
-		dead := held.Host == host && held.PID > 0 && held.PID != os.Getpid() && !processAlive(held.PID)
-		if fi.Mode().IsRegular() && age < m.o.LockStale && !dead {
+		// A holder on this machine is alive or not, whatever the file's
+		// times say (issue #31: a lock dated 1970, or a clock jump, let a
+		// second game take a live holder's folder); a crashed one's lock
+		// is taken at once. Only when liveness cannot be known (another
+		// machine, no pid) does the heartbeat's age decide.
+		live, known := holderLive(held, host)
+		switch {
+		case !fi.Mode().IsRegular():
+		case known && live:
+			return m.fail("lock", LockName, fmt.Errorf("%w (pid %d on this machine, %q, is running)", ErrLocked, held.PID, host))
+		case !known && age < m.o.LockStale:
 			return m.fail("lock", LockName, fmt.Errorf("%w (pid %d on %q, heartbeat %v ago; a crashed holder's lock goes stale after %v)",
 				ErrLocked, held.PID, held.Host, age.Round(time.Millisecond), m.o.LockStale))
 		}
-		m.takeStale(root, fi, age, held.PID, dead)
+		m.takeStale(root, fi, age, held.PID, known && !live)
 	}
+}
+
+// holding holds the lock tokens of this process's servers, from lock
+// until release: a lock naming this process is live exactly when its
+// token is here.
+var holding sync.Map
+
+// holderLive reports whether the holder of a lock is alive, and known
+// false when that cannot be told (another machine, no pid, or a platform
+// that cannot probe processes).
+func holderLive(held lockInfo, host string) (live, known bool) {
+	switch {
+	case held.PID <= 0 || host == "" || held.Host != host:
+		return false, false
+	case held.PID == os.Getpid():
+		_, live = holding.Load(held.Token)
+		return live, true
+	}
+	return processAlive(held.PID)
 }
 
 // takeStale moves the stale lock fi aside under a unique name (one taker
@@ -406,7 +492,7 @@ func (m *Server) lock(root *os.Root) error {
 // judged the same stale lock may, by the time it renames, move the fresh
 // lock the first taker just created: it puts that one back (a hard link
 // never replaces a lock created meanwhile) and lock then refuses.
-func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, dead bool) {
+func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid int, gone bool) {
 	aside := LockName + ".stale-" + m.tok
 	if err := RenameFile(root, LockName, aside); err != nil {
 		return
@@ -418,7 +504,7 @@ func (m *Server) takeStale(root *os.Root, fi os.FileInfo, age time.Duration, pid
 	}
 	_ = RemoveFile(root, aside)
 	m.log.Warn("rpengine: took over a stale mailbox lock", "file", m.abs(LockName), "age", age.Round(time.Millisecond),
-		"pid", pid, "processGone", dead)
+		"pid", pid, "processGone", gone)
 }
 
 // heartbeat refreshes the lock's mtime and checks that it is still ours.
@@ -549,26 +635,39 @@ func (m *Server) endSession(err, cause error) {
 	m.host.Unregister(c, false)
 }
 
-// Shutdown ends the session with err and releases the lock. The folder is closed
-// once the session's writer has stopped: a write it had begun finishes
-// (issue #31: the ack of the last engine message, cut short, was logged
-// as an outbox failure at every exit).
+// Shutdown ends the session with err and releases the lock. The
+// connection writes until the session's writer has stopped, so that what
+// the session processed is acknowledged and every segment it read given
+// back (issue #31: 4 to 5 messages were left unacknowledged), and the
+// folder is closed only then (a write cut short was logged as an outbox
+// failure at every exit).
 func (m *Server) Shutdown(err error) {
 	if c := m.cur; c != nil {
-		m.endSession(err, nil)
+		m.cur = nil
+		c.sess.End(err)
 		<-c.sess.Done()
+		c.closed.Store(true)
+		m.host.Unregister(c, false)
 	}
 	root := m.root.Load()
 	if root == nil {
+		holding.Delete(m.tok)
 		return
 	}
+	m.release(root)
+	root.Close()
+}
+
+// release removes the lock file if it is still ours, and forgets its
+// token: from then on this process no longer holds the folder.
+func (m *Server) release(root *os.Root) {
 	if b, err := ReadRegular(root, LockName, 4096); err == nil {
 		var held lockInfo
 		if json.Unmarshal(b, &held) == nil && held.Token == m.tok {
 			_ = RemoveFile(root, LockName)
 		}
 	}
-	root.Close()
+	holding.Delete(m.tok)
 }
 
 // poll reads every new marked engine message, in stem order.
@@ -768,7 +867,13 @@ func (c *conn) Send(msg []byte) error {
 
 // Close ends the connection: nothing more is written for it. A mailbox
 // has no close frame; the engine learns of a new session from welcome.
+// The server's shutdown (CloseGoingAway) is the exception: the session's
+// writer goes on writing what the session processed, and Shutdown closes
+// the connection once the session is done (issue #31).
 func (c *conn) Close(code int, reason string) {
+	if code == transport.CloseGoingAway {
+		return
+	}
 	if !c.closed.Swap(true) {
 		c.m.log.Debug("rpengine: mailbox session closed", "code", code, "reason", reason)
 	}

@@ -238,6 +238,12 @@ func (s *Session) endOf(r *reply, e stream.End) *End {
 // segment takes a whole segment of r (file mode), under the same rules
 // as assembled ones.
 func (s *Session) segment(now time.Time, r *reply, sg *FileSegment) {
+	if sg.Answer != nil {
+		// A refused segment is given back too: the engine then puts the
+		// silent placeholder back (issue #31: never answered, it stayed
+		// unconsumed).
+		defer s.send(now, sg.AnswerType, sg.Answer)
+	}
 	if sg.Err != nil {
 		detail := peertext.Clip(sg.Err.Error(), peertext.LineBytes)
 		s.log(slog.LevelWarn, "rpengine: dropped reply.audio.segment", "requestId", r.id, "reason", detail)
@@ -251,9 +257,6 @@ func (s *Session) segment(now time.Time, r *reply, sg *FileSegment) {
 	r.offset += dur
 	r.files.add(seg)
 	s.event(r, Event{Kind: EventSegment, Segment: seg})
-	if sg.Answer != nil {
-		s.send(now, sg.AnswerType, sg.Answer)
-	}
 }
 
 // segmentsCompleted takes file mode's reply.audio.completed: it checks

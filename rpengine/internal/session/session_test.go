@@ -594,9 +594,11 @@ func TestSession_segments(t *testing.T) {
 		return h.drain()
 	}
 	testutil.Equal(t, "taken and answered", deliver("r1", seg(0, nil)), []string{"event r1 segment 0 441", `send reply.audio.segment.consumed {"segmentSequence":0}`})
-	testutil.Equal(t, "refused: an anomaly, no answer", deliver("r1", seg(1, errors.New("bad slot"))),
-		[]string{"log WARN rpengine: dropped reply.audio.segment", "event r1 anomaly invalid_chunk"})
-	testutil.Equal(t, "offset", h.outs[len(h.outs)-1].Event.Anomaly.Segment, 1)
+	// Issue #31: a refused segment is given back too (it stayed
+	// unconsumed in the engine's folder).
+	testutil.Equal(t, "refused: an anomaly, and answered", deliver("r1", seg(1, errors.New("bad slot"))),
+		[]string{"log WARN rpengine: dropped reply.audio.segment", "event r1 anomaly invalid_chunk", `send reply.audio.segment.consumed {"segmentSequence":1}`})
+	testutil.Equal(t, "offset", h.outs[len(h.outs)-2].Event.Anomaly.Segment, 1)
 	deliver("r1", seg(1, nil))
 	testutil.Equal(t, "second offset", h.outs[len(h.outs)-2].Event.Segment.Offset, 10*time.Millisecond)
 	got := h.in("reply.audio.completed", map[string]any{"requestId": "r1", "chunkCount": 2, "totalBytes": 1764, "segmentCount": 2, "durationSeconds": 0.02})
