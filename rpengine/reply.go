@@ -77,6 +77,11 @@ type Result struct {
 	TokenCount int
 	// CardHash is the card hash the engine resolved (reply.accepted).
 	CardHash card.Digest
+	// TextElapsed is the engine's own time to generate the text, and
+	// SpeechElapsed its time to synthesize the speech (elapsedMs of
+	// reply.text.completed and reply.audio.completed); zero when the
+	// engine did not say (SpeechElapsed always, for a text-only reply).
+	TextElapsed, SpeechElapsed time.Duration
 }
 
 // maxQueuedEvents bounds the events other than audio segments that a
@@ -308,7 +313,8 @@ func (r *Reply) push(ev session.Event) (slow bool) {
 	case session.EventEnd:
 		if ev.End.Failure == nil {
 			res := ev.End.Result
-			r.result = Result{RequestID: r.id, Text: res.Text, Extracted: res.Extracted, TokenCount: res.TokenCount, CardHash: res.CardHash}
+			r.result = Result{RequestID: r.id, Text: res.Text, Extracted: res.Extracted, TokenCount: res.TokenCount, CardHash: res.CardHash,
+				TextElapsed: res.TextElapsed, SpeechElapsed: res.SpeechElapsed}
 		}
 		r.finishLocked(failure(ev.End.Failure))
 		return false
