@@ -29,8 +29,9 @@ var (
 	// for ServerOptions.IdleTimeout.
 	ErrNoAnswer = errors.New("rpengine: engine did not answer in time")
 	// ErrSlowConsumer ends a reply whose events the game did not consume
-	// while more than ServerOptions.MaxPendingAudio of audio piled up; the
-	// request is cancelled on the engine.
+	// while more than ServerOptions.MaxPendingAudio of audio (or its
+	// bytes), or 1024 other events, piled up (see Reply); the request is
+	// cancelled on the engine.
 	ErrSlowConsumer = errors.New("rpengine: reply events not consumed in time")
 	// ErrCancelled ends a reply the engine cancelled (reply.cancelled):
 	// after Reply.Cancel, or the engine's own reason (connection_lost
