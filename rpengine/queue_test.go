@@ -147,3 +147,17 @@ func TestReply_queueMemoryBounded(t *testing.T) {
 	}
 	testutil.Equal(t, "counted", []int{r.others, r.bytes}, []int{0, 2 + segmentOverhead})
 }
+
+// A reply ended by the bound just as its speech ends still says the
+// speech ended (issue #17: a speaker plays what it got and finishes).
+func TestReply_boundAtAudioEnd(t *testing.T) {
+	t.Parallel()
+	r := newReply("r1", false, time.Minute)
+	r.push(segmentEvent(0, 44100, 441))
+	for range maxQueuedEvents {
+		r.push(session.Event{Kind: session.EventAnomaly})
+	}
+	testutil.Equal(t, "slow", r.push(session.Event{Kind: session.EventAudioEnd}), true)
+	evs := drain(t, r)
+	testutil.Equal(t, "the end", []EventKind{evs[len(evs)-2].Kind, evs[len(evs)-1].Kind}, []EventKind{EventAudioEnd, EventEnd})
+}

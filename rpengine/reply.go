@@ -310,7 +310,6 @@ func (r *Reply) finishLocked(err error) {
 	if r.speech && !r.audioEnd {
 		// The speech ends with the reply, complete or not: a speaker
 		// plays what it got and finishes (issue #17).
-		r.audioEnd = true
 		r.appendLocked(Event{Kind: EventAudioEnd})
 	}
 	r.appendLocked(Event{Kind: EventEnd, Err: err})
@@ -340,7 +339,6 @@ func (r *Reply) push(ev session.Event) (slow bool) {
 		if r.audioEnd {
 			return false
 		}
-		r.audioEnd = true
 	}
 	r.enqueueLocked(Event{Kind: EventKind(ev.Kind), Text: ev.Text, Segment: ev.Segment, Capture: CaptureStatus(ev.Capture), Anomaly: ev.Anomaly})
 	return r.ended
@@ -392,6 +390,8 @@ func (r *Reply) appendLocked(ev Event) {
 		r.textAt = len(r.queue)
 	case EventCapture:
 		r.capAt = len(r.queue)
+	case EventAudioEnd:
+		r.audioEnd = true
 	}
 	r.queue = append(r.queue, ev)
 	r.count(ev, 1)
