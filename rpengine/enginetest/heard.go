@@ -47,8 +47,11 @@ func decodeSpeech(raw json.RawMessage) ([]float32, error) {
 	if a.Format == "pcm_s16le" {
 		size = 2
 	}
-	if len(b) == 0 || len(b)%size != 0 {
+	switch n := len(b) / size; {
+	case len(b) == 0 || len(b)%size != 0:
 		return nil, fmt.Errorf("event.audio holds %d bytes, not a whole number of %s samples", len(b), a.Format)
+	case n > maxInputSeconds*inputRate:
+		return nil, fmt.Errorf("event.audio is %.1f s, over the %d s limit", float64(n)/inputRate, maxInputSeconds)
 	}
 	out := make([]float32, len(b)/size)
 	for i := range out {
@@ -61,9 +64,6 @@ func decodeSpeech(raw json.RawMessage) ([]float32, error) {
 			return nil, fmt.Errorf("event.audio sample %d is not a finite number", i)
 		}
 		out[i] = v
-	}
-	if len(out) > maxInputSeconds*inputRate {
-		return nil, fmt.Errorf("event.audio is %.1f s, over the %d s limit", float64(len(out))/inputRate, maxInputSeconds)
 	}
 	return out, nil
 }
