@@ -394,7 +394,7 @@ func (c *conn) admit(r *Reply, key card.Key, retry bool) (session.Admission, err
 		return session.AdmitEnded, nil
 	}
 	if errors.Is(aerr, session.ErrDuplicateRequest) {
-		return 0, &FieldError{Field: "requestId", Reason: fmt.Sprintf("%q is already active", r.id)}
+		return 0, &FieldError{Field: "RequestID", Reason: fmt.Sprintf("%q is already active", r.id)}
 	}
 	return a, aerr
 }

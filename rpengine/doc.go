@@ -11,7 +11,7 @@
 //	err = server.Start()                   // server.URL() is what the player opens
 //	c, err := card.New(card.Data{Name: "Ari", Description: "A scout."})
 //	reply, err := server.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "my-game", CharacterID: "ari", Card: c,
-//		Text: "Hello!", Voice: "F1"}) // or Speech: recording.Samples
+//		Text: "Hello!", Voice: "F1"}) // or SpeechFloat: recording.Float32()
 //	for ev := range reply.Events() {
 //		switch ev.Kind {
 //		case rpengine.EventText:     // ev.Text: the whole subtitle so far
@@ -38,8 +38,8 @@
 // All Server and Reply methods may be called concurrently. Constructors
 // start no goroutine; Start and Serve do, and Shutdown or Close returns
 // once they all ended. Requests wait, bounded by their context, for an
-// engine with room (or fail at once with ServerOptions.FailFast), and
-// every request ends: ErrConnectionLost, ErrNoAnswer (AckTimeout,
+// engine with room (or fail at once with ServerOptions.FailFast), are not
+// sent once their context expired, and every request ends: ErrConnectionLost, ErrNoAnswer (AckTimeout,
 // IdleTimeout), ErrSlowConsumer (see Reply), or the engine's answer.
 // Callbacks (Logger, OnSession, OnStop, the Recorder) are called with no
 // lock of the package held, with values that stay theirs.

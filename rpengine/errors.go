@@ -3,6 +3,7 @@ package rpengine
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gamelink-go/gamelink/internal/peertext"
 	"github.com/gamelink-go/gamelink/rpengine/internal/session"
@@ -28,8 +29,9 @@ var (
 	// for ServerOptions.IdleTimeout.
 	ErrNoAnswer = errors.New("rpengine: engine did not answer in time")
 	// ErrSlowConsumer ends a reply whose events the game did not consume
-	// while more than ServerOptions.MaxPendingAudio of audio piled up; the
-	// request is cancelled on the engine.
+	// while more than ServerOptions.MaxPendingAudio of audio (or its
+	// bytes), or 1024 other events, piled up (see Reply); the request is
+	// cancelled on the engine.
 	ErrSlowConsumer = errors.New("rpengine: reply events not consumed in time")
 	// ErrCancelled ends a reply the engine cancelled (reply.cancelled):
 	// after Reply.Cancel, or the engine's own reason (connection_lost
@@ -41,33 +43,40 @@ var (
 	ErrResyncLoop = errors.New("rpengine: card resynchronisation did not converge")
 )
 
-// Sentinels for the request.error codes a game branches on. A
-// *RequestError matches the sentinel of its code with errors.Is.
+// Sentinels for the request.error codes the engine sends
+// (docs/rpengine-protocol.md, "Engine to game"). A *RequestError matches
+// the sentinel of its code with errors.Is; an unknown code matches none.
 var (
-	ErrInvalidPayload       = errors.New("rpengine: invalid_payload")
-	ErrCardResyncRequired   = errors.New("rpengine: card_resync_required")
-	ErrInvalidCharacterCard = errors.New("rpengine: invalid_character_card")
-	ErrServiceNotStarted    = errors.New("rpengine: service_not_started")
-	ErrCapacityExceeded     = errors.New("rpengine: capacity_exceeded")
-	ErrDuplicateRequest     = errors.New("rpengine: duplicate_request")
-	ErrMicrophoneNotEnabled = errors.New("rpengine: microphone_not_enabled")
-	ErrVoiceCaptureActive   = errors.New("rpengine: voice_capture_active")
-	ErrPromptTooLarge       = errors.New("rpengine: prompt_too_large")
-	ErrEmptySpeech          = errors.New("rpengine: empty_speech")
+	ErrInvalidPayload        = errors.New("rpengine: invalid_payload")
+	ErrCardResyncRequired    = errors.New("rpengine: card_resync_required")
+	ErrInvalidCharacterCard  = errors.New("rpengine: invalid_character_card")
+	ErrServiceNotStarted     = errors.New("rpengine: service_not_started")
+	ErrCapacityExceeded      = errors.New("rpengine: capacity_exceeded")
+	ErrDuplicateRequest      = errors.New("rpengine: duplicate_request")
+	ErrMicrophoneNotEnabled  = errors.New("rpengine: microphone_not_enabled")
+	ErrVoiceCaptureActive    = errors.New("rpengine: voice_capture_active")
+	ErrUnsupportedLanguage   = errors.New("rpengine: unsupported_language")
+	ErrUnsupportedVoice      = errors.New("rpengine: unsupported_voice")
+	ErrInvalidRequest        = errors.New("rpengine: invalid_request")
+	ErrPromptTooLarge        = errors.New("rpengine: prompt_too_large")
+	ErrSTTModelNotInstalled  = errors.New("rpengine: stt_model_not_installed")
+	ErrUnsupportedSampleRate = errors.New("rpengine: unsupported_sample_rate")
+	ErrEmptySpeech           = errors.New("rpengine: empty_speech")
+	ErrRequestFailed         = errors.New("rpengine: request_failed")
+	ErrAudioTransportFailed  = errors.New("rpengine: audio_transport_failed")
 )
 
-var codeSentinels = map[string]error{
-	"invalid_payload":        ErrInvalidPayload,
-	"card_resync_required":   ErrCardResyncRequired,
-	"invalid_character_card": ErrInvalidCharacterCard,
-	"service_not_started":    ErrServiceNotStarted,
-	"capacity_exceeded":      ErrCapacityExceeded,
-	"duplicate_request":      ErrDuplicateRequest,
-	"microphone_not_enabled": ErrMicrophoneNotEnabled,
-	"voice_capture_active":   ErrVoiceCaptureActive,
-	"prompt_too_large":       ErrPromptTooLarge,
-	"empty_speech":           ErrEmptySpeech,
-}
+// codeSentinels maps each code to its sentinel, whose text names it.
+var codeSentinels = func() map[string]error {
+	m := map[string]error{}
+	for _, err := range []error{ErrInvalidPayload, ErrCardResyncRequired, ErrInvalidCharacterCard, ErrServiceNotStarted,
+		ErrCapacityExceeded, ErrDuplicateRequest, ErrMicrophoneNotEnabled, ErrVoiceCaptureActive, ErrUnsupportedLanguage,
+		ErrUnsupportedVoice, ErrInvalidRequest, ErrPromptTooLarge, ErrSTTModelNotInstalled, ErrUnsupportedSampleRate,
+		ErrEmptySpeech, ErrRequestFailed, ErrAudioTransportFailed} {
+		m[strings.TrimPrefix(err.Error(), "rpengine: ")] = err
+	}
+	return m
+}()
 
 // RequestError is a request.error from the engine. Unknown codes are kept
 // as they are.

@@ -140,7 +140,7 @@ func Example_speech() {
 
 	ari, _ := card.New(card.Data{Name: "Ari", Description: "A scout."})
 	reply, err := server.Reply(ctx, rpengine.ReplyRequest{IntegrationID: "my-game", CharacterID: "ari", Card: ari,
-		Speech: speech.Samples})
+		Speech: speech.Samples}) // or SpeechFloat: speech.Float32(), before its 16-bit conversion
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -336,7 +336,12 @@ func TestServer_engineErrors(t *testing.T) {
 			{"capacity_exceeded", true, rpengine.ErrCapacityExceeded},
 			{"service_not_started", false, rpengine.ErrServiceNotStarted},
 			{"prompt_too_large", true, rpengine.ErrPromptTooLarge},
-			{"unsupported_voice", true, nil},
+			{"unsupported_voice", true, rpengine.ErrUnsupportedVoice},
+			// Issue #33: the codes that had no sentinel.
+			{"request_failed", true, rpengine.ErrRequestFailed},
+			{"stt_model_not_installed", true, rpengine.ErrSTTModelNotInstalled},
+			{"unsupported_sample_rate", true, rpengine.ErrUnsupportedSampleRate},
+			{"invalid_request", false, rpengine.ErrInvalidRequest},
 			{"some_future_code", false, nil},
 		}
 		for _, tt := range tests {

@@ -99,8 +99,11 @@ func (u *fuzzUnit) finish(t *testing.T) {
 		default:
 			t.Fatalf("reply %s still pending after the session ended", r.id)
 		}
-		if n := queued(r); n > maxQueuedEvents+1 {
-			t.Fatalf("%d events queued", n)
+		r.mu.Lock()
+		others, audio, held := r.others, r.audio, r.bytes
+		r.mu.Unlock()
+		if others > maxQueuedEvents+2 || audio > r.maxAudio || held > r.maxBytes {
+			t.Fatalf("%d events, %v of audio, %d bytes queued", others, audio, held)
 		}
 		r.mu.Lock()
 		delivered := r.took // the End was consumed already

@@ -90,10 +90,11 @@ type ServerOptions struct {
 	// is used. Negative disables it.
 	IdleTimeout time.Duration
 	// MaxPendingAudio is how much audio (at the reply's sample rate) one
-	// reply may hold for a game that does not consume its events; beyond
-	// it the reply ends with ErrSlowConsumer. If zero, 60 s is used
-	// (about 5.3 MB at 44.1 kHz). Negative is invalid: memory per reply
-	// is always bounded.
+	// reply may hold for a game that does not consume its events, and,
+	// with an eighth more for bookkeeping, the bytes that much takes at
+	// 44.1 kHz; beyond either the reply ends with ErrSlowConsumer (see
+	// Reply). If zero, 60 s is used (about 6 MB). Negative is invalid:
+	// memory per reply is always bounded.
 	MaxPendingAudio time.Duration
 	// DedupWindow is how many engine messageIds are remembered to drop
 	// duplicates, and outbound messages to track. If zero, 2000 (as the

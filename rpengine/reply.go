@@ -77,6 +77,11 @@ type Result struct {
 	TokenCount int
 	// CardHash is the card hash the engine resolved (reply.accepted).
 	CardHash card.Digest
+	// TextElapsed is the engine's own time to generate the text, and
+	// SpeechElapsed its time to synthesize the speech (elapsedMs of
+	// reply.text.completed and reply.audio.completed); zero when the
+	// engine did not say (SpeechElapsed always, for a text-only reply).
+	TextElapsed, SpeechElapsed time.Duration
 }
 
 // maxQueuedEvents bounds the events other than audio segments that a
@@ -84,14 +89,28 @@ type Result struct {
 // anomalies, capture states and transcripts).
 const maxQueuedEvents = 1024
 
+// segmentOverhead is what a queued segment costs besides its samples, in
+// bytes: its Event (248 bytes on 64-bit) and a little more.
+const segmentOverhead = 256
+
+// speechRate is the engine's speech rate, Hz (docs/rpengine-protocol.md).
+const speechRate = 44100
+
 // Reply is a request in flight and its stream of events.
 //
 // Slow-consumer policy: the connection's reader never waits for the game.
-// Text updates coalesce (only the latest whole text is kept), capture
-// levels coalesce (never a change of state), and audio segments queue up to
-// ServerOptions.MaxPendingAudio; when a game leaves more than that
-// unconsumed, the reply ends with ErrSlowConsumer and is cancelled on the
-// engine. Memory per reply is therefore bounded.
+// Text updates coalesce (only the latest whole text is kept, in the place
+// of the one not yet consumed), capture levels coalesce (never a change of
+// state), and audio segments queue up to ServerOptions.MaxPendingAudio of
+// audio and to the bytes that much audio takes at 44.1 kHz, and an eighth
+// more (6 MB for 60 s), each segment counting its samples and 256 bytes of
+// bookkeeping; other events (anomalies, capture states, the end of the
+// speech) queue up to 1024. When a game leaves more than that unconsumed,
+// the reply ends with ErrSlowConsumer and is cancelled on the engine.
+// Memory per reply is therefore bounded, in bytes too: segments of 23 ms
+// or more at 44.1 kHz reach the audio bound first, while an engine that
+// declares a higher sample rate, or sends tinier segments, reaches the
+// bytes first.
 //
 // All methods may be called from any goroutine; the events are meant for
 // one consumer, but concurrent ones each get different events and all
@@ -118,7 +137,12 @@ type Reply struct {
 	queue    []Event
 	head     int
 	audio    time.Duration // queued, unconsumed segment audio
-	took     bool          // the End event was consumed
+	bytes    int           // queued segments' bytes (samples and bookkeeping)
+	maxBytes int
+	others   int  // queued events other than segments
+	textAt   int  // index of the queued EventText, if it is not consumed
+	capAt    int  // index of the latest queued EventCapture, if it is not consumed
+	took     bool // the End event was consumed
 	ended    bool
 	err      error
 	result   Result
@@ -134,7 +158,8 @@ type controller interface {
 }
 
 func newReply(id string, capture bool, maxAudio time.Duration) *Reply {
-	return &Reply{id: id, capture: capture, maxAudio: maxAudio, done: make(chan struct{}), notify: make(chan struct{}, 1),
+	return &Reply{id: id, capture: capture, maxAudio: maxAudio, maxBytes: 2 * int(maxAudio.Seconds()*speechRate) * 9 / 8,
+		textAt: -1, capAt: -1, done: make(chan struct{}), notify: make(chan struct{}, 1),
 		decided: make(chan struct{}), refused: make(chan *RequestError, 1), resync: make(chan *RequestError, 1)}
 }
 
@@ -166,9 +191,7 @@ func (r *Reply) Next(ctx context.Context) (Event, error) {
 			if !more {
 				r.queue, r.head = r.queue[:0], 0
 			}
-			if ev.Kind == EventSegment {
-				r.audio -= ev.Segment.Duration
-			}
+			r.count(ev, -1)
 			if ev.Kind == EventEnd {
 				r.took = true
 			}
@@ -287,10 +310,9 @@ func (r *Reply) finishLocked(err error) {
 	if r.speech && !r.audioEnd {
 		// The speech ends with the reply, complete or not: a speaker
 		// plays what it got and finishes (issue #17).
-		r.audioEnd = true
-		r.queue = append(r.queue, Event{Kind: EventAudioEnd})
+		r.appendLocked(Event{Kind: EventAudioEnd})
 	}
-	r.queue = append(r.queue, Event{Kind: EventEnd, Err: err})
+	r.appendLocked(Event{Kind: EventEnd, Err: err})
 	close(r.done)
 }
 
@@ -308,7 +330,8 @@ func (r *Reply) push(ev session.Event) (slow bool) {
 	case session.EventEnd:
 		if ev.End.Failure == nil {
 			res := ev.End.Result
-			r.result = Result{RequestID: r.id, Text: res.Text, Extracted: res.Extracted, TokenCount: res.TokenCount, CardHash: res.CardHash}
+			r.result = Result{RequestID: r.id, Text: res.Text, Extracted: res.Extracted, TokenCount: res.TokenCount, CardHash: res.CardHash,
+				TextElapsed: res.TextElapsed, SpeechElapsed: res.SpeechElapsed}
 		}
 		r.finishLocked(failure(ev.End.Failure))
 		return false
@@ -316,36 +339,76 @@ func (r *Reply) push(ev session.Event) (slow bool) {
 		if r.audioEnd {
 			return false
 		}
-		r.audioEnd = true
 	}
 	r.enqueueLocked(Event{Kind: EventKind(ev.Kind), Text: ev.Text, Segment: ev.Segment, Capture: CaptureStatus(ev.Capture), Anomaly: ev.Anomaly})
 	return r.ended
 }
 
 // enqueueLocked queues ev for the consumer, coalescing text and levels and
-// enforcing the slow-consumer bound.
+// enforcing the slow-consumer bounds. Text replaces the text not yet
+// consumed wherever it is in the queue, as interleaved with segments it
+// would never be last (issue #31: 1600 deltas and segments ended a reply
+// read in a tight loop).
 func (r *Reply) enqueueLocked(ev Event) {
-	if n := len(r.queue); n > r.head {
-		last := &r.queue[n-1]
-		if last.Kind == ev.Kind && (ev.Kind == EventText || ev.Kind == EventCapture && sameStage(last.Capture, ev.Capture)) {
-			*last = ev
-			return
-		}
-	}
-	if ev.Kind == EventSegment {
+	switch {
+	case ev.Kind == EventText && r.queued(r.textAt, EventText):
+		r.queue[r.textAt] = ev
+		return
+	case ev.Kind == EventCapture && r.queued(r.capAt, EventCapture) && sameStage(r.queue[r.capAt].Capture, ev.Capture):
+		r.queue[r.capAt] = ev
+		return
+	case ev.Kind == EventSegment:
 		r.speech = true
-		r.audio += ev.Segment.Duration
-		if r.audio > r.maxAudio {
-			r.finishLocked(fmt.Errorf("%w: %v of audio not consumed (limit %v)", ErrSlowConsumer, r.audio, r.maxAudio))
+		if a, b := r.audio+ev.Segment.Duration, r.bytes+segmentBytes(ev.Segment); a > r.maxAudio || b > r.maxBytes {
+			r.finishLocked(fmt.Errorf("%w: %v of audio in %d bytes not consumed (limit %v, %d bytes)", ErrSlowConsumer, a, b, r.maxAudio, r.maxBytes))
 			return
 		}
-	}
-	if len(r.queue)-r.head >= maxQueuedEvents {
+	case r.others >= maxQueuedEvents:
 		r.finishLocked(fmt.Errorf("%w: %d events not consumed", ErrSlowConsumer, maxQueuedEvents))
 		return
 	}
-	r.queue = append(r.queue, ev)
+	r.appendLocked(ev)
 }
+
+// queued reports whether the event at i is one of kind k not yet consumed.
+func (r *Reply) queued(i int, k EventKind) bool {
+	return i >= r.head && i < len(r.queue) && r.queue[i].Kind == k
+}
+
+// appendLocked queues ev, counted. A full queue whose consumed front is
+// at least half of it is moved down instead of grown, so that its memory
+// follows what is queued, not what went through.
+func (r *Reply) appendLocked(ev Event) {
+	if n := len(r.queue); n == cap(r.queue) && r.head > 0 && r.head >= n/2 {
+		k := copy(r.queue, r.queue[r.head:])
+		clear(r.queue[k:])
+		r.queue = r.queue[:k]
+		r.textAt, r.capAt, r.head = r.textAt-r.head, r.capAt-r.head, 0
+	}
+	switch ev.Kind {
+	case EventText:
+		r.textAt = len(r.queue)
+	case EventCapture:
+		r.capAt = len(r.queue)
+	case EventAudioEnd:
+		r.audioEnd = true
+	}
+	r.queue = append(r.queue, ev)
+	r.count(ev, 1)
+}
+
+// count adds ev to the queue's counts (sign 1) or takes it out (-1).
+func (r *Reply) count(ev Event, sign int) {
+	if ev.Kind != EventSegment {
+		r.others += sign
+		return
+	}
+	r.audio += time.Duration(sign) * ev.Segment.Duration
+	r.bytes += sign * segmentBytes(ev.Segment)
+}
+
+// segmentBytes is what a queued segment counts against the bytes bound.
+func segmentBytes(s stream.Segment) int { return 2*len(s.Samples) + segmentOverhead }
 
 // decide takes the engine's decision d on the latest attempt (the
 // connection's goroutine); f is the engine's error for a refusal.

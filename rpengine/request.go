@@ -20,11 +20,17 @@ type ReplyRequest struct {
 	RequestID, EventID string
 	// Text is the event as text. Speech is the player's recorded speech:
 	// mono 16-bit samples at 16 kHz, at most 30 s, which is what
-	// audio.Recording.Samples holds. At least one of the two is required.
-	// Speech is not copied: do not modify it until Reply returns.
-	Text   string
-	Speech []int16
-	// SpeechLanguage is a hint for Speech: en, ar, es, ja, ko, vi, uk or
+	// audio.Recording.Samples holds. SpeechFloat is the same as float
+	// samples (full scale is 1; finite, not clamped), sent as they are
+	// (the engine's pcm_f32le): what audio.Recording.Float32 returns,
+	// without a round trip through 16 bits, or a 16 kHz mono
+	// audio.WAV's Samples. Text or one of the two speeches is required;
+	// not both speeches. Neither is copied: do not modify them until
+	// Reply returns.
+	Text        string
+	Speech      []int16
+	SpeechFloat []float32
+	// SpeechLanguage is a hint for the speech: en, ar, es, ja, ko, vi, uk or
 	// zh. If empty, the engine detects the language.
 	SpeechLanguage string
 	// Language is the reply's language (en, ko, es, pt, fr, de, it, pl,

@@ -40,9 +40,10 @@ import (
 // capacity_exceeded refusal is retried after the engine's next
 // capacity.update. With FailFast, Reply fails at once with
 // ErrNotConnected, or with ErrBusy when the engine has no room or
-// refused the request. If ctx expires after the request was sent, it is
-// cancelled on the engine. ctx bounds only this call: use Cancel to stop
-// the reply.
+// refused the request. A request whose ctx has expired is not sent, even
+// when there is room for it; if ctx expires after the request was sent,
+// it is cancelled on the engine. ctx bounds only this call: use Cancel to
+// stop the reply.
 func (s *Server) Reply(ctx context.Context, req ReplyRequest) (_ *Reply, err error) {
 	defer errd.Wrap(&err, "rpengine: reply")
 	p, warns, err := req.payload()
@@ -101,6 +102,11 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, crd *
 		c = live
 		tr, err := c.plan.transfer(t.key, crd)
 		if err == nil {
+			// ctx may have expired while it waited or was planned: then
+			// it is not sent (issue #31).
+			err = ctx.Err()
+		}
+		if err == nil {
 			err = c.send(r, typ, p, crd, tr)
 		}
 		if err != nil {
@@ -113,6 +119,10 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, crd *
 		}
 		rerr, err := r.await(ctx)
 		for errors.Is(err, errResync) {
+			if err := ctx.Err(); err != nil {
+				c.abort(r, err, "") // refused: nothing to cancel on the engine
+				return nil, err
+			}
 			if err := s.resend(c, r, typ, p, crd, t.key, rerr); err != nil {
 				c.abort(r, err, "")
 				return r, nil // its Wait says why

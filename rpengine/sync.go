@@ -32,6 +32,9 @@ func (s *Server) SyncCharacter(ctx context.Context, integrationID, characterID s
 	results := make(chan syncResult, 2)
 	sent, err := cn.plan.transfer(key, c)
 	if err == nil {
+		err = ctx.Err() // not sent once ctx expired (issue #31)
+	}
+	if err == nil {
 		err = cn.sync(id, key, c, sent, results)
 	}
 	if err != nil {
@@ -47,6 +50,9 @@ func (s *Server) SyncCharacter(ctx context.Context, integrationID, characterID s
 				return res.hash, res.err
 			}
 			t, err := cn.plan.resync(key, c, sent, n, res.resync)
+			if err == nil {
+				err = ctx.Err()
+			}
 			if err == nil {
 				sent = t
 				err = cn.sync(id, key, c, t, results)

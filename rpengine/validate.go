@@ -101,15 +101,17 @@ func (r *ReplyRequest) payload() (*requestPayload, warnings, error) {
 	if err := validateTarget(c.integrationID, c.characterID, c.card); err != nil {
 		return nil, nil, err
 	}
-	if strings.TrimSpace(r.Text) == "" && len(r.Speech) == 0 {
+	if strings.TrimSpace(r.Text) == "" && len(r.Speech) == 0 && len(r.SpeechFloat) == 0 {
 		return nil, nil, fieldErr("Text", "blank, and no Speech: the event needs one or both")
 	}
 	p := &requestPayload{Event: &eventPayload{Text: r.Text}}
-	switch n := len(r.Speech); {
-	case n > maxAudioInputSeconds*inputSampleRate:
-		return nil, nil, fieldErr("Speech", "%.1f s, over the 30 s limit", float64(n)/inputSampleRate)
-	case n > 0:
-		p.Event.Audio = &audioPayload{Format: "pcm_s16le", SampleRate: inputSampleRate, Channels: 1, Data: pcm16(r.Speech), Language: r.SpeechLanguage}
+	a, err := speech(r.Speech, r.SpeechFloat)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case a != nil:
+		a.Language = r.SpeechLanguage
+		p.Event.Audio = a
 	case r.SpeechLanguage != "":
 		return nil, nil, fieldErr("SpeechLanguage", "set without Speech")
 	}
@@ -137,13 +139,38 @@ func (r *CaptureRequest) payload() (*requestPayload, warnings, error) {
 	return p, w, c.fill(p, &w)
 }
 
-// pcm16 encodes samples as little-endian 16-bit PCM (pcm_s16le).
-func pcm16(samples []int16) []byte {
-	b := make([]byte, 2*len(samples))
-	for i, v := range samples {
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+// speech builds event.audio from the request's speech, s16 or f32 (nil
+// without either), as the engine takes it: at most 30 s and, as floats,
+// finite (else request_failed; docs/rpengine-protocol.md). Each is encoded
+// as it is, little-endian: pcm_s16le or pcm_f32le.
+func speech(s16 []int16, f32 []float32) (*audioPayload, error) {
+	a := &audioPayload{SampleRate: inputSampleRate, Channels: 1}
+	field, n := "Speech", len(s16)
+	if len(f32) > 0 {
+		field, n = "SpeechFloat", len(f32)
 	}
-	return b
+	switch {
+	case len(s16) > 0 && len(f32) > 0:
+		return nil, fieldErr("SpeechFloat", "set with Speech: give one of the two")
+	case n > maxAudioInputSeconds*inputSampleRate:
+		return nil, fieldErr(field, "%.1f s, over the 30 s limit", float64(n)/inputSampleRate)
+	case len(s16) > 0:
+		a.Format, a.Data = "pcm_s16le", make([]byte, 2*n)
+		for i, v := range s16 {
+			binary.LittleEndian.PutUint16(a.Data[2*i:], uint16(v))
+		}
+	case len(f32) > 0:
+		a.Format, a.Data = "pcm_f32le", make([]byte, 4*n)
+		for i, v := range f32 {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fieldErr(fmt.Sprintf("SpeechFloat[%d]", i), "%v is not a finite number", v)
+			}
+			binary.LittleEndian.PutUint32(a.Data[4*i:], math.Float32bits(v))
+		}
+	default:
+		return nil, nil
+	}
+	return a, nil
 }
 
 // fill puts the shared fields into p, with generated ids and defaults,

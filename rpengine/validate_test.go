@@ -69,6 +69,14 @@ func TestServer_Reply_validation(t *testing.T) {
 		{"no such capture group", func(r *rpengine.ReplyRequest) { r.Rules[0].Group = 2 }, "Rules[0].Group"},
 		{"17 capture groups", func(r *rpengine.ReplyRequest) { r.Rules[0].Pattern = strings.Repeat("(a)", 17) }, "Rules[0].Pattern"},
 		{"too big", func(r *rpengine.ReplyRequest) { r.Text = strings.Repeat("a", 8<<20) }, "ReplyRequest"},
+		// Issue #33: float speech, which the engine fails (request_failed)
+		// past 30 s or with a non-finite sample.
+		{"both speeches", func(r *rpengine.ReplyRequest) { r.SpeechFloat = make([]float32, 10) }, "SpeechFloat"},
+		{"float speech 30 s", func(r *rpengine.ReplyRequest) { r.Speech, r.SpeechFloat = nil, make([]float32, 16000*30+1) }, "SpeechFloat"},
+		{"float speech NaN", func(r *rpengine.ReplyRequest) {
+			r.Speech, r.SpeechFloat = nil, []float32{0, 0, 0, float32(math.NaN())}
+		}, "SpeechFloat[3]"},
+		{"float speech infinite", func(r *rpengine.ReplyRequest) { r.Speech, r.SpeechFloat = nil, []float32{float32(math.Inf(1))} }, "SpeechFloat[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,4 +152,56 @@ func TestServer_Capture_validation(t *testing.T) {
 	testutil.Equal(t, "field", fe.Field, "Voice")
 	_, err = f.srv.Capture(ctxT(t), rpengine.CaptureRequest{IntegrationID: "g", CharacterID: "c", Card: testCard(t)})
 	testutil.ErrorIs(t, err, rpengine.ErrNotConnected)
+}
+
+// Issue #33: float speech goes as the engine's pcm_f32le, the samples as
+// they are (past full scale too), and the engine hears them bit for bit;
+// 16-bit speech is unchanged.
+func TestServer_floatSpeech(t *testing.T) {
+	t.Parallel()
+	f := newServer(t, nil)
+	heard := make(chan []float32, 2)
+	eng := f.dial(t, &enginetest.Options{Responder: func(r enginetest.Request) enginetest.Script {
+		heard <- r.Speech
+		return enginetest.DefaultScript(r)
+	}})
+	ctx := ctxT(t)
+	speech := make([]float32, 8000)
+	for i := range speech {
+		speech[i] = float32(math.Sin(float64(i)/7)) * 1.5
+	}
+	for _, tt := range []struct {
+		format string
+		req    func(r *rpengine.ReplyRequest)
+		want   []float32
+	}{
+		{"pcm_f32le", func(r *rpengine.ReplyRequest) { r.SpeechFloat = speech }, speech},
+		{"pcm_s16le", func(r *rpengine.ReplyRequest) { r.Speech = []int16{-32768, 16384} }, []float32{-1, 0.5}},
+	} {
+		req := textReq(testCard(t), "")
+		tt.req(&req)
+		r, err := f.srv.Reply(ctx, req)
+		testutil.Success(t, err)
+		res, err := r.Wait(ctx)
+		testutil.Success(t, err)
+		m, err := eng.WaitFor(ctx, func(m enginetest.Message) bool {
+			return m.Type == "reply.request" && strings.Contains(string(m.Raw), r.RequestID())
+		})
+		testutil.Success(t, err)
+		var v struct {
+			Event struct{ Audio struct{ Format string } }
+		}
+		testutil.Success(t, json.Unmarshal(m.Raw, &v))
+		testutil.Equal(t, "format", v.Event.Audio.Format, tt.format)
+		got := <-heard
+		testutil.Equal(t, "samples heard", len(got), len(tt.want))
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(tt.want[i]) {
+				t.Fatalf("%s: sample %d heard as %v, sent %v", tt.format, i, got[i], tt.want[i])
+			}
+		}
+		if tt.format == "pcm_f32le" {
+			testutil.Equal(t, "reply", res.Text, "I hear you. You said: (0.5 seconds of speech)")
+		}
+	}
 }

@@ -34,6 +34,19 @@ type Recording struct {
 	Limited bool
 	// Silent is true when every input sample was exactly zero.
 	Silent bool
+
+	float []float32 // the samples before 16-bit conversion (Float32)
+}
+
+// Float32 returns the recording as the Recorder made it before the 16-bit
+// conversion of Samples: float samples at [CaptureRate] Hz, full scale 1,
+// not clamped (RPEngine's "pcm_f32le", rpengine.ReplyRequest.SpeechFloat).
+// For a Recording made elsewhere it converts Samples.
+func (r *Recording) Float32() []float32 {
+	if r.float == nil && len(r.Samples) > 0 {
+		return AppendFloat32(nil, r.Samples)
+	}
+	return r.float
 }
 
 // Duration returns the length of the recording.
@@ -77,7 +90,7 @@ type Recorder struct {
 	// audio thread only (and the controller while the device is stopped)
 	rs        *Resampler
 	mono, tmp []float32
-	buf       []int16 // the recording, allocated for MaxDuration
+	buf       []float32 // the recording, allocated for MaxDuration
 	peak      float32
 	sum       float64
 	n         int
@@ -114,7 +127,7 @@ func openRecorder(opts *RecorderOptions, open opener) (*Recorder, error) {
 	}
 	r.mono = make([]float32, 0, maxBlockFrames)
 	r.tmp = make([]float32, 0, r.rs.MaxOutFrames(maxBlockFrames))
-	r.buf = make([]int16, 0, r.maxLen)
+	r.buf = make([]float32, 0, r.maxLen)
 	r.tmp, _ = r.rs.Append(r.tmp, r.mono[:maxBlockFrames]) // size the history buffer once
 	r.rs.Reset()
 	return r, nil
@@ -274,9 +287,9 @@ func (r *Recorder) Stop() (*Recording, error) {
 	c := &Recording{Limited: r.limited.Load(), Silent: !r.nonzero.Load()}
 	if !c.Limited {
 		tail := r.rs.Flush(r.tmp[:0])
-		r.buf = AppendInt16(r.buf, tail[:min(len(tail), r.maxLen-len(r.buf))])
+		r.buf = append(r.buf, tail[:min(len(tail), r.maxLen-len(r.buf))]...)
 	}
-	c.Samples = slices.Clone(r.buf)
+	c.Samples, c.float = AppendInt16(nil, r.buf), slices.Clone(r.buf)
 	took := time.Since(r.started)
 	if quiet := took - time.Duration(r.lastCall.Load()); r.lost.Load() != nil || (r.paced() && quiet > lostAfter) {
 		err := fmt.Errorf("%w: no callback from the microphone in the last %v of a %v recording", ErrDeviceLost, quiet.Round(time.Millisecond), took.Round(time.Millisecond))
@@ -329,7 +342,7 @@ func (r *Recorder) consume(in []float32) {
 		r.tmp, _ = r.rs.Append(r.tmp[:0], r.mono)
 		n := min(len(r.tmp), r.maxLen-len(r.buf))
 		r.meter(r.tmp[:n])
-		r.buf = AppendInt16(r.buf, r.tmp[:n])
+		r.buf = append(r.buf, r.tmp[:n]...)
 		r.frames.Store(int64(len(r.buf)))
 		if len(r.buf) == r.maxLen {
 			r.limited.Store(true)

@@ -233,3 +233,23 @@ func TestRecorder_Push_allocs(t *testing.T) {
 	_, err = r.Stop()
 	testutil.Success(t, err)
 }
+
+// Issue #33: the recording as floats, before the 16-bit conversion, for
+// RPEngine's pcm_f32le: Samples is its conversion, and it is not
+// quantised (the resampler's floor, not 16 bits').
+func TestRecorder_float32(t *testing.T) {
+	t.Parallel()
+	r, f := newTestRecorder(t, 48000, 2, nil)
+	testutil.Success(t, r.Start())
+	pushChunks(f, stereoTone(48000, 1000, 0.5, 24000), 480)
+	c, err := r.Stop()
+	testutil.Success(t, err)
+	fl := c.Float32()
+	testutil.Equal(t, "Samples is its 16-bit conversion", AppendInt16(nil, fl), c.Samples)
+	a, e := fitSine(fl[100:7900], 1000, CaptureRate)
+	if thdn := db(a / math.Sqrt2 / e); thdn < 110 {
+		t.Errorf("THD+N %.1f dB: quantised", thdn)
+	}
+	made := &Recording{Samples: []int16{-32768, 16384}}
+	testutil.Equal(t, "a Recording made elsewhere", made.Float32(), []float32{-1, 0.5})
+}

@@ -33,6 +33,11 @@ type Request struct {
 	// processed text and extractedContent.
 	Buffered bool
 	Raw      []byte // the whole envelope
+	// Speech is the event's recorded speech as the engine hears it: at
+	// 16 kHz, from pcm_s16le (sample/32768) or pcm_f32le (as sent); nil
+	// when it cannot be decoded, which fails the request with
+	// request_failed once accepted (docs/rpengine-protocol.md).
+	Speech []float32
 }
 
 // Script is how the engine answers one request.
@@ -63,6 +68,7 @@ func DefaultScript(r Request) Script {
 
 type job struct {
 	req       Request
+	speechErr error       // why the event's audio cannot be decoded
 	rules     *processing // output.responseProcessing; nil: streamed text
 	capture   bool
 	cancelled atomic.Bool
@@ -133,8 +139,12 @@ func (cn *conn) request(h wire.Header, data []byte) {
 	req := Request{Type: h.Type, RequestID: m.RequestID, EventID: m.EventID, IntegrationID: m.IntegrationID,
 		CharacterID: m.CharacterID, Modalities: m.Output.Modalities, Language: m.Output.Language,
 		ReturnTranscript: m.ReturnTranscript, Raw: data}
+	var speechErr error
 	if m.Event != nil {
 		req.Text, req.HasAudio = m.Event.Text, m.Event.Audio != nil
+		if req.HasAudio {
+			req.Speech, speechErr = decodeSpeech(m.Event.Audio)
+		}
 	}
 	if m.Output.Audio != nil {
 		req.Voice = m.Output.Audio.Voice
@@ -164,7 +174,7 @@ func (cn *conn) request(h wire.Header, data []byte) {
 		cn.fail(id, h.MessageID, f.ErrorCode, "enginetest: injected "+f.ErrorCode)
 		return
 	}
-	j := &job{req: req, rules: rules, capture: h.Type == wire.TypeCaptureStart}
+	j := &job{req: req, speechErr: speechErr, rules: rules, capture: h.Type == wire.TypeCaptureStart}
 	cn.lockQueue()
 	cn.mu.Lock()
 	cn.active[req.RequestID] = j
@@ -276,6 +286,12 @@ func (cn *conn) run(j *job) {
 	j.started.Store(true)
 	start := time.Now()
 	req := j.req
+	if j.speechErr != nil {
+		// The engine decodes the speech when the request runs, and fails
+		// it (docs/rpengine-protocol.md, "Game to engine").
+		cn.fail(&req.RequestID, "", "request_failed", j.speechErr.Error())
+		return
+	}
 	script := cn.script(req)
 	if j.capture {
 		var ok bool
@@ -324,7 +340,7 @@ func (cn *conn) run(j *job) {
 			return
 		}
 	}
-	if sp.on && !cn.finishSpeech(j, sp, elapsed) {
+	if sp.on && !cn.finishSpeech(j, sp, start) {
 		return
 	}
 	cn.step(j, wire.TypeReplyCompleted, map[string]any{"modalities": req.Modalities})
@@ -379,14 +395,17 @@ func (cn *conn) speak(j *job, sp *speech, i int, sentence string) bool {
 }
 
 // finishSpeech sends reply.audio.start if nothing was spoken over
-// WebSocket or in file mode, then reply.audio.completed with the totals.
-func (cn *conn) finishSpeech(j *job, sp *speech, elapsed float64) bool {
+// WebSocket or in file mode, then reply.audio.completed with the totals
+// and the milliseconds since the reply started (its own elapsedMs, later
+// than the text's, as the engine's synthesis follows the text).
+func (cn *conn) finishSpeech(j *job, sp *speech, start time.Time) bool {
 	if !sp.started && sp.segs == 0 {
 		sp.started = true
 		if !cn.step(j, wire.TypeAudioStart, map[string]any{"format": "pcm_s16le", "sampleRate": SampleRate, "channels": 1}) {
 			return false
 		}
 	}
+	elapsed := float64(time.Since(start).Microseconds()) / 1000
 	return cn.step(j, wire.TypeAudioCompleted, map[string]any{"chunkCount": sp.chunks, "totalBytes": sp.bytes,
 		"durationSeconds": float64(sp.samples) / SampleRate, "elapsedMs": elapsed, "segmentCount": sp.segs})
 }

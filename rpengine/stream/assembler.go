@@ -262,6 +262,9 @@ func (a *Assembler) end(e End) {
 	if f := a.txt.final; f != nil {
 		e.Final = &Final{Text: f.Text, TokenCount: f.TokenCount, Elapsed: millis(f.ElapsedMs), Extracted: f.ExtractedContent}
 	}
+	if t := a.aud.totals; t != nil {
+		e.SpeechElapsed = millis(t.ElapsedMs)
+	}
 	if a.aud.seen() {
 		a.audioEnded() // the reply ended in the middle of its audio
 	}

@@ -55,6 +55,9 @@ type End struct {
 	Message   string // EndFailed: human-readable explanation
 	Retryable bool   // EndFailed: request.error retryable
 	Final     *Final // when reply.text.completed arrived
+	// SpeechElapsed is the engine's time to synthesize the speech
+	// (elapsedMs of reply.audio.completed); zero before it arrived.
+	SpeechElapsed time.Duration
 }
 
 // Final is what reply.text.completed says of a reply: its final text and

@@ -121,6 +121,9 @@ type Result struct {
 	Extracted  map[string][]string
 	TokenCount int
 	CardHash   card.Digest
+	// TextElapsed and SpeechElapsed are the engine's elapsedMs of
+	// reply.text.completed and reply.audio.completed.
+	TextElapsed, SpeechElapsed time.Duration
 }
 
 // FailureKind says why a request failed.

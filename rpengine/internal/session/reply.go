@@ -222,9 +222,9 @@ func (s *Session) assemble(now time.Time, r *reply, typ string, data []byte) {
 
 // endOf makes the End of r from its assembler's.
 func (s *Session) endOf(r *reply, e stream.End) *End {
-	end := &End{Result: Result{Text: r.asm.Text(), CardHash: r.hash}}
+	end := &End{Result: Result{Text: r.asm.Text(), CardHash: r.hash, SpeechElapsed: e.SpeechElapsed}}
 	if f := e.Final; f != nil {
-		end.Result.Extracted, end.Result.TokenCount = f.Extracted, f.TokenCount
+		end.Result.Extracted, end.Result.TokenCount, end.Result.TextElapsed = f.Extracted, f.TokenCount, f.Elapsed
 	}
 	switch e.State {
 	case stream.EndCancelled:
@@ -262,8 +262,8 @@ func (s *Session) segment(now time.Time, r *reply, sg *FileSegment) {
 // segmentsCompleted takes file mode's reply.audio.completed: it checks
 // the totals against the whole segments received, queues any anomaly, and
 // returns what the assembler is given instead, an empty
-// reply.audio.completed, which ends its (empty) audio as the real one
-// would. A repeat is compared with the first.
+// reply.audio.completed (but for its elapsedMs), which ends its (empty)
+// audio as the real one would. A repeat is compared with the first.
 func (s *Session) segmentsCompleted(r *reply, e *wire.AudioCompleted) []byte {
 	var anomalies []stream.Anomaly
 	if f := r.files.final; f != nil {
@@ -282,8 +282,9 @@ func (s *Session) segmentsCompleted(r *reply, e *wire.AudioCompleted) []byte {
 		s.anomaly(r, an)
 	}
 	b, _ := wire.Encode(wire.TypeAudioCompleted, "files", "", time.Time{}, struct {
-		RequestID string `json:"requestId"`
-	}{e.RequestID})
+		RequestID string  `json:"requestId"`
+		ElapsedMs float64 `json:"elapsedMs"`
+	}{e.RequestID, r.files.final.ElapsedMs}) // the first one's, as kept
 	return b
 }
 

@@ -332,9 +332,24 @@ func TestSession_reply(t *testing.T) {
 	got := h.in("reply.completed", map[string]any{"requestId": "r1", "modalities": []string{"text"}})
 	testutil.Equal(t, "completed", got, []string{"event r1 end ok Hello", "capacity"})
 	end := h.outs[len(h.outs)-2].Event.End
-	testutil.Equal(t, "result", end.Result, Result{Text: "Hello", TokenCount: 3, Extracted: map[string][]string{"mood": {"calm"}}})
+	testutil.Equal(t, "result", end.Result, Result{Text: "Hello", TokenCount: 3, Extracted: map[string][]string{"mood": {"calm"}}, TextElapsed: 9 * time.Millisecond})
 	testutil.Equal(t, "routed no more", only(h.in("reply.text.delta", map[string]any{"requestId": "r1", "sequence": 2, "delta": "!"}), "log"),
 		[]string{"log DEBUG rpengine: engine message for no pending request"})
+}
+
+// Issue #33: the engine's elapsedMs of reply.text.completed and
+// reply.audio.completed are in the result.
+func TestSession_elapsed(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Config{})
+	h.request("r1", "c")
+	h.in("reply.accepted", accepted("r1"))
+	h.in("reply.text.completed", map[string]any{"requestId": "r1", "text": "Hi.", "tokenCount": 2, "elapsedMs": 812.5})
+	h.in("reply.audio.start", map[string]any{"requestId": "r1", "format": "pcm_s16le", "sampleRate": 44100, "channels": 1})
+	h.in("reply.audio.completed", map[string]any{"requestId": "r1", "chunkCount": 0, "totalBytes": 0, "segmentCount": 0, "durationSeconds": 0, "elapsedMs": 2040})
+	h.in("reply.completed", map[string]any{"requestId": "r1", "modalities": []string{"text", "audio"}})
+	end := h.outs[len(h.outs)-2].Event.End
+	testutil.Equal(t, "elapsed", []time.Duration{end.Result.TextElapsed, end.Result.SpeechElapsed}, []time.Duration{812500 * time.Microsecond, 2040 * time.Millisecond})
 }
 
 // Issue #16: voice.capture.* messages for a request that is not a voice
@@ -601,8 +616,12 @@ func TestSession_segments(t *testing.T) {
 	testutil.Equal(t, "offset", h.outs[len(h.outs)-2].Event.Anomaly.Segment, 1)
 	deliver("r1", seg(1, nil))
 	testutil.Equal(t, "second offset", h.outs[len(h.outs)-2].Event.Segment.Offset, 10*time.Millisecond)
-	got := h.in("reply.audio.completed", map[string]any{"requestId": "r1", "chunkCount": 2, "totalBytes": 1764, "segmentCount": 2, "durationSeconds": 0.02})
+	got := h.in("reply.audio.completed", map[string]any{"requestId": "r1", "chunkCount": 2, "totalBytes": 1764, "segmentCount": 2, "durationSeconds": 0.02, "elapsedMs": 1500})
 	testutil.Equal(t, "totals as computed", only(got, "event"), []string{"event r1 audioEnd"})
+	testutil.Equal(t, "a repeat that differs", only(h.in("reply.audio.completed", map[string]any{"requestId": "r1", "chunkCount": 2, "totalBytes": 1764,
+		"segmentCount": 2, "durationSeconds": 0.02, "elapsedMs": 99}), "event"), []string{"event r1 anomaly conflicting_message"})
+	h.in("reply.completed", map[string]any{"requestId": "r1", "modalities": []string{"text", "audio"}})
+	testutil.Equal(t, "the first elapsedMs", h.outs[len(h.outs)-2].Event.End.Result.SpeechElapsed, 1500*time.Millisecond)
 	testutil.Equal(t, "orphan still answered", deliver("nobody", seg(5, nil)), []string{`send reply.audio.segment.consumed {"segmentSequence":5}`})
 	testutil.Equal(t, "orphan without a slot of ours", deliver("nobody", &FileSegment{}), []string{"log DEBUG rpengine: engine message for no pending request"})
 }
