@@ -267,7 +267,7 @@ func TestInspector_reply(t *testing.T) {
 			testutil.Equal(t, "client version", v.Session.ClientVersion, "enginetest")
 			info, _ := g.srv.Session()
 			testutil.Equal(t, "session id", v.Session.ID, info.ID)
-			testutil.Equal(t, "timeline", rv.points(), []string{"sent", "accepted", "first text", "first audio", "text completed", "audio completed", "completed"})
+			testutil.Equal(t, "timeline", rv.points(), []string{"submitted", "sent", "accepted", "first text", "first audio", "text completed", "audio completed", "completed"})
 			if !slices.IsSortedFunc(rv.Points, func(a, b struct {
 				Name, Detail string
 				T            int64
