@@ -27,7 +27,6 @@ type view struct {
 	Session struct {
 		Transport, State, ID, ClientVersion, MailboxDir string
 		QueueDepth, QueueLimit                          int
-		Seam                                            bool
 	}
 	Capacity   []struct{ Depth, Limit int }
 	Characters []struct {
