@@ -78,7 +78,14 @@ func (in *Inspector) line(b []byte) {
 		return
 	}
 	var m message
-	if !in.chunk(l, &m) {
+	switch {
+	case in.chunk(l, &m):
+	case l.Dir == "out" && bytes.Contains(l.Msg[:min(len(l.Msg), 96)], []byte(`"type":"ack"`)):
+		// The game's ack (one for every engine message): only its type
+		// is used, and the game writes the type third, after protocol and
+		// protocolVersion.
+		m.Type = "ack"
+	default:
 		if err := json.Unmarshal(l.Msg, &m); err != nil {
 			in.sessionNote(t, "WARN", "inspector: unreadable message: "+err.Error())
 			return

@@ -184,6 +184,7 @@ func TestInspector_Write_requestError(t *testing.T) {
 		rec(0, "out", request("r1")),
 		rec(1, "in", `{"type":"request.error","requestId":"r1","code":"capacity_exceeded","message":"full","retryable":true}`),
 		rec(2, "out", request("r2")),
+		rec(2, "out", `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"ack","messageId":"g1","acknowledgedMessageId":"e1"}`),
 		rec(3, "in", `{"type":"ack","acknowledgedMessageId":"m-r1"}`),
 		rec(4, "in", `{"type":"request.error","requestId":null,"code":"invalid_payload","message":"bad card"}`),
 	)
@@ -191,6 +192,13 @@ func TestInspector_Write_requestError(t *testing.T) {
 	testutil.Equal(t, "r1 timeline", v.reply("r1").points(), []string{"sent", "error"})
 	testutil.Equal(t, "r1 goes on", v.reply("r1").Ended, false)
 	testutil.Equal(t, "r2 refused", v.reply("r2").Error, "invalid_payload: bad card")
+	acks := 0
+	for _, e := range v.Log {
+		if e.Dir == "out" && e.Type == "ack" {
+			acks++
+		}
+	}
+	testutil.Equal(t, "the game's ack in the log", acks, 1)
 }
 
 // A reply.request's recorded speech is elided in the log and described
