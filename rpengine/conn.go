@@ -2,6 +2,7 @@ package rpengine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,10 +11,12 @@ import (
 	"time"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
+	"github.com/gamelink-go/gamelink/internal/jsonl"
 	"github.com/gamelink-go/gamelink/rpengine/card"
 	"github.com/gamelink-go/gamelink/rpengine/internal/session"
 	"github.com/gamelink-go/gamelink/rpengine/internal/transport"
 	"github.com/gamelink-go/gamelink/rpengine/internal/wire"
+	"github.com/gamelink-go/gamelink/rpengine/stream"
 )
 
 // conn is one engine session: the passive core (internal/session) and
@@ -33,6 +36,10 @@ type conn struct {
 	info SessionInfo
 	log  *slog.Logger
 	plan planner
+	rec  *jsonl.Queue // the Recorder's, for the game's notes; nil without one
+	// whole says the transport hands whole segments (file mode), each
+	// recorded with its samples, which no message in the recording holds.
+	whole bool
 
 	core *session.Session // the driver's (attach's, before it starts)
 	// driver goroutine only: where the core's outputs go
@@ -56,6 +63,7 @@ type hub interface {
 	wake()          // the live session or its capacity changed
 	detach(c *conn) // c ended
 	record(in bool, msg []byte)
+	recorder() *jsonl.Queue
 }
 
 // syncResult is what a SyncCharacter call waits for (sync.go): the hash
@@ -68,7 +76,8 @@ type syncResult struct {
 
 func newConn(h hub, o *serverOptions, t transport.Transport, hello transport.Hello, info SessionInfo) *conn {
 	c := &conn{hub: h, t: t, info: info, log: o.Logger.With("session", info.ID),
-		plan:    planner{p: card.NewPlanner(o.Planner), learnt: map[card.Key]acceptance{}},
+		plan: planner{p: card.NewPlanner(o.Planner), learnt: map[card.Key]acceptance{}},
+		rec:  h.recorder(), whole: hello.WholeSegments,
 		replies: map[string]*Reply{}, syncs: map[uint64]chan syncResult{},
 		in: make(chan session.Inbound), inDone: make(chan bool), cmds: make(chan func(time.Time)),
 		quit: make(chan struct{}), done: make(chan struct{})}
@@ -245,13 +254,47 @@ func (c *conn) deliver(now time.Time, id string, ev session.Event) {
 	if r == nil {
 		return
 	}
+	if ev.Kind == session.EventSegment && c.whole {
+		c.recordSegment(id, ev.Segment)
+	}
 	slow := r.push(ev)
 	switch {
 	case ev.Kind == session.EventEnd:
-		delete(c.replies, id)
+		c.forget(r)
 	case slow:
-		delete(c.replies, id)
+		c.forget(r)
 		c.core.Abort(now, id, wire.TypeRequestCancel)
+	}
+}
+
+// forget drops r from the session's replies; the driver calls it once
+// per reply, so that is where the Recorder hears of its end (reply.ended,
+// with the error it ended with).
+func (c *conn) forget(r *Reply) {
+	delete(c.replies, r.id)
+	if c.rec == nil {
+		return
+	}
+	r.mu.Lock()
+	ended, err := r.ended, r.err
+	r.mu.Unlock()
+	if ended {
+		note(c.rec, "reply.ended", endedNote{r.id, endedText(err)})
+	}
+}
+
+// recordSegment gives the Recorder a whole segment the game received
+// (reply.segment), with its samples: in file mode no message carries
+// them (a WebSocket recording has them in its chunks), and the slot they
+// came in is the engine's again once answered. Its line is about 2.7
+// bytes a sample (the Recorder's bound drops a longer one than 32 MiB:
+// over 4 minutes of speech).
+func (c *conn) recordSegment(id string, s stream.Segment) {
+	if c.rec == nil {
+		return
+	}
+	if b, err := json.Marshal(segmentNote{id, s.Index, s.SampleRate}); err == nil {
+		_ = c.rec.RecordSamples(jsonl.Game, "reply.segment", b, s.Samples)
 	}
 }
 
@@ -428,7 +471,9 @@ func (c *conn) abort(r *Reply, err error, cancel string) {
 		r.finish(err)
 	}
 	_ = c.call(func(now time.Time) {
-		delete(c.replies, r.id)
+		if c.replies[r.id] == r {
+			c.forget(r)
+		}
 		c.core.Abort(now, r.id, cancel)
 	})
 }

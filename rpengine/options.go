@@ -120,7 +120,13 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Recorder, if set, receives every message in and out as JSON Lines,
 	// one object a message ({"t":..., "dir":"in" or "out", "msg":...}),
-	// for bug reports. A goroutine of the server's own writes them, so a
+	// for bug reports. Lines with "dir":"game" are the game's own moments,
+	// not messages: their "note" names each and their "msg" holds its
+	// fields (docs/inspector.md, "The seam", lists them; rpengine/inspect
+	// reads them): a request submitted, waiting and why, ended and with
+	// what error, a session ended, the transport, and in mailbox mode each
+	// segment the game received, with its samples (no message holds them).
+	// A goroutine of the server's own writes them, so a
 	// slow writer never holds up a connection; at most 32 MiB of lines
 	// wait, and past that lines are dropped and a line counts them.
 	// Shutdown writes what waits; a Write that makes no progress for 5 s

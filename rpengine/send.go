@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/gamelink-go/gamelink/internal/errd"
 	"github.com/gamelink-go/gamelink/rpengine/card"
@@ -83,10 +84,11 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, crd *
 	r := newReply(p.RequestID, capture, s.opts.MaxPendingAudio)
 	t := &ticket{r: r, key: card.Key{IntegrationID: p.IntegrationID, CharacterID: p.CharacterID}}
 	var c *conn // the session that took the first attempt
-	cancel := wire.TypeRequestCancel
+	cancel, kind := wire.TypeRequestCancel, "reply"
 	if capture {
-		cancel = wire.TypeCaptureCancel
+		cancel, kind = wire.TypeCaptureCancel, "capture"
 	}
+	note(s.rec, "reply.submitted", submittedNote{p.RequestID, kind, p.IntegrationID, p.CharacterID})
 	for retry := false; ; retry = true {
 		live, err := s.admit(ctx, t, c, retry)
 		switch {
@@ -94,11 +96,13 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, crd *
 			c.abort(r, err, "") // refused earlier: nothing to cancel on the engine
 			return nil, err
 		case err != nil:
+			if !errors.As(err, new(*FieldError)) { // a duplicate requestId: that request goes on
+				note(s.rec, "reply.ended", endedNote{p.RequestID, err.Error()})
+			}
 			return nil, err
 		case live == nil:
 			return r, nil // ended while waiting for a retry
 		}
-		first := c == nil
 		c = live
 		tr, err := c.plan.transfer(t.key, crd)
 		if err == nil {
@@ -110,11 +114,13 @@ func (s *Server) start(ctx context.Context, typ string, p *requestPayload, crd *
 			err = c.send(r, typ, p, crd, tr)
 		}
 		if err != nil {
-			if first {
-				c.abort(r, nil, "")
-				return nil, err
+			c.abort(r, err, "") // a reply the driver had: its end is recorded there
+			r.mu.Lock()
+			had := r.ctl != nil
+			r.mu.Unlock()
+			if !had {
+				note(s.rec, "reply.ended", endedNote{p.RequestID, err.Error()})
 			}
-			c.abort(r, err, "")
 			return nil, err
 		}
 		rerr, err := r.await(ctx)
@@ -201,6 +207,7 @@ func (s *Server) admit(ctx context.Context, t *ticket, sent *conn, retry bool) (
 	if sent != nil {
 		done = t.r.done
 	}
+	waited := "" // the reason of the last reply.waiting note
 	for {
 		select {
 		case <-done:
@@ -211,21 +218,21 @@ func (s *Server) admit(ctx context.Context, t *ticket, sent *conn, retry bool) (
 		live, closed, ch := s.live, s.closed, s.changed
 		head := s.queue[0] == t
 		s.mu.Unlock()
-		var what string
+		var what, why string // why: the note's reason
 		switch {
 		case closed:
 			return nil, ErrServerClosed
 		case sent != nil && live != sent:
 			// A retry belongs to its session, which is ending: its end
 			// fails the reply (done above).
-			what = "the request's engine connection to end"
+			what, why = "the request's engine connection to end", "engine"
 		case live == nil:
 			if s.opts.FailFast {
 				return nil, ErrNotConnected
 			}
-			what = "an engine connection"
+			what, why = "an engine connection", "engine"
 		case !head:
-			what = "earlier requests to be sent"
+			what, why = "earlier requests to be sent", "queue"
 		default:
 			a, err := live.admit(t.r, t.key, retry)
 			switch {
@@ -234,20 +241,24 @@ func (s *Server) admit(ctx context.Context, t *ticket, sent *conn, retry bool) (
 			case a == session.AdmitOK:
 				return live, nil
 			case a == session.AdmitHeld:
-				what = "the engine to accept an earlier request for the same character"
+				what, why = "the engine to accept an earlier request for the same character", "character"
 			case a == session.AdmitEnded:
 				// Its connection is lost and it is being taken down: as
 				// when no session is live.
 				if s.opts.FailFast {
 					return nil, ErrNotConnected
 				}
-				what = "an engine connection"
+				what, why = "an engine connection", "engine"
 			default:
 				if s.opts.FailFast {
 					return nil, ErrBusy
 				}
-				what = "the engine to accept requests"
+				what, why = "the engine to accept requests", "capacity"
 			}
+		}
+		if why != waited && s.rec != nil {
+			waited = why
+			s.noteWaiting(t.r.id, why, live)
 		}
 		select {
 		case <-ch:
@@ -257,6 +268,21 @@ func (s *Server) admit(ctx context.Context, t *ticket, sent *conn, retry bool) (
 			return nil, fmt.Errorf("rpengine: waiting for %s: %w", what, ctx.Err())
 		}
 	}
+}
+
+// noteWaiting records that request id waits for reason (reply.waiting),
+// with the live session's last capacity.update and, waiting for
+// capacity, the requests its gate counts on top of it.
+func (s *Server) noteWaiting(id, reason string, live *conn) {
+	n := waitingNote{RequestID: id, Reason: reason}
+	if live != nil {
+		info := live.snapshot()
+		n.QueueDepth, n.QueueLimit = info.QueueDepth, info.QueueLimit
+		if reason == "capacity" {
+			_ = live.call(func(time.Time) { n.InFlight = live.core.InFlight() })
+		}
+	}
+	note(s.rec, "reply.waiting", n)
 }
 
 // leave takes t out of the line; the next ticket may be first now.

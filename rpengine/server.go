@@ -2,6 +2,7 @@ package rpengine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,9 +64,13 @@ func NewServer(opts *ServerOptions) (*Server, error) {
 	}
 	rh := repeat.NewHandler(o.Logger.Handler())
 	o.Logger = slog.New(rh)
+	rec := jsonl.NewQueue(o.Recorder, jsonl.MaxQueued)
+	// An engine message the envelope scanner read whole is valid JSON: its
+	// line needs no pass of encoding/json (issue #36).
+	rec.SetValid(func(msg []byte) bool { env, _ := wire.DecodeEnvelope(msg); return env.Checked })
 	return &Server{
 		opts:    o,
-		rec:     jsonl.NewQueue(o.Recorder, jsonl.MaxQueued),
+		rec:     rec,
 		repeats: rh,
 		changed: make(chan struct{}),
 		conns:   make(map[transport.Transport]struct{}),
@@ -160,6 +165,7 @@ func (s *Server) bind(l net.Listener) (*ws.Server, error) {
 	}
 	s.http, s.port = hs, port
 	s.rec.Start()
+	note(s.rec, "transport", transportNote{Transport: "websocket"})
 	return hs, nil
 }
 
@@ -379,13 +385,70 @@ func (s *Server) Unregister(t transport.Transport, inHandshake bool) {
 // Record gives the Recorder an engine message no session received.
 func (s *Server) Record(in bool, msg []byte) { s.record(in, msg) }
 
-// record gives the Recorder a message in or out.
+// record gives the Recorder a message in or out; the game encoded every
+// message out, so its line takes it as it is.
 func (s *Server) record(in bool, msg []byte) {
-	dir := jsonl.Out
 	if in {
-		dir = jsonl.In
+		s.rec.Record(jsonl.In, msg)
+	} else {
+		s.rec.RecordChecked(jsonl.Out, "", msg)
 	}
-	s.rec.Record(dir, msg)
+}
+
+// recorder returns the Recorder's queue, nil without one.
+func (s *Server) recorder() *jsonl.Queue { return s.rec }
+
+// note records one of the game's own moments for the Recorder, a line
+// with "dir":"game" and v's fields (docs/inspector.md, "The seam");
+// nothing without a Recorder.
+func note[T any](q *jsonl.Queue, name string, v T) {
+	if q == nil {
+		return
+	}
+	if b, err := json.Marshal(v); err == nil {
+		_ = q.RecordChecked(jsonl.Game, name, b)
+	}
+}
+
+// The fields of the notes (docs/inspector.md, "The seam").
+type (
+	submittedNote struct {
+		RequestID     string `json:"requestId"`
+		Kind          string `json:"kind"` // reply or capture
+		IntegrationID string `json:"integrationId"`
+		CharacterID   string `json:"characterId"`
+	}
+	waitingNote struct {
+		RequestID  string `json:"requestId"`
+		Reason     string `json:"reason"` // engine, queue, character or capacity
+		QueueDepth int    `json:"queueDepth"`
+		QueueLimit int    `json:"queueLimit"`
+		InFlight   int    `json:"inFlight"`
+	}
+	endedNote struct {
+		RequestID string `json:"requestId"`
+		Error     string `json:"error"` // "" when it succeeded
+	}
+	sessionNote struct {
+		SessionID string `json:"sessionId"`
+	}
+	transportNote struct {
+		Transport string `json:"transport"` // websocket or mailbox
+		Dir       string `json:"dir,omitempty"`
+	}
+	segmentNote struct { // RecordSamples adds "data"
+		RequestID       string `json:"requestId"`
+		SegmentSequence int    `json:"segmentSequence"`
+		SampleRate      int    `json:"sampleRate"`
+	}
+)
+
+// endedText is a reply.ended note's error.
+func endedText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // wake wakes whoever waits for the live session or its capacity.
@@ -444,6 +507,7 @@ func (s *Server) detach(c *conn) {
 		s.notifyLocked()
 	}
 	s.mu.Unlock()
+	note(s.rec, "session.ended", sessionNote{c.info.ID})
 	if f := s.opts.OnSession; was && f != nil {
 		f(c.info, true)
 	}
@@ -485,6 +549,7 @@ func (s *Server) startMailbox() error {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	s.rec.Start()
+	note(s.rec, "transport", transportNote{"mailbox", o.Dir}) // absolute (withDefaults)
 	go func() {
 		defer s.wg.Done()
 		err := m.Run(s.state)

@@ -4,7 +4,8 @@
 //	{"t":"2026-11-30T01:02:03.456Z","dir":"out","msg":{...}}
 //
 // A message that is not valid JSON is kept as a string in "raw" instead of
-// "msg", so nothing is lost. Every client package in this module uses it
+// "msg", so nothing is lost. Lines with "dir":"game" are the game's own
+// moments, not messages: a "note" names each, its "msg" holds its fields. Every client package in this module uses it
 // behind a Recorder io.Writer option, through a [Queue]: a goroutine of
 // the Queue's own writes the lines, so a slow or blocked writer never
 // holds up a connection (issue #17).
@@ -12,9 +13,12 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 )
@@ -22,6 +26,10 @@ import (
 // MaxQueued is the bound every client in this module gives its Queue: at
 // most 32 MiB of lines wait for a slow writer.
 const MaxQueued = 32 << 20
+
+// maxKept bounds the buffer the Queue's goroutine keeps for its next
+// line (an audio chunk's is 44 KB).
+const maxKept = 256 << 10
 
 // CloseStall is how long Close waits for a writer that makes no progress
 // (a Write that has not returned) before it gives up on the lines still
@@ -31,10 +39,11 @@ const CloseStall = 5 * time.Second
 // Direction says which way a recorded message went.
 type Direction string
 
-// The two directions, seen from the game.
+// The directions, seen from the game.
 const (
-	In  Direction = "in"
-	Out Direction = "out"
+	In   Direction = "in"
+	Out  Direction = "out"
+	Game Direction = "game" // the game's own moments, not messages (rpengine/inspect reads them)
 )
 
 type line struct {
@@ -45,23 +54,43 @@ type line struct {
 	Raw  string          `json:"raw,omitempty"`
 }
 
-// encode returns the line recording msg, without its newline: line's
-// fields in its order, msg compacted in the pass that checks it (the
-// Queue's goroutine runs it for every message, 44 KB for an audio chunk).
-func encode(now time.Time, dir Direction, note string, msg []byte) ([]byte, error) {
-	l := line{T: now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Dir: dir, Note: note}
+// encode appends r's line to dst, with its newline: line's fields in its
+// order, then the message. A message known to be valid JSON (r.checked,
+// or one the Queue's valid accepts) goes in as it is, unless it holds a
+// line break; any other is compacted in the pass that checks it (the
+// Queue's goroutine runs this for every message, 44 KB for an audio
+// chunk, and encoding/json reads about 100 MB/s).
+func encode(dst []byte, r record, valid func([]byte) bool) ([]byte, error) {
+	l := line{T: r.t.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Dir: r.dir, Note: r.note}
 	head, err := json.Marshal(l)
-	if err != nil || len(msg) == 0 {
-		return head, err
+	if err != nil || len(r.msg) == 0 {
+		return append(append(dst, head...), '\n'), err
 	}
-	b := bytes.NewBuffer(make([]byte, 0, len(head)+len(`,"msg":`)+len(msg)+1))
+	b := bytes.NewBuffer(slices.Grow(dst, r.size()))
 	b.Write(head[:len(head)-1])
 	b.WriteString(`,"msg":`)
-	if json.Compact(b, msg) != nil {
-		l.Raw = string(msg)
-		return json.Marshal(l)
+	switch {
+	case r.pcm != nil:
+		body := bytes.TrimSuffix(bytes.TrimSpace(r.msg), []byte("}"))
+		b.Write(body)
+		if len(bytes.TrimSpace(body)) > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"data":"`)
+		pcm := make([]byte, 2*len(r.pcm))
+		for i, v := range r.pcm {
+			binary.LittleEndian.PutUint16(pcm[2*i:], uint16(v))
+		}
+		b.Write(base64.StdEncoding.AppendEncode(b.AvailableBuffer(), pcm))
+		b.WriteString(`"}`)
+	case (r.checked || valid != nil && valid(r.msg)) && bytes.IndexByte(r.msg, '\n') < 0 && bytes.IndexByte(r.msg, '\r') < 0:
+		b.Write(r.msg)
+	case json.Compact(b, r.msg) != nil:
+		l.Raw = string(r.msg)
+		head, err = json.Marshal(l)
+		return append(append(dst, head...), '\n'), err
 	}
-	b.WriteByte('}')
+	b.WriteString("}\n")
 	return b.Bytes(), nil
 }
 
@@ -75,11 +104,13 @@ func encode(now time.Time, dir Direction, note string, msg []byte) ([]byte, erro
 // sticky: later lines are not written, and Record returns it. A nil
 // *Queue records nothing. All methods may be called concurrently.
 type Queue struct {
-	w    io.Writer
-	max  int
-	now  func() time.Time
-	wake chan struct{} // one slot
-	done chan struct{} // closed when the goroutine returns
+	w     io.Writer
+	max   int
+	now   func() time.Time
+	valid func(msg []byte) bool // set before Start (SetValid)
+	buf   []byte                // the goroutine's: the line it writes
+	wake  chan struct{}         // one slot
+	done  chan struct{}         // closed when the goroutine returns
 
 	mu        sync.Mutex // guards following
 	lines     []record
@@ -100,6 +131,19 @@ func NewQueue(w io.Writer, maxBytes int) *Queue {
 		return nil
 	}
 	return &Queue{w: w, max: maxBytes, now: time.Now, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// SetValid gives the Queue a fast test of the messages Record queues,
+// run on its goroutine: a message valid accepts must be valid JSON, and
+// is written as it is (unless it holds a line break) instead of going
+// through encoding/json's check and compaction; valid may refuse valid
+// JSON, which is then checked as usual. rpengine's server passes its
+// envelope scanner, which reads an engine's 44 KB audio chunk in
+// microseconds. Call it before Start.
+func (q *Queue) SetValid(valid func(msg []byte) bool) {
+	if q != nil {
+		q.valid = valid
+	}
 }
 
 // Start starts the goroutine that writes the lines; later calls do
@@ -139,7 +183,34 @@ func (q *Queue) RecordNote(dir Direction, note string, msg []byte) error {
 	if q == nil {
 		return nil
 	}
-	r := record{q.now(), dir, note, bytes.Clone(msg)}
+	return q.queue(record{t: q.now(), dir: dir, note: note, msg: bytes.Clone(msg)})
+}
+
+// RecordChecked is RecordNote for a message known to be valid JSON, one
+// the caller encoded: its line carries it as it is, without the check
+// and compaction that cost encoding/json a pass over every other message
+// (unless it holds a line break, which is compacted away).
+func (q *Queue) RecordChecked(dir Direction, note string, msg []byte) error {
+	if q == nil {
+		return nil
+	}
+	return q.queue(record{t: q.now(), dir: dir, note: note, msg: bytes.Clone(msg), checked: true})
+}
+
+// RecordSamples is RecordChecked for a JSON object msg to which the line
+// adds a last member, "data": samples as little-endian 16-bit PCM in
+// base64 (a reply.audio.chunk's encoding), about 2.7 bytes of line a
+// sample. The caller pays a copy of the samples; the Queue's goroutine
+// encodes them.
+func (q *Queue) RecordSamples(dir Direction, note string, msg []byte, samples []int16) error {
+	if q == nil {
+		return nil
+	}
+	return q.queue(record{t: q.now(), dir: dir, note: note, msg: bytes.Clone(msg), pcm: append(make([]int16, 0, len(samples)), samples...), checked: true})
+}
+
+// queue queues r, or drops and counts it past the bound.
+func (q *Queue) queue(r record) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
@@ -160,15 +231,21 @@ func (q *Queue) RecordNote(dir Direction, note string, msg []byte) error {
 
 // record is a line waiting to be encoded and written.
 type record struct {
-	t    time.Time
-	dir  Direction
-	note string
-	msg  []byte
+	t       time.Time
+	dir     Direction
+	note    string
+	msg     []byte
+	pcm     []int16 // RecordSamples' samples, or nil
+	checked bool    // msg is valid JSON
 }
 
 // size is about the length of r's line, for the bound.
 func (r record) size() int {
-	return len(r.msg) + len(r.note) + len(`{"t":"2006-01-02T15:04:05.000Z","dir":"out","note":"","msg":}`) + 1
+	n := len(r.msg) + len(r.note) + len(`{"t":"2006-01-02T15:04:05.000Z","dir":"game","note":"","msg":}`) + 1
+	if r.pcm != nil {
+		n += base64.StdEncoding.EncodedLen(2*len(r.pcm)) + len(`,"data":""`)
+	}
+	return n
 }
 
 func (q *Queue) queueLocked(r record) {
@@ -184,7 +261,7 @@ func (q *Queue) queueLocked(r record) {
 // droppedLine is the note about lines dropped since the last one; it
 // resets the count. q.mu must be held.
 func (q *Queue) droppedLine() record {
-	r := record{q.now(), "", fmt.Sprintf("recorder: %d lines dropped: the writer was slower than the traffic", q.dropped), nil}
+	r := record{t: q.now(), note: fmt.Sprintf("recorder: %d lines dropped: the writer was slower than the traffic", q.dropped)}
 	q.dropped = 0
 	return r
 }
@@ -215,9 +292,11 @@ func (q *Queue) flush() bool {
 		if err != nil {
 			break
 		}
-		var b []byte
-		if b, err = encode(r.t, r.dir, r.note, r.msg); err == nil {
-			_, err = q.w.Write(append(b, '\n'))
+		if q.buf, err = encode(q.buf[:0], r, q.valid); err == nil {
+			_, err = q.w.Write(q.buf)
+		}
+		if cap(q.buf) > maxKept {
+			q.buf = nil // after a long line, hold nothing
 		}
 		q.mu.Lock()
 		q.writes++

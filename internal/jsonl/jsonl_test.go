@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
 // A Queue writes the lines a Recorder wrote: one JSON object a line, in
@@ -281,5 +283,88 @@ func TestQueue_nil(t *testing.T) {
 	q.Start()
 	if q.Record(In, []byte(`{}`)) != nil || q.Close() != nil {
 		t.Fatal("a nil Queue records nothing and fails nothing")
+	}
+}
+
+// Issue #36: a message the caller vouches for (RecordChecked), or that
+// the Queue's valid accepts, goes onto its line as it is, not compacted;
+// one with a line break is compacted still, and one valid refuses is
+// checked as usual. A game note ("dir":"game") is a line like any.
+func TestQueue_checked(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	q := NewQueue(&buf, MaxQueued)
+	q.now = func() time.Time { return time.Date(2026, 11, 30, 1, 2, 3, 456e6, time.UTC) }
+	q.SetValid(func(msg []byte) bool { return bytes.HasPrefix(msg, []byte(`{"ok"`)) })
+	q.Start()
+	_ = q.RecordChecked(Out, "", []byte(`{"a": 1}`))
+	_ = q.RecordChecked(Game, "reply.ended", []byte("{\"requestId\":\n\"r1\"}"))
+	_ = q.Record(In, []byte(`{"ok": true}`))
+	_ = q.Record(In, []byte(`{"no": true}`))
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const ts = `{"t":"2026-11-30T01:02:03.456Z",`
+	want := ts + `"dir":"out","msg":{"a": 1}}` + "\n" +
+		ts + `"dir":"game","note":"reply.ended","msg":{"requestId":"r1"}}` + "\n" +
+		ts + `"dir":"in","msg":{"ok": true}}` + "\n" +
+		ts + `"dir":"in","msg":{"no":true}}` + "\n"
+	if buf.String() != want {
+		t.Errorf("lines:\n%s\nwant:\n%s", buf.String(), want)
+	}
+}
+
+// Issue #36: RecordSamples adds the samples to the object as base64
+// little-endian PCM16 (a reply.audio.chunk's data), copied when recorded,
+// and counts them against the bound.
+func TestQueue_samples(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	q := NewQueue(&buf, 1000)
+	q.Start()
+	samples := []int16{1, -2, 0x1234, -32768}
+	_ = q.RecordSamples(Game, "reply.segment", []byte(`{"requestId":"r1","sampleRate":44100}`), samples)
+	_ = q.RecordSamples(Game, "empty", []byte(`{}`), nil)
+	samples[0] = 99
+	_ = q.RecordSamples(Game, "too long", []byte(`{"requestId":"r2"}`), make([]int16, 400)) // over 1000 bytes of line
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[2], "1 lines dropped") {
+		t.Fatalf("lines:\n%s\nwant two and the note of the line dropped", buf.String())
+	}
+	var l struct {
+		Note string
+		Msg  struct {
+			RequestID  string
+			SampleRate int
+			Data       []byte
+		}
+	}
+	testutil.Success(t, json.Unmarshal([]byte(lines[0]), &l))
+	if l.Note != "reply.segment" || l.Msg.RequestID != "r1" || l.Msg.SampleRate != 44100 ||
+		!bytes.Equal(l.Msg.Data, []byte{1, 0, 0xfe, 0xff, 0x34, 0x12, 0, 0x80}) {
+		t.Errorf("line 0 = %s: %+v", lines[0], l)
+	}
+	if !strings.HasSuffix(lines[1], `"note":"empty","msg":{"data":""}}`) {
+		t.Errorf("line 1 = %s", lines[1])
+	}
+}
+
+// The goroutine reuses one buffer for its lines, and drops it after a
+// line over maxKept.
+func TestQueue_bufferBound(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	q := NewQueue(&buf, MaxQueued)
+	q.Start()
+	_ = q.RecordChecked(In, "", []byte(`{"a":1}`))
+	_ = q.RecordChecked(In, "", []byte(`{"pad":"`+strings.Repeat("x", maxKept)+`"}`))
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if q.buf != nil || strings.Count(buf.String(), "\n") != 2 {
+		t.Errorf("after a line over %d bytes the Queue keeps a buffer of %d (%d lines written)", maxKept, cap(q.buf), strings.Count(buf.String(), "\n"))
 	}
 }

@@ -18,10 +18,6 @@ func (in *Inspector) outLocked(t time.Time, m *message) {
 	switch m.Type {
 	case "welcome":
 		in.sess.ID, in.sess.ServerVersion, in.sess.State, in.sess.Started = m.SessionID, m.ServerVersion, "connected", ms(t)
-		in.sess.Transport = "websocket"
-		if m.PeerInstanceID != "" {
-			in.sess.Transport = "mailbox"
-		}
 		clear(in.chars) // a new session starts with the engine's cache empty
 		in.emitLocked("session", in.sess)
 		in.emitCharactersLocked()
@@ -64,7 +60,7 @@ func (in *Inspector) requestLocked(t time.Time, m *message) {
 
 // inLocked takes a message the engine sent: one switch over the types
 // (docs/rpengine-protocol.md, "Engine to game"), hence its length.
-func (in *Inspector) inLocked(t time.Time, m *message, wav *segmentAudio) {
+func (in *Inspector) inLocked(t time.Time, m *message) {
 	switch m.Type {
 	case "hello":
 		in.sess.ClientVersion, in.sess.State = m.ClientVersion, "handshake"
@@ -120,7 +116,7 @@ func (in *Inspector) inLocked(t time.Time, m *message, wav *segmentAudio) {
 	case "reply.audio.chunk":
 		in.chunkLocked(r, t, m)
 	case "reply.audio.segment":
-		in.slotSegmentLocked(r, t, m, wav)
+		in.slotSegmentLocked(r, t, m)
 	case "reply.audio.completed":
 		r.view.AudioMs = m.ElapsedMs
 		in.pointLocked(r, "audio completed", t, fmt.Sprintf("%d segments, %.2f s", m.SegmentCount, m.DurationSeconds))
@@ -322,16 +318,12 @@ func mapBytes(m map[string]string) int {
 }
 
 // logRecord takes a record of the Logger: beside the reply it names, or
-// in the session's notes; dir is the mailbox folder of mailboxLine.
-func (in *Inspector) logRecord(t time.Time, level, text, id, dir string) {
+// in the session's notes.
+func (in *Inspector) logRecord(t time.Time, level, text, id string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.closed {
 		return
-	}
-	if dir != "" {
-		in.sess.MailboxDir, in.sess.Transport = dir, "mailbox"
-		in.emitLocked("session", in.sess)
 	}
 	n := note{T: ms(t), Level: level, Text: clip(text)}
 	if r := in.byID[id]; r != nil && in.replyNoteLocked(r, n) {

@@ -2,8 +2,6 @@ package inspect
 
 import (
 	"bytes"
-	"fmt"
-	"os"
 	"time"
 
 	mbx "github.com/gamelink-go/gamelink/rpengine/internal/mailbox"
@@ -91,70 +89,33 @@ func (in *Inspector) dropLocked(r *reply, s *segment, why string) {
 
 const overBudget = "over MaxReplyBytes"
 
-// segmentAudio is a file-mode segment's audio, read from its slot.
-type segmentAudio struct {
-	pcm  []byte
-	rate int
-	err  error
-}
-
-// readSlot reads the WAV that a reply.audio.segment names, from the
-// mailbox folder the server logged at start ("rpengine: serving
-// mailbox"): the same checks as the server (the path must be the slot's,
-// a regular file inside the folder, at most 64 MiB), through os.Root. It
-// races with the engine, which puts the silent placeholder back once the
-// game answered reply.audio.segment.consumed; this read starts as the
-// server's does (both follow the same message), so it wins by the
-// engine's poll interval, and a lost race is said on the page.
-func (in *Inspector) readSlot(m *message) segmentAudio {
-	in.mu.Lock()
-	dir := in.sess.MailboxDir
-	in.mu.Unlock()
-	switch {
-	case dir == "":
-		return segmentAudio{err: fmt.Errorf("no mailbox folder known (its log line was not seen)")}
-	case m.SlotIndex == nil || (m.Path != mbx.SlotPath(*m.SlotIndex) && m.Path != mbx.SlotName(*m.SlotIndex)):
-		return segmentAudio{err: fmt.Errorf("path %q is not an audio slot", m.Path)}
-	case m.ByteLength <= 0 || m.ByteLength > int64(min(in.o.MaxReplyBytes, mbx.MaxSlotBytes)):
-		return segmentAudio{err: fmt.Errorf("byteLength %d is not kept", m.ByteLength)}
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return segmentAudio{err: err}
-	}
-	defer root.Close()
-	b, err := mbx.ReadRegular(root, mbx.SlotPath(*m.SlotIndex), mbx.MaxSlotBytes)
-	if err != nil {
-		return segmentAudio{err: err}
-	}
-	if int64(len(b)) != m.ByteLength {
-		return segmentAudio{err: fmt.Errorf("the slot held %d bytes, not %d: the engine restored its placeholder before the inspector read it", len(b), m.ByteLength)}
-	}
-	w, err := mbx.DecodeWAV(b)
-	if err != nil || w.Channels != 1 {
-		return segmentAudio{err: fmt.Errorf("not a mono PCM16 WAV: %v", err)}
-	}
-	return segmentAudio{pcm: w.PCM, rate: w.Rate}
-}
-
-// slotSegmentLocked takes file mode's reply.audio.segment, with the
-// audio readSlot got for it.
-func (in *Inspector) slotSegmentLocked(r *reply, t time.Time, m *message, a *segmentAudio) {
+// slotSegmentLocked takes file mode's reply.audio.segment: the segment
+// and its spoken text. Its audio is the core's reply.segment note, which
+// follows: what the game received, so the slot, which the engine reuses
+// once answered, is never read again.
+func (in *Inspector) slotSegmentLocked(r *reply, t time.Time, m *message) {
 	if m.SegmentSequence == nil || *m.SegmentSequence < 0 {
 		return
 	}
-	s, fresh := in.segmentLocked(r, t, *m.SegmentSequence)
-	if s == nil || !fresh {
-		return
+	if s, fresh := in.segmentLocked(r, t, *m.SegmentSequence); s != nil && fresh {
+		s.view.SpokenText = clip(m.SpokenText)
+		in.emitReplyLocked(r)
 	}
-	s.view.SpokenText = clip(m.SpokenText)
+}
+
+// samplesLocked takes a whole segment's audio, pcm little-endian PCM16
+// at rate (a reply.segment note).
+func (in *Inspector) samplesLocked(r *reply, t time.Time, index, rate int, pcm []byte) {
+	s, _ := in.segmentLocked(r, t, index)
 	switch {
-	case a.err != nil:
-		in.dropLocked(r, s, a.err.Error())
-	case !in.chargeLocked(r, len(a.pcm)):
+	case s == nil || s.view.Complete || s.view.Dropped != "":
+	case !in.chargeLocked(r, len(pcm)):
 		in.dropLocked(r, s, overBudget)
 	default:
-		s.pcm, s.view.SampleRate = a.pcm, a.rate
+		s.pcm = pcm
+		if rate > 0 {
+			s.view.SampleRate = rate
+		}
 		in.completeLocked(r, s)
 	}
 }

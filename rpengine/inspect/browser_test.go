@@ -108,7 +108,7 @@ func TestBrowser_page(t *testing.T) {
 
 			// Its timeline rows, in order and in time order.
 			points := eval[[]string](t, tab, `[...`+row+`.querySelectorAll(".timeline li[data-point]")].map(li => li.dataset.point)`)
-			testutil.Equal(t, "timeline", points, []string{"sent", "accepted", "first text", "first audio", "text completed", "audio completed", "completed"})
+			testutil.Equal(t, "timeline", points, []string{"submitted", "sent", "accepted", "first text", "first audio", "text completed", "audio completed", "completed"})
 			times := eval[[]int64](t, tab, `[...`+row+`.querySelectorAll(".timeline li[data-point]")].map(li => +li.dataset.t)`)
 			testutil.Equal(t, "points in time order", slices.IsSorted(times), true)
 			testutil.Equal(t, "full text", eval[string](t, tab, row+`.querySelector(".text").textContent`), res.Text)
@@ -153,7 +153,7 @@ func TestBrowser_page(t *testing.T) {
 			brow := fmt.Sprintf(`document.querySelector('.reply[data-id=%q]')`, broken.RequestID())
 			waitJS(t, tab, "showed the error", brow+`?.querySelector(".status").textContent === "error"`)
 			testutil.Equal(t, "error timeline", eval[[]string](t, tab, `[...`+brow+`.querySelectorAll(".timeline li[data-point]")].map(li => li.dataset.point)`),
-				[]string{"sent", "accepted", "error"})
+				[]string{"submitted", "sent", "accepted", "error"})
 			if detail := eval[string](t, tab, brow+`.querySelector('.timeline li[data-point="error"]').textContent`); !strings.Contains(detail, "request_failed: the model stopped") {
 				t.Errorf("error point says %q", detail)
 			}

@@ -21,9 +21,10 @@
 //
 // Everything is derived from the Recorder's lines and the Logger's
 // records. The moments only the game knows (when Reply was called, how
-// long a request waited for capacity, an end no message says) need the
-// core to write them as recorder notes: docs/inspector.md, "The seam",
-// says which; they appear on the timeline once it does.
+// long a request waited for capacity and why, an end no message says)
+// and, in file mode, each segment's samples are the server's own lines,
+// with "dir":"game" (docs/inspector.md, "The seam"): the inspector never
+// reads the mailbox folder.
 //
 // # Security
 //

@@ -27,7 +27,6 @@ type view struct {
 	Session struct {
 		Transport, State, ID, ClientVersion, MailboxDir string
 		QueueDepth, QueueLimit                          int
-		Seam                                            bool
 	}
 	Capacity   []struct{ Depth, Limit int }
 	Characters []struct {
@@ -267,7 +266,7 @@ func TestInspector_reply(t *testing.T) {
 			testutil.Equal(t, "client version", v.Session.ClientVersion, "enginetest")
 			info, _ := g.srv.Session()
 			testutil.Equal(t, "session id", v.Session.ID, info.ID)
-			testutil.Equal(t, "timeline", rv.points(), []string{"sent", "accepted", "first text", "first audio", "text completed", "audio completed", "completed"})
+			testutil.Equal(t, "timeline", rv.points(), []string{"submitted", "sent", "accepted", "first text", "first audio", "text completed", "audio completed", "completed"})
 			if !slices.IsSortedFunc(rv.Points, func(a, b struct {
 				Name, Detail string
 				T            int64

@@ -31,10 +31,6 @@ type logHandler struct {
 	group  string // dotted group of WithGroup, with a trailing dot
 }
 
-// mailboxLine is the server's log line at the start of the mailbox
-// transport, whose dir attribute is where the audio slots are.
-const mailboxLine = "rpengine: serving mailbox"
-
 func (h *logHandler) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -45,19 +41,15 @@ func (h *logHandler) Handle(ctx context.Context, r slog.Record) error {
 	var b strings.Builder
 	b.WriteString(r.Message)
 	b.WriteString(h.prefix)
-	id, dir := "", ""
+	id := ""
 	r.Attrs(func(a slog.Attr) bool {
-		switch {
-		case h.group != "":
-		case a.Key == "requestId":
+		if h.group == "" && a.Key == "requestId" {
 			id = a.Value.String() // only looked up, never kept
-		case a.Key == "dir" && r.Message == mailboxLine:
-			dir = strings.Clone(a.Value.String())
 		}
 		appendAttr(&b, h.group, a)
 		return b.Len() < maxNoteBytes
 	})
-	h.in.logRecord(r.Time, r.Level.String(), b.String(), id, dir)
+	h.in.logRecord(r.Time, r.Level.String(), b.String(), id)
 	return err
 }
 

@@ -14,10 +14,9 @@ type message struct {
 	RequestID string `json:"requestId"` // null (request.error) decodes as ""
 
 	// hello, welcome
-	ClientVersion  string `json:"clientVersion"`
-	SessionID      string `json:"sessionId"`
-	ServerVersion  string `json:"serverVersion"`
-	PeerInstanceID string `json:"peerInstanceId"`
+	ClientVersion string `json:"clientVersion"`
+	SessionID     string `json:"sessionId"`
+	ServerVersion string `json:"serverVersion"`
 
 	// ack
 	AcknowledgedMessageID string `json:"acknowledgedMessageId"`
@@ -60,9 +59,6 @@ type message struct {
 
 	// file mode's reply.audio.segment
 	SpokenText string `json:"spokenText"`
-	SlotIndex  *int   `json:"slotIndex"`
-	Path       string `json:"path"`
-	ByteLength int64  `json:"byteLength"`
 }
 
 type eventField struct {

@@ -78,17 +78,20 @@ func (in *Inspector) line(b []byte) {
 		return
 	}
 	var m message
-	if !in.chunk(l, &m) {
+	switch {
+	case in.chunk(l, &m):
+	case l.Dir == "out" && bytes.Contains(l.Msg[:min(len(l.Msg), 96)], []byte(`"type":"ack"`)):
+		// The game's ack (one for every engine message): only its type
+		// is used, and the game writes the type third, after protocol and
+		// protocolVersion.
+		m.Type = "ack"
+	default:
 		if err := json.Unmarshal(l.Msg, &m); err != nil {
 			in.sessionNote(t, "WARN", "inspector: unreadable message: "+err.Error())
 			return
 		}
 	}
 	shown := elide(l.Msg, &m)
-	var wav segmentAudio
-	if m.Type == "reply.audio.segment" && l.Dir == "in" {
-		wav = in.readSlot(&m) // outside the lock: a file read
-	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.closed {
@@ -98,14 +101,16 @@ func (in *Inspector) line(b []byte) {
 	if l.Dir == "out" {
 		in.outLocked(t, &m)
 	} else {
-		in.inLocked(t, &m, &wav)
+		in.inLocked(t, &m)
 	}
 }
 
-// splitLine takes apart the line the recorder writes for a message,
-// {"t":"…","dir":"…","msg":…}, without decoding the message; ok is false
-// for any other shape (a note, a raw message), which encoding/json
-// decodes. The recorder's timestamps and directions have no escapes.
+// splitLine takes apart the line the recorder writes for a message or
+// one of the game's notes, {"t":"…","dir":"…","note":"…","msg":…} (the
+// note only for notes), without decoding the message (a file-mode
+// segment's note holds its samples); ok is false for any other shape (a
+// raw message, a note with escapes), which encoding/json decodes. The
+// recorder's timestamps and directions have no escapes.
 func splitLine(b []byte) (l recLine, ok bool) {
 	rest, ok := bytes.CutPrefix(b, []byte(`{"t":"`))
 	if !ok {
@@ -122,8 +127,14 @@ func splitLine(b []byte) (l recLine, ok bool) {
 	if i = bytes.IndexByte(rest, '"'); i < 0 {
 		return l, false
 	}
-	l.Dir = string(rest[:i])
-	if rest, ok = bytes.CutPrefix(rest[i:], []byte(`","msg":`)); !ok || len(rest) < 3 || rest[0] != '{' || rest[len(rest)-1] != '}' {
+	l.Dir, rest = string(rest[:i]), rest[i:]
+	if r, ok := bytes.CutPrefix(rest, []byte(`","note":"`)); ok {
+		if i = bytes.IndexByte(r, '"'); i < 0 || bytes.IndexByte(r[:i], '\\') >= 0 {
+			return l, false
+		}
+		l.Note, rest = string(r[:i]), r[i:]
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`","msg":`)); !ok || len(rest) < 3 || rest[0] != '{' || rest[len(rest)-1] != '}' {
 		return l, false
 	}
 	l.Msg = rest[:len(rest)-1]

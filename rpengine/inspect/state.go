@@ -18,9 +18,6 @@ type sessionView struct {
 	QueueLimit    int    `json:"queueLimit"`
 	Accepting     bool   `json:"accepting"`
 	Speakers      int    `json:"speakers"`
-	// Seam says whether the core writes the notes of
-	// docs/inspector.md's seam (submitted, waiting, ended).
-	Seam bool `json:"seam"`
 }
 
 // capSample is one point of the capacity chart.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,8 +124,8 @@ func TestInspector_Write_seam(t *testing.T) {
 	t.Parallel()
 	in := inspect.New(nil)
 	p := servePage(t, in)
-	testutil.Equal(t, "no seam yet", p.snapshot(t).Session.Seam, false)
 	write(t, in,
+		seamLine(0, "transport", `{"transport":"mailbox","dir":"/tmp/mbx"}`),
 		seamLine(0, "reply.submitted", `{"requestId":"r1","kind":"reply","integrationId":"game","characterId":"ari"}`),
 		seamLine(5, "reply.waiting", `{"requestId":"r1","reason":"capacity","queueDepth":19,"inFlight":1,"queueLimit":20}`),
 		rec(30, "out", request("r1")),
@@ -133,7 +134,7 @@ func TestInspector_Write_seam(t *testing.T) {
 		seamLine(60, "reply.ended", `{"requestId":"r2","error":"rpengine: no answer"}`),
 	)
 	v := p.snapshot(t)
-	testutil.Equal(t, "seam seen", v.Session.Seam, true)
+	testutil.Equal(t, "transport", v.Session.Transport+" "+v.Session.MailboxDir, "mailbox /tmp/mbx")
 	r1 := v.reply("r1")
 	testutil.Equal(t, "r1 timeline", r1.points(), []string{"submitted", "waiting", "sent", "accepted"})
 	testutil.Equal(t, "waiting detail", r1.Points[1].Detail, "for capacity: queueDepth 19 + 1 in flight of 20")
@@ -142,6 +143,36 @@ func TestInspector_Write_seam(t *testing.T) {
 	testutil.Equal(t, "r2 timeline", r2.points(), []string{"submitted", "error"})
 	testutil.Equal(t, "r2 error", r2.Error, "rpengine: no answer")
 	testutil.Equal(t, "r2 ended", r2.Ended, true)
+}
+
+// Issue #36: in file mode a segment's audio is the core's reply.segment
+// note (the samples the game received), never the slot: the segment is
+// complete with it, served bit-exact, and elided in the log.
+func TestInspector_Write_segmentNote(t *testing.T) {
+	t.Parallel()
+	in := inspect.New(nil)
+	p := servePage(t, in)
+	pcm := []byte{1, 0, 0xfe, 0xff, 0x34, 0x12}
+	write(t, in,
+		rec(0, "out", request("r1")),
+		rec(1, "in", `{"type":"reply.audio.segment","requestId":"r1","segmentSequence":0,"spokenText":"Hi.","slotIndex":3,"path":"audio/slot_0003.wav","byteLength":50}`),
+		seamLine(2, "reply.segment", `{"requestId":"r1","segmentSequence":0,"sampleRate":44100,"data":"`+base64.StdEncoding.EncodeToString(pcm)+`"}`),
+		seamLine(3, "reply.segment", `{"requestId":"r1","segmentSequence":1,"data":"not base64"}`),
+	)
+	v := p.snapshot(t)
+	segs := v.reply("r1").Segments
+	testutil.Equal(t, "segments", len(segs), 1)
+	testutil.Equal(t, "segment", fmt.Sprintf("%v %d %d %q", segs[0].Complete, segs[0].Samples, segs[0].SampleRate, segs[0].SpokenText), `true 3 44100 "Hi."`)
+	status, body := p.get(t, "/wav", url.Values{"reply": {"r1"}, "segment": {"0"}})
+	testutil.Equal(t, "wav status", status, 200)
+	testutil.Equal(t, "wav samples", body[44:], string(pcm))
+	last := v.Log[len(v.Log)-1]
+	testutil.Equal(t, "log entry", last.Dir+" "+last.Type+" "+last.Request, "game reply.segment r1")
+	_, body = p.get(t, "/log", url.Values{"id": {strconv.FormatInt(last.ID, 10)}})
+	testutil.Equal(t, "log entry elided", body, `{"requestId":"r1","segmentSequence":0,"sampleRate":44100,"data":"(base64 audio elided: 6 bytes)"}`)
+	if len(v.Notes) != 1 || !strings.Contains(v.Notes[0].Text, "unreadable reply.segment note") {
+		t.Errorf("notes %+v, want the unreadable note's", v.Notes)
+	}
 }
 
 // request.error: a retryable one is a point, another ends its reply, and
@@ -154,6 +185,7 @@ func TestInspector_Write_requestError(t *testing.T) {
 		rec(0, "out", request("r1")),
 		rec(1, "in", `{"type":"request.error","requestId":"r1","code":"capacity_exceeded","message":"full","retryable":true}`),
 		rec(2, "out", request("r2")),
+		rec(2, "out", `{"protocol":"gemtavern.rp_engine","protocolVersion":3,"type":"ack","messageId":"g1","acknowledgedMessageId":"e1"}`),
 		rec(3, "in", `{"type":"ack","acknowledgedMessageId":"m-r1"}`),
 		rec(4, "in", `{"type":"request.error","requestId":null,"code":"invalid_payload","message":"bad card"}`),
 	)
@@ -161,6 +193,13 @@ func TestInspector_Write_requestError(t *testing.T) {
 	testutil.Equal(t, "r1 timeline", v.reply("r1").points(), []string{"sent", "error"})
 	testutil.Equal(t, "r1 goes on", v.reply("r1").Ended, false)
 	testutil.Equal(t, "r2 refused", v.reply("r2").Error, "invalid_payload: bad card")
+	acks := 0
+	for _, e := range v.Log {
+		if e.Dir == "out" && e.Type == "ack" {
+			acks++
+		}
+	}
+	testutil.Equal(t, "the game's ack in the log", acks, 1)
 }
 
 // A reply.request's recorded speech is elided in the log and described
@@ -200,14 +239,13 @@ func TestInspector_Logger(t *testing.T) {
 	log.Warn("rpengine: dropped malformed engine message", "type", "reply.text.delta", "requestId", "r1", "reason", "bad sequence")
 	log.Debug("rpengine: reply stream anomaly", "requestId", "r1", "detail", "gap")
 	log.With("k", "v").WithGroup("g").Warn("rpengine: closed connection", "a", 1)
-	log.Info("rpengine: serving mailbox", "dir", "/tmp/mbx", "peerInstanceId", "p1")
+	log.Info("rpengine: serving mailbox", "dir", "/tmp/mbx")
 	v := p.snapshot(t)
 	notes := v.reply("r1").Notes
 	testutil.Equal(t, "reply notes", len(notes), 2)
 	testutil.Equal(t, "warning", notes[0].Text, "rpengine: dropped malformed engine message type=reply.text.delta requestId=r1 reason=\"bad sequence\"")
 	testutil.Equal(t, "anomaly", notes[1].Level+" "+notes[1].Text, "DEBUG rpengine: reply stream anomaly requestId=r1 detail=gap")
 	testutil.Equal(t, "session note", v.Notes[0].Text, "rpengine: closed connection k=v g.a=1")
-	testutil.Equal(t, "mailbox folder", v.Session.MailboxDir+" "+v.Session.Transport, "/tmp/mbx mailbox")
 	out := buf.String()
 	if strings.Contains(out, "anomaly") || strings.Contains(out, "serving mailbox") || !strings.Contains(out, "g.a=1") {
 		t.Errorf("the next handler got:\n%s", out)

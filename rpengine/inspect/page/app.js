@@ -29,7 +29,6 @@ function showSession(s) {
   set("queue", s.queueLimit ? `${s.queueDepth} of ${s.queueLimit}${s.accepting ? "" : " (not accepting)"}` : "–");
   set("mailboxDir", s.mailboxDir);
   set("speakers", s.speakers);
-  $("#seam").hidden = !!s.seam;
 }
 
 function drawCapacity() {

@@ -67,6 +67,10 @@ func (s *Session) Admit(requestID string, key card.Key, retry bool) (Admission, 
 	return AdmitOK, nil
 }
 
+// InFlight returns the requests the gate counts on top of the last
+// capacity.update's queueDepth.
+func (s *Session) InFlight() int { return s.gate.inflight }
+
 // room reports whether the engine can take one more request.
 func (s *Session) room() bool {
 	g, c := &s.gate, s.capacity
