@@ -60,7 +60,7 @@ func TestBrowser_page(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			dir := ""
 			if transport == "mailbox" {
-				dir = filepath.Join(t.TempDir(), "mbx")
+				dir = filepath.Join(testutil.TempDir(t), "mbx")
 			}
 			g, p := newInspected(t, nil, dir)
 			mixer, err := audio.NewMixer(nil)

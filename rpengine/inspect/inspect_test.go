@@ -237,7 +237,7 @@ func TestInspector_reply(t *testing.T) {
 			t.Parallel()
 			dir := ""
 			if transport == "mailbox" {
-				dir = filepath.Join(t.TempDir(), "mbx")
+				dir = filepath.Join(testutil.TempDir(t), "mbx")
 			}
 			g, p := newInspected(t, nil, dir)
 			var eng interface{ Close() error }
