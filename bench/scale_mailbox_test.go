@@ -24,7 +24,9 @@ import (
 // slots' fixed cost does not hide the inbox's), up to the live session,
 // and Close. The engine never runs, so the inbox is the same at every
 // operation; what the game writes is removed again at its next start.
-// Every file costs the same when nothing is quadratic.
+// Every file costs the same when nothing is quadratic. The folder is on a
+// RAM disk where there is one (ramDir): what is measured is the game's
+// work, not the disk's.
 func BenchmarkScaleMailboxInbox(b *testing.B) {
 	for _, n := range []int{100, 400, 1600} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchmarkMailboxInbox(b, n) })
@@ -32,7 +34,7 @@ func BenchmarkScaleMailboxInbox(b *testing.B) {
 }
 
 func benchmarkMailboxInbox(b *testing.B, n int) {
-	dir := filepath.Join(testutil.TempDir(b), "mb")
+	dir := filepath.Join(ramDir(b), "mb")
 	opts := &rpengine.ServerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Mailbox: &rpengine.MailboxOptions{Dir: dir, IntegrationID: "bench", SlotCount: 1}}
 	start := func(hello bool) {
@@ -78,4 +80,20 @@ func benchmarkMailboxInbox(b *testing.B, n int) {
 		start(true)
 	}
 	cpu.report(b)
+}
+
+// ramDir is a temporary folder on /dev/shm where the machine has it (Linux's
+// RAM disk), else testutil.TempDir. On the CI machine's ext4 disk, creating
+// a file took 0.7 ms in a folder of 100 and 1.5 ms in one of 400 or more
+// (the file system's cost, not ours: it made the inbox row's ratio 39, and
+// 15.6 on /dev/shm in the same hour).
+func ramDir(b *testing.B) string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		dir, err := os.MkdirTemp("/dev/shm", "gamelink-bench-")
+		if err == nil {
+			b.Cleanup(func() { os.RemoveAll(dir) })
+			return dir
+		}
+	}
+	return testutil.TempDir(b)
 }
