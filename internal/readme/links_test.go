@@ -166,6 +166,9 @@ func TestLinks(t *testing.T) {
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	testutil.Success(t, err)
+	examples, err := filepath.Glob(filepath.Join(root, "examples", "*", "README.md"))
+	testutil.Success(t, err)
+	pages = append(pages, examples...)
 	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md"))
 	for _, page := range pages {
 		broken, err := brokenLinks(page)
@@ -173,5 +176,71 @@ func TestLinks(t *testing.T) {
 		for _, b := range broken {
 			t.Error(b)
 		}
+	}
+}
+
+// exampleFunc is the declaration of a runnable example in a test file.
+var exampleFunc = regexp.MustCompile(`(?m)^func (Example\w*)\(\)`)
+
+// Issue #32: go doc does not show runnable examples, so the README lists
+// every one, in the row of its package (| `./pkg` | `ExampleX`, ... |), and
+// names none that does not exist.
+func TestREADME_examples(t *testing.T) {
+	t.Parallel()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	have := map[string][]string{} // package folder -> its examples
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "examples" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		for _, m := range exampleFunc.FindAllSubmatch(src, -1) {
+			have[filepath.ToSlash(rel)] = append(have[filepath.ToSlash(rel)], string(m[1]))
+		}
+		return nil
+	})
+	testutil.Success(t, err)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	testutil.Success(t, err)
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `./"); ok {
+			if pkg, cells, ok := strings.Cut(rest, "` |"); ok {
+				rows[pkg] = cells
+			}
+		}
+	}
+	for pkg, names := range have {
+		row, ok := rows[pkg]
+		if !ok {
+			t.Errorf("README.md: no row | `./%s` | for its examples %v", pkg, names)
+			continue
+		}
+		for _, n := range names {
+			if !strings.Contains(row, "`"+n+"`") {
+				t.Errorf("README.md: the row of ./%s does not list %s", pkg, n)
+			}
+		}
+	}
+	for pkg, row := range rows {
+		for _, m := range regexp.MustCompile("`(Example\\w*)`").FindAllStringSubmatch(row, -1) {
+			if !slices.Contains(have[pkg], m[1]) {
+				t.Errorf("README.md: the row of ./%s lists %s, which ./%s does not have", pkg, m[1], pkg)
+			}
+		}
+	}
+	if len(have) == 0 {
+		t.Fatal("found no runnable examples at all")
 	}
 }

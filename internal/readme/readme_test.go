@@ -39,6 +39,24 @@ type harness struct {
 
 var harnesses = []harness{
 	{
+		// The README's first program, against the fake engine on a free port.
+		match:   "server, err := rpengine.NewServer(nil) // ws://127.0.0.1:38471/rp-engine/socket, loopback only",
+		imports: []string{"context", "time", "github.com/gamelink-go/gamelink/rpengine", "github.com/gamelink-go/gamelink/rpengine/card", "github.com/gamelink-go/gamelink/rpengine/enginetest"},
+		replace: [][2]string{{"rpengine.NewServer(nil)", `rpengine.NewServer(&rpengine.ServerOptions{Addr: "127.0.0.1:0"})`},
+			{"server.Start()", "startEngine(server)"}},
+		decls: `
+func startEngine(s *rpengine.Server) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	_, err := enginetest.Dial(context.Background(), s.SocketURL(), nil) // closed with the process
+	return err
+}`,
+		before: `ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()`,
+		output: "Wren: I hear you. You said: Is the lamp lit?\n",
+	},
+	{
 		match:   "server, err := rpengine.NewServer(nil) // 127.0.0.1:38471, production origins",
 		imports: []string{"context", "math", "time", "github.com/gamelink-go/gamelink/rpengine", "github.com/gamelink-go/gamelink/rpengine/audio", "github.com/gamelink-go/gamelink/rpengine/card", "github.com/gamelink-go/gamelink/rpengine/enginetest"},
 		// A test may not bind the fixed port, and has no RPEngine page:
