@@ -25,15 +25,14 @@
 //	c.Close()
 //
 // This is the shape of every client in the module: [New] starts nothing,
-// [Client.Connect] makes the first connection, events come from
-// [Client.Events], [Client.Next] or [Client.Poll] (a game loop polls once
-// per frame, so Execute runs on its main thread), and [Client.Close] stops
-// everything. Declare actions before or after Connect. Unknown actions and
-// bad data are answered for the game, telling her what to do instead.
-// [Client.Window] groups actions for one decision, as the official SDKs'
-// ActionWindow does; [LintSchema] checks a schema. Package neurotest is a
-// fake server. docs/neuro.md is the guide: how the SDK works, testing, and
-// what was checked against Randy, the official mock.
+// [Client.Connect] connects, events come from [Client.Events],
+// [Client.Next] or [Client.Poll] (a game loop polls once per frame, so
+// Execute runs on its main thread), and [Client.Close] stops everything.
+// Unknown actions and bad data are answered for the game, telling her what
+// to do instead. [Client.Window] groups actions for one decision, as the
+// official SDKs' ActionWindow does; [LintSchema] checks a schema; package
+// neurotest is a fake server. docs/neuro.md is the guide: how the SDK
+// works, testing, and what was checked against Randy, the official mock.
 //
 // # Protocol
 //
@@ -48,9 +47,8 @@
 //
 // All [Client] methods may be called concurrently; receive events from one
 // goroutine. Execute and a window's conditions run on that goroutine, with
-// no lock held. Every queue is bounded, and [Options] says what happens
-// when one is full. [Client.Close] stops and joins every goroutine the
-// client started.
+// no lock held. Every queue is bounded ([Options] says what happens when
+// one is full); [Client.Close] stops and joins every goroutine it started.
 //
 // # Security
 //

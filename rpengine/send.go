@@ -30,7 +30,7 @@ import (
 // has accepted it (reply.accepted), or once the request ended before that
 // (the handle's Wait then says why). Invalid requests fail with a
 // *FieldError before anything is sent; fields the engine accepts but that
-// are probably mistakes are logged as warnings (see the package doc,
+// are probably mistakes are logged as warnings (docs/rpengine-design.md,
 // "Outbound validation").
 //
 // Requests are sent in the order of the calls, only while the engine has

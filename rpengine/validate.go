@@ -20,7 +20,7 @@ import (
 // too, as invalid_payload or as a request.error once queued
 // (unsupported_language, unsupported_voice, request_failed for audio it
 // cannot decode). Where this package used to be stricter, the rule is now
-// a warning, logged when the request is sent: see the package doc,
+// a warning, logged when the request is sent: see docs/rpengine-design.md,
 // "Outbound validation", and docs/rpengine-protocol.md.
 
 var (

@@ -100,7 +100,7 @@ func (c *console) Printf(format string, args ...any) {
 }
 
 // Text streams a piece of reply text to stdout, escaped by peertext.Text
-// (the reply is data: see the scripted contract in doc.go). With the line
+// (the reply is data: docs/demo.md, "Scripted contract"). With the line
 // editor it prints whole lines only, above the line being typed.
 func (c *console) Text(s string) {
 	if s == "" {

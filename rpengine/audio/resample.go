@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// Filter design for the resampler (see doc.go, # Resampling). The stop band
-// starts at stopFrac times the lower Nyquist frequency when downsampling
-// (9 kHz for a 16 kHz output: tones between 8 and 9 kHz fold into the
-// 7-8 kHz edge, which speech does not use) and at the input Nyquist
+// Filter design for the resampler (docs/audio.md, "Resampling, and why it
+// is done in Go"). The stop band starts at stopFrac times the lower
+// Nyquist frequency when downsampling (9 kHz for a 16 kHz output: tones
+// between 8 and 9 kHz fold into the 7-8 kHz edge, which speech does not
+// use) and at the input Nyquist
 // frequency when upsampling (so images are removed). attenuationDB is the
 // Kaiser design target, a few dB above the 107 dB the tests assert.
 // Decimating by an integer m (48 to 16 kHz), the -6 dB point is the
