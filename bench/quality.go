@@ -24,8 +24,9 @@ type Engine struct {
 // built with -tags srcref (and cgo).
 var RefEngines []Engine
 
-// Quality is what MeasureQuality finds, with the conventions of
-// notes/audio.md section 4.
+// Quality is what MeasureQuality finds: steady tones fitted by least
+// squares (gain, THD+N), RMS ratios for alias rejection, the impulse peak
+// for delay.
 type Quality struct {
 	AliasDB   float64 // worst rejection of tones from 9 kHz to the input Nyquist (dB, higher is better)
 	Alias10DB float64 // rejection of a 10 kHz tone

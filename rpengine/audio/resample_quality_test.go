@@ -9,8 +9,8 @@ import (
 	"github.com/gamelink-go/gamelink/internal/testutil"
 )
 
-// The quality tests measure the resampler with the method of
-// notes/audio.md §4: steady tones fitted by least squares (gain, THD+N),
+// The quality tests measure the resampler (bench/quality.go has the
+// same harness for every resampler): steady tones fitted by least squares (gain, THD+N),
 // RMS ratios for alias rejection, the impulse peak for delay. Signals are
 // short (tens of ms) so the whole suite stays fast under -race.
 
@@ -114,7 +114,7 @@ type ratePair struct{ in, out int }
 
 var downPairs = []ratePair{{48000, 16000}, {44100, 16000}, {32000, 16000}, {22050, 16000}}
 
-// Thresholds from issue 5 (they supersede notes/audio.md's working targets).
+// Thresholds from issue 5.
 const (
 	minAliasRejectionDB = 107
 	maxPassbandDevDB    = 0.1

@@ -74,7 +74,7 @@ var alsaMu sync.Mutex
 // Do runs open with libasound's error printing diverted: on a
 // machine without a sound card, ALSA otherwise writes about 30 lines of
 // "ALSA lib ... cannot find card '0'" to the game's stderr for every
-// device it probes (notes/audio.md §5.1). The first message is kept and
+// device it probes. The first message is kept and
 // returned as reason, so the diagnostic is not lost but goes into the
 // error. The previous handler (the default, or the game's own) is restored
 // before Do returns; ALSA errors from other threads during the open
