@@ -313,6 +313,8 @@ func (a *app) switchCard(file string) {
 		return
 	}
 	a.card = lc
+	name := lc.card.Name()
+	a.cardName.Store(&name)
 	if a.cfg.characterID == "" {
 		a.charID = characterID(lc.card.Name())
 	}
@@ -329,9 +331,8 @@ func (a *app) switchCard(file string) {
 		a.con.Printf("rpengine-demo: card sync: %v", err)
 		return
 	}
-	mode, size, seq := a.tap.last()
-	a.shownSeq = seq // shown here
-	a.con.Printf("rpengine-demo: card sent as %s (%d bytes); the engine holds %s", mode, size, h)
+	a.tap.said()
+	a.con.Printf("rpengine-demo: the engine holds the card as %s", h)
 }
 
 // mic records push-to-talk speech through this computer's microphone and

@@ -84,7 +84,7 @@ func TestInteractive_Session(t *testing.T) {
 		t.Errorf("the /card hint points elsewhere:\n%s", refused)
 	}
 	d.writeLine("/card " + edited)
-	d.waitStderr("card sent as patch")
+	d.waitStderr(`"Wren" sent as patch`)
 	d.writeLine("/lang fr")
 	d.writeLine("/text-only")
 	d.writeLine("Bonsoir")

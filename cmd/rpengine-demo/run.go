@@ -62,9 +62,9 @@ type app struct {
 	outFailed bool             // an --out error was shown (wavOut's error is sticky)
 	port      int
 
-	events       int    // eventIds issued
-	shownSession string // the session whose capacity was shown
-	shownSeq     int    // the card transfer last shown (tap.last's seq)
+	events       int                    // eventIds issued
+	shownSession string                 // the session whose capacity was shown
+	cardName     atomic.Pointer[string] // a.card's name, for cardSent
 
 	// Mutable by slash commands.
 	voice, lang string
@@ -199,6 +199,8 @@ func (a *app) loadInputs() error {
 		return err
 	}
 	a.card = lc
+	name := lc.card.Name()
+	a.cardName.Store(&name)
 	a.charID = a.cfg.characterID
 	if a.charID == "" {
 		a.charID = characterID(lc.card.Name())
@@ -216,7 +218,7 @@ func (a *app) loadInputs() error {
 
 // openFiles creates the --record and --out files.
 func (a *app) openFiles() error {
-	a.tap = &tap{}
+	a.tap = &tap{say: a.cardSent}
 	if name := a.cfg.recordFile; name != "" {
 		f, err := os.Create(name)
 		if err != nil {

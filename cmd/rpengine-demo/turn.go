@@ -150,7 +150,7 @@ func (a *app) send(start func(context.Context) (*rpengine.Reply, error), again b
 		}
 		return nil, outcome{err: errors.New("interrupted"), code: exitInterrupted, interrupted: true, quit: !key}
 	case err == nil:
-		a.showTransfer()
+		a.tap.said()
 		return r, outcome{}
 	case errors.Is(err, context.DeadlineExceeded):
 		msg := "no engine connected"
@@ -254,20 +254,14 @@ func (a *app) showSession() {
 	}
 }
 
-// showTransfer says how the card travelled, when that is news: the first
-// transfer, and every one that is not a reference.
-func (a *app) showTransfer() {
-	mode, size, seq := a.tap.last()
-	if seq == a.shownSeq || mode == "" {
-		return
-	}
-	first := a.shownSeq == 0
-	a.shownSeq = seq
+// cardSent says how the card travelled, when that is news: the first
+// transfer, and every one that is not a reference (tap.said).
+func (a *app) cardSent(mode string, size int, first bool) {
 	if mode == "reference" && !first {
 		a.log.Debug("rpengine-demo: card sent by reference")
 		return
 	}
-	a.con.Printf("rpengine-demo: card %q sent as %s (%d bytes)", a.card.card.Name(), mode, size)
+	a.con.Printf("rpengine-demo: card %q sent as %s (%d bytes)", *a.cardName.Load(), mode, size)
 }
 
 // cancelReply sends request.cancel, bounded.

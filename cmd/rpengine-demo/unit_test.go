@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -213,4 +214,26 @@ func Test_limitLine(t *testing.T) {
 	testutil.Equal(t, "kept", string(out), "ab\x1b[201~\rxy")
 	testutil.Equal(t, "dropped", dropped, 3)
 	testutil.Equal(t, "count after the line end", n, 2)
+}
+
+// The server writes its Recorder from a goroutine of its own, so a Reply
+// can return before the line of its request reaches the tap: the transfer
+// is then said when the line comes (CI once missed the line: the demo had
+// read the tap right after Reply returned, before the line was written).
+func TestTap_saysTransferRecordedLate(t *testing.T) {
+	var said []string
+	tp := &tap{say: func(mode string, size int, first bool) { said = append(said, fmt.Sprintln(mode, size, first)) }}
+	line := func(mode string) []byte {
+		return []byte(`{"t":"2026-12-02T00:00:00.000Z","dir":"out","msg":{"type":"reply.request","card":{"mode":"` + mode + `"}}}` + "\n")
+	}
+	tp.said() // the Reply returned first
+	testutil.Equal(t, "said before the line", len(said), 0)
+	_, err := tp.Write(line("snapshot"))
+	testutil.Success(t, err)
+	testutil.Equal(t, "said when recorded", said, []string{"snapshot 19 true\n"})
+	_, err = tp.Write(line("patch")) // recorded first this time
+	testutil.Success(t, err)
+	testutil.Equal(t, "not said before its Reply returned", len(said), 1)
+	tp.said()
+	testutil.Equal(t, "said at once", said, []string{"snapshot 19 true\n", "patch 16 false\n"})
 }
