@@ -8,7 +8,7 @@ import (
 	"github.com/gamelink-go/gamelink/neuro/internal/wire"
 )
 
-// Wire command names and data (Neuro API, README.md of VedalAI/neuro-sdk),
+// Wire command names and data (the Neuro game API: docs/neuro-protocol.md),
 // shared with the fake server in neuro/internal/wire.
 const (
 	cmdStartup          = wire.CmdStartup
