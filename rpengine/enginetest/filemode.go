@@ -175,7 +175,11 @@ func openMailbox(ctx context.Context, fe *fileEngine) (*os.Root, mbx.Manifest, e
 		case <-time.After(fe.poll):
 		}
 	}
-	root, err := os.OpenRoot(fe.dir)
+	// On Windows the folder cannot be opened for the moment the game
+	// renames it into place (a sharing violation, seen under wine): a
+	// player's folder picker cannot hit that moment, a fake polling every
+	// millisecond can, so it is retried briefly.
+	root, err := mbx.OpenRoot(fe.dir)
 	if err != nil {
 		return nil, man, err
 	}

@@ -7,6 +7,9 @@ import "os"
 // removeFile removes name; see fs_windows.go for why Windows differs.
 func removeFile(root *os.Root, name string) error { return root.Remove(name) }
 
+// OpenRoot is os.OpenRoot (fs_windows.go retries a sharing violation).
+func OpenRoot(dir string) (*os.Root, error) { return os.OpenRoot(dir) }
+
 // renameFile renames oldname to newname, replacing newname.
 func renameFile(root *os.Root, oldname, newname string) error { return root.Rename(oldname, newname) }
 

@@ -51,6 +51,15 @@ func retryShared(op func() error) error {
 	}
 }
 
+// OpenRoot is os.OpenRoot, a sharing violation retried briefly: a folder
+// that another handle is renaming or holds without sharing cannot be
+// opened for that moment.
+func OpenRoot(dir string) (*os.Root, error) {
+	var root *os.Root
+	err := retryShared(func() (err error) { root, err = os.OpenRoot(dir); return err })
+	return root, err
+}
+
 func renameFile(root *os.Root, oldname, newname string) error {
 	return retryShared(func() error { return root.Rename(oldname, newname) })
 }
