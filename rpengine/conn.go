@@ -170,12 +170,10 @@ const endFlush = time.Second
 func (c *conn) stop() {
 	c.core.End(c.endErr)
 	c.flush(time.Now())
-	t := time.NewTimer(endFlush)
 	select {
 	case <-c.w.Drained():
-	case <-t.C:
+	case <-time.After(endFlush):
 	}
-	t.Stop()
 	c.w.Stop(c.endErr)
 	c.hub.detach(c)
 	<-c.w.Done()

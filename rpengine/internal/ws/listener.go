@@ -77,12 +77,6 @@ func (l *listener) Accept() (net.Conn, error) {
 // slot takes a slot: a free one, or one a connection gives way, or the
 // first that frees.
 func (l *listener) slot() error {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
 	for {
 		l.mu.Lock()
 		if l.taken < MaxConns {
@@ -99,12 +93,7 @@ func (l *listener) slot() error {
 		}
 		var aged <-chan time.Time
 		if wait > 0 { // a silent connection comes of age
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			aged = timer.C
+			aged = time.After(wait)
 		}
 		select {
 		case <-changed:
@@ -195,12 +184,17 @@ func newAcceptedConn(c net.Conn, deadline time.Time, l *listener) *acceptedConn 
 
 // Read marks when the server began to read, and whether the peer has
 // sent something.
+// Once the peer has spoken it costs the connection's reader one atomic
+// load a Read.
 func (c *acceptedConn) Read(p []byte) (int, error) {
-	if !c.spoke.Load() && c.waiting.CompareAndSwap(0, time.Now().UnixNano()) {
+	if c.spoke.Load() {
+		return c.Conn.Read(p)
+	}
+	if c.waiting.CompareAndSwap(0, time.Now().UnixNano()) {
 		c.notify() // one that may go silent
 	}
 	n, err := c.Conn.Read(p)
-	if n > 0 && !c.spoke.Load() {
+	if n > 0 {
 		c.spoke.Store(true)
 	}
 	return n, err
