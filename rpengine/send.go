@@ -272,14 +272,19 @@ func (s *Server) admit(ctx context.Context, t *ticket, sent *conn, retry bool) (
 
 // noteWaiting records that request id waits for reason (reply.waiting),
 // with the live session's last capacity.update and, waiting for
-// capacity, the requests its gate counts on top of it.
+// capacity, the requests its gate counts on top of it, both read at one
+// moment of the driver's (read apart, a capacity.update that came in
+// between counted a request in neither).
 func (s *Server) noteWaiting(id, reason string, live *conn) {
 	n := waitingNote{RequestID: id, Reason: reason}
 	if live != nil {
-		info := live.snapshot()
-		n.QueueDepth, n.QueueLimit = info.QueueDepth, info.QueueLimit
+		read := func() {
+			info := live.snapshot()
+			n.QueueDepth, n.QueueLimit = info.QueueDepth, info.QueueLimit
+		}
+		read() // the session may end before the call runs
 		if reason == "capacity" {
-			_ = live.call(func(time.Time) { n.InFlight = live.core.InFlight() })
+			_ = live.call(func(time.Time) { read(); n.InFlight = live.core.InFlight() })
 		}
 	}
 	note(s.rec, "reply.waiting", n)
